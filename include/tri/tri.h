@@ -1,0 +1,218 @@
+/* Tri: an embeddable JIT runtime for block-level GPU kernels. The C API.
+ *
+ * This header compiles as C99 and as C++. Every function is a real exported symbol (no macros or
+ * inline wrappers around versioned functions), uses fixed-width types and takes no varargs, so
+ * any FFI can bind it.
+ *
+ * Conventions, written once here and repeated per function:
+ *  - Results. Every call that can fail returns a tri_result (TRI_OK is 0). On failure a message
+ *    is stored for the calling thread; read it with tri_last_error_message(). A message names
+ *    the place (`source:line:col` for IR) and what was expected.
+ *  - Out-parameters come last, are named out_*, and are written only on success.
+ *  - Ownership. Objects are opaque handles made by tri_X_create and released by tri_X_destroy.
+ *    destroy accepts NULL and cannot fail. A child keeps its parent alive: a module keeps its
+ *    context alive, so handles may be destroyed in any order (garbage-collected hosts can
+ *    finalize freely). Strings returned as `const char*` are owned by the object they came from
+ *    and stay valid until it is destroyed.
+ *  - Nothing escapes: no C++ exception, abort, exit or printing. Diagnostics go to the log
+ *    callback of the context (silent by default).
+ *  - Threads. A context and a module may be used from many threads at once; the last-error
+ *    message is per thread. Options objects are not thread-safe.
+ *  - No global mutable state: several contexts coexist in one process.
+ */
+#ifndef TRI_TRI_H_
+#define TRI_TRI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define TRI_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define TRI_API __attribute__((visibility("default")))
+#else
+#define TRI_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Versions ------------------------------------------------------------------------------
+ * The library is compatible with a header of the same major version and an equal or lower
+ * minor version. Symbols are only added within a major version. */
+#define TRI_VERSION_MAJOR 0
+#define TRI_VERSION_MINOR 1
+#define TRI_VERSION_PATCH 0
+#define TRI_VERSION_NUMBER (TRI_VERSION_MAJOR * 10000 + TRI_VERSION_MINOR * 100 + TRI_VERSION_PATCH)
+
+/* The version of the library that is running, as TRI_VERSION_NUMBER encodes it. Since 0.1. */
+TRI_API uint32_t tri_version(void);
+
+/* ---- Results -------------------------------------------------------------------------------- */
+typedef int32_t tri_result;
+
+#define TRI_OK 0
+#define TRI_ERROR_INVALID_ARGUMENT 1   /* a NULL handle or pointer, an empty input, a bad option */
+#define TRI_ERROR_PARSE 2              /* malformed IR text */
+#define TRI_ERROR_VERIFY 3             /* IR that breaks a typing or structure rule */
+#define TRI_ERROR_CORRUPT_BINARY 4     /* binary IR that is truncated, corrupted or inconsistent */
+#define TRI_ERROR_UNSUPPORTED_VERSION 5/* binary IR of a newer format, or header/library mismatch */
+#define TRI_ERROR_NOT_FOUND 6          /* no function or parameter of that name or index */
+#define TRI_ERROR_LIMIT_EXCEEDED 7     /* nesting too deep, a count or size too large */
+#define TRI_ERROR_OUT_OF_MEMORY 8
+#define TRI_ERROR_SPECIALIZE 9         /* a constexpr missing, of the wrong type, or out of range */
+#define TRI_ERROR_LAUNCH_ARGS 10       /* launch arguments that do not match the kernel */
+#define TRI_ERROR_UNSUPPORTED 11       /* a target or feature that is not available here */
+#define TRI_ERROR_COMPILE 12           /* the backend failed (a bug in Tri; the message has the IR) */
+#define TRI_ERROR_RUNTIME 13           /* a kernel failed while running (checked mode, assert) */
+#define TRI_ERROR_IO 14                /* a file could not be read or written */
+#define TRI_ERROR_INTERNAL 15          /* a bug in Tri */
+
+/* The constant's name ("TRI_ERROR_PARSE"); "TRI_ERROR_UNKNOWN" for other values. The string is
+ * static. Since 0.1. */
+TRI_API const char* tri_result_name(tri_result result);
+
+/* Copies the calling thread's last error message, NUL-terminated and truncated to fit, into
+ * buffer (which may be NULL when capacity is 0) and returns the size the whole message needs,
+ * NUL included. Call once with capacity 0 to learn the size. The message is "" (size 1) when no
+ * call on this thread has failed. Since 0.1. */
+TRI_API size_t tri_last_error_message(char* buffer, size_t capacity);
+
+/* ---- Context options ---------------------------------------------------------------------- */
+typedef struct tri_context_options tri_context_options;
+
+#define TRI_LOG_ERROR 0
+#define TRI_LOG_WARNING 1
+#define TRI_LOG_INFO 2
+#define TRI_LOG_DEBUG 3
+
+/* A log sink. `message` is valid for the duration of the call. It may be called from any thread
+ * that uses the context. */
+typedef void (*tri_log_fn)(void* user, int32_t level, const char* message);
+
+/* Host memory hooks. alloc returns memory aligned to `align` (a power of two) or NULL; free
+ * receives the pointer and the size that were allocated. */
+typedef void* (*tri_alloc_fn)(void* self, size_t size, size_t align);
+typedef void (*tri_free_fn)(void* self, void* ptr, size_t size);
+
+/* Creates options with defaults: no log sink, the C library's allocator, no cache directory.
+ * The caller owns *out_options. Since 0.1. */
+TRI_API tri_result tri_context_options_create(tri_context_options** out_options);
+/* Releases options; NULL is allowed. Since 0.1. */
+TRI_API void tri_context_options_destroy(tri_context_options* options);
+/* Sets the log sink and the most verbose level passed to it (TRI_LOG_*); fn NULL turns logging
+ * off. Since 0.1. */
+TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri_log_fn fn, void* user,
+                                              int32_t max_level);
+/* Sets the host allocator used for the context's and its children's memory; both functions
+ * NULL restores the default. The allocator must outlive the context. Since 0.1. */
+TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self,
+                                                    tri_alloc_fn alloc, tri_free_fn free);
+/* Sets the directory of the compiled-kernel cache (copied); NULL or "" means no disk cache.
+ * Since 0.1. */
+TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path);
+
+/* ---- Context ------------------------------------------------------------------------------ */
+typedef struct tri_context tri_context;
+
+/* Creates a context. `header_version` must be TRI_VERSION_NUMBER as seen by the caller: it is
+ * checked against the library (same major, minor not newer), and a mismatch gives
+ * TRI_ERROR_UNSUPPORTED_VERSION. options may be NULL for defaults; they are copied. The caller
+ * owns *out_context. Thread-safe to use from many threads. Since 0.1. */
+TRI_API tri_result tri_context_create(const tri_context_options* options, uint32_t header_version,
+                                      tri_context** out_context);
+/* Releases the caller's reference; the context lives on while modules made from it live. NULL
+ * is allowed. Since 0.1. */
+TRI_API void tri_context_destroy(tri_context* context);
+
+/* ---- Modules ------------------------------------------------------------------------------
+ * A module is a verified set of kernels and device functions, made from IR text or binary IR
+ * (told apart by the binary format's magic bytes). */
+typedef struct tri_module tri_module;
+
+/* Parses (text) or reads (binary) `size` bytes of IR and verifies them. source_name (may be
+ * NULL) names the input in diagnostics: "softmax.tri:12:9: error: ...". The bytes are not kept.
+ * Errors: TRI_ERROR_INVALID_ARGUMENT (NULL context, NULL data, size 0), TRI_ERROR_PARSE,
+ * TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_VERIFY,
+ * TRI_ERROR_LIMIT_EXCEEDED. The caller owns *out_module; it keeps the context alive.
+ * Since 0.1. */
+TRI_API tri_result tri_module_create(tri_context* context, const void* data, size_t size, const char* source_name,
+                                     tri_module** out_module);
+/* Releases the module; NULL is allowed. Since 0.1. */
+TRI_API void tri_module_destroy(tri_module* module);
+
+/* ---- Bytes returned by the library -------------------------------------------------------- */
+typedef struct tri_blob tri_blob;
+
+/* The blob's bytes (not NUL-terminated) and their count; NULL and 0 for a NULL blob.
+ * Since 0.1. */
+TRI_API const void* tri_blob_data(const tri_blob* blob);
+TRI_API size_t tri_blob_size(const tri_blob* blob);
+/* Releases a blob; NULL is allowed. Since 0.1. */
+TRI_API void tri_blob_destroy(tri_blob* blob);
+
+/* The module as canonical IR text. The caller owns *out_text. Since 0.1. */
+TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_text);
+/* The module as binary IR (docs/format.md). The caller owns *out_binary. Since 0.1. */
+TRI_API tri_result tri_module_to_binary(const tri_module* module, tri_blob** out_binary);
+
+/* ---- Reflection ---------------------------------------------------------------------------
+ * Functions are numbered 0..count-1 in module order; a kernel's parameters are numbered with its
+ * runtime parameters first, in order, then its constexpr parameters. Returned strings are owned
+ * by the module. */
+#define TRI_FUNCTION_KERNEL 0
+#define TRI_FUNCTION_DEVICE 1
+
+#define TRI_PARAM_VALUE 0      /* a runtime argument given at launch */
+#define TRI_PARAM_CONSTEXPR 1  /* a compile-time value given at compile (or its default) */
+
+/* Type kinds and element types, as reported for parameters. */
+#define TRI_TYPE_SCALAR 0
+#define TRI_TYPE_POINTER 1
+#define TRI_TYPE_BLOCK 2
+
+#define TRI_DTYPE_I1 0
+#define TRI_DTYPE_I8 1
+#define TRI_DTYPE_I16 2
+#define TRI_DTYPE_I32 3
+#define TRI_DTYPE_I64 4
+#define TRI_DTYPE_F16 5
+#define TRI_DTYPE_BF16 6
+#define TRI_DTYPE_F32 7
+#define TRI_DTYPE_F64 8
+#define TRI_DTYPE_F8E4M3 9
+#define TRI_DTYPE_F8E5M2 10
+
+/* Number of kernels and device functions. Since 0.1. */
+TRI_API tri_result tri_module_function_count(const tri_module* module, uint32_t* out_count);
+/* Index of the function with this name, or TRI_ERROR_NOT_FOUND. Since 0.1. */
+TRI_API tri_result tri_module_find_function(const tri_module* module, const char* name, uint32_t* out_index);
+/* Name (without '@') and kind (TRI_FUNCTION_*) of function `index`. Since 0.1. */
+TRI_API tri_result tri_module_function_name(const tri_module* module, uint32_t index, const char** out_name);
+TRI_API tri_result tri_module_function_kind(const tri_module* module, uint32_t index, int32_t* out_kind);
+/* Number of parameters of function `index` (runtime ones, then constexprs). Since 0.1. */
+TRI_API tri_result tri_module_param_count(const tri_module* module, uint32_t index, uint32_t* out_count);
+/* Name (without '%') and kind (TRI_PARAM_*) of a parameter. Since 0.1. */
+TRI_API tri_result tri_module_param_name(const tri_module* module, uint32_t index, uint32_t param,
+                                         const char** out_name);
+TRI_API tri_result tri_module_param_kind(const tri_module* module, uint32_t index, uint32_t param,
+                                         int32_t* out_kind);
+/* The parameter's type: its kind (TRI_TYPE_*), its element type (TRI_DTYPE_*; for a pointer,
+ * the pointee) and its text as written in IR ("ptr<f32>", "i32"). Since 0.1. */
+TRI_API tri_result tri_module_param_type(const tri_module* module, uint32_t index, uint32_t param,
+                                         int32_t* out_type_kind, int32_t* out_dtype, const char** out_text);
+/* The facts a runtime parameter declares: alignment in bytes and divisibility (0 when not
+ * declared), and noalias (0 or 1). Since 0.1. */
+TRI_API tri_result tri_module_param_facts(const tri_module* module, uint32_t index, uint32_t param,
+                                          uint32_t* out_align, uint32_t* out_divisible, int32_t* out_noalias);
+/* A constexpr's default value as IR text ("1024", "true", "0.5"), or NULL when it has none.
+ * TRI_ERROR_INVALID_ARGUMENT for a runtime parameter. Since 0.1. */
+TRI_API tri_result tri_module_param_default(const tri_module* module, uint32_t index, uint32_t param,
+                                            const char** out_text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRI_TRI_H_ */

@@ -1,0 +1,120 @@
+// tri_version, results, the thread-local last error, context options and contexts.
+#include <cstring>
+
+#include "capi/handles.h"
+
+static_assert(TRI_OK == static_cast<int>(tri::Code::Ok), "result codes must match base/status.h");
+static_assert(TRI_ERROR_PARSE == static_cast<int>(tri::Code::Parse), "result codes must match");
+static_assert(TRI_ERROR_INTERNAL == static_cast<int>(tri::Code::Internal), "result codes must match");
+
+namespace tri::capi {
+namespace {
+thread_local std::string t_last_error;
+}
+
+tri_result set_error(const Status& st) {
+  if (st.is_ok()) return TRI_OK;
+  t_last_error = st.message();
+  return static_cast<tri_result>(st.code());
+}
+
+tri_result set_error(Code code, const std::string& message) { return set_error(Status(code, message)); }
+
+void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void context_release(tri_context* c) {
+  if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete c;
+}
+
+}  // namespace tri::capi
+
+using namespace tri;
+using tri::capi::guard;
+using tri::capi::set_error;
+
+void tri_context::log(int32_t level, const std::string& message) const {
+  if (options.log_fn && level <= options.log_max_level) options.log_fn(options.log_user, level, message.c_str());
+}
+
+extern "C" {
+
+TRI_API uint32_t tri_version(void) { return TRI_VERSION_NUMBER; }
+
+TRI_API const char* tri_result_name(tri_result result) {
+  if (result < 0 || result > static_cast<int>(Code::Internal)) return "TRI_ERROR_UNKNOWN";
+  return code_name(static_cast<Code>(result));
+}
+
+TRI_API size_t tri_last_error_message(char* buffer, size_t capacity) {
+  const std::string& m = tri::capi::t_last_error;
+  if (buffer && capacity > 0) {
+    size_t n = m.size() < capacity - 1 ? m.size() : capacity - 1;
+    std::memcpy(buffer, m.data(), n);
+    buffer[n] = '\0';
+  }
+  return m.size() + 1;
+}
+
+TRI_API tri_result tri_context_options_create(tri_context_options** out_options) {
+  return guard([&] {
+    TRI_CHECK_ARG(out_options);
+    *out_options = new tri_context_options();
+    return TRI_OK;
+  });
+}
+
+TRI_API void tri_context_options_destroy(tri_context_options* options) { delete options; }
+
+TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri_log_fn fn, void* user,
+                                              int32_t max_level) {
+  TRI_CHECK_ARG(options);
+  if (max_level < TRI_LOG_ERROR || max_level > TRI_LOG_DEBUG)
+    return set_error(Code::InvalidArgument, "tri_context_options_set_log: max_level " + std::to_string(max_level) +
+                                                " is not a TRI_LOG_* level (0..3)");
+  options->log_fn = fn;
+  options->log_user = user;
+  options->log_max_level = max_level;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self, tri_alloc_fn alloc,
+                                                    tri_free_fn free_fn) {
+  TRI_CHECK_ARG(options);
+  if ((alloc == nullptr) != (free_fn == nullptr))
+    return set_error(Code::InvalidArgument,
+                     "tri_context_options_set_allocator: give both alloc and free, or neither");
+  options->alloc_self = self;
+  options->alloc_fn = alloc;
+  options->free_fn = free_fn;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path) {
+  return guard([&] {
+    TRI_CHECK_ARG(options);
+    options->cache_dir = path ? path : "";
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_context_create(const tri_context_options* options, uint32_t header_version,
+                                      tri_context** out_context) {
+  return guard([&] {
+    TRI_CHECK_ARG(out_context);
+    uint32_t major = header_version / 10000, minor = header_version / 100 % 100;
+    if (major != TRI_VERSION_MAJOR || minor > TRI_VERSION_MINOR)
+      return set_error(Code::UnsupportedVersion,
+                       "tri_context_create: the caller was built against tri.h version " +
+                           std::to_string(major) + "." + std::to_string(minor) + ", but this library is " +
+                           std::to_string(TRI_VERSION_MAJOR) + "." + std::to_string(TRI_VERSION_MINOR) +
+                           "; rebuild against the installed header or install a matching library");
+    auto* c = new tri_context();
+    if (options) c->options = *options;
+    *out_context = c;
+    return TRI_OK;
+  });
+}
+
+TRI_API void tri_context_destroy(tri_context* context) { tri::capi::context_release(context); }
+
+}  // extern "C"

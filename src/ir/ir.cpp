@@ -1,0 +1,139 @@
+#include "ir/ir.h"
+
+#include <cassert>
+
+namespace tri::ir {
+namespace {
+
+int num_optional(const OpInfo& info) {
+  int n = 0;
+  for (const OperandSlot& s : info.operands)
+    if (s.kind == SlotKind::Optional) ++n;
+  return n;
+}
+
+}  // namespace
+
+ValueId Function::operand(OpId o, int slot) const {
+  const OpData& d = ops[o];
+  const OpInfo& info = op_info(d.code);
+  assert(slot >= 0 && slot < static_cast<int>(info.operands.size()));
+  const OperandSlot& s = info.operands[slot];
+  assert(s.kind == SlotKind::Required || s.kind == SlotKind::Optional);
+  if (s.kind == SlotKind::Required) return d.operands[slot];
+  // Optional slots sit at the end, in spec order.
+  int k = 0;
+  for (int i = 0; i < slot; ++i)
+    if (info.operands[i].kind == SlotKind::Optional) ++k;
+  size_t pos = d.operands.size() - num_optional(info) + k;
+  return d.operands[pos];
+}
+
+std::vector<ValueId> Function::variadic(OpId o) const {
+  const OpData& d = ops[o];
+  const OpInfo& info = op_info(d.code);
+  size_t begin = info.num_required();
+  size_t end = d.operands.size() - num_optional(info);
+  return std::vector<ValueId>(d.operands.begin() + begin, d.operands.begin() + end);
+}
+
+ValueId Function::operand(OpId o, std::string_view slot) const {
+  int i = op_info(ops[o].code).slot_index(slot);
+  assert(i >= 0 && "no operand slot of that name");
+  return operand(o, i);
+}
+
+const Attr& Function::attr(OpId o, std::string_view name) const {
+  int i = op_info(ops[o].code).attr_index(name);
+  assert(i >= 0 && "no attribute of that name");
+  return ops[o].attrs[i];
+}
+
+int Function::constexpr_index(std::string_view n) const {
+  for (size_t i = 0; i < constexprs.size(); ++i)
+    if (constexprs[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Function::param_index(std::string_view n) const {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+SymId Module::intern(const std::string& name) {
+  for (size_t i = 0; i < symbols.size(); ++i)
+    if (symbols[i] == name) return static_cast<SymId>(i);
+  symbols.push_back(name);
+  return static_cast<SymId>(symbols.size() - 1);
+}
+
+Function* Module::find(std::string_view name) {
+  for (auto& f : functions)
+    if (f->name == name) return f.get();
+  return nullptr;
+}
+
+const Function* Module::find(std::string_view name) const {
+  for (const auto& f : functions)
+    if (f->name == name) return f.get();
+  return nullptr;
+}
+
+ValueId Builder::new_value(TypeId t, OpId def_op, BlockId def_block, uint32_t index) {
+  ValueData v;
+  v.type = t;
+  v.def_op = def_op;
+  v.def_block = def_block;
+  v.index = index;
+  f_->values.push_back(std::move(v));
+  return static_cast<ValueId>(f_->values.size() - 1);
+}
+
+BlockId Builder::create_block(const std::vector<TypeId>& arg_types, OpId parent_op) {
+  BlockId b = static_cast<BlockId>(f_->blocks.size());
+  f_->blocks.emplace_back();
+  f_->blocks[b].parent_op = parent_op;
+  for (uint32_t i = 0; i < arg_types.size(); ++i) {
+    ValueId v = new_value(arg_types[i], kNoOp, b, i);
+    f_->blocks[b].args.push_back(v);
+  }
+  return b;
+}
+
+OpId Builder::create(Opcode code, const std::vector<ValueId>& operands, const std::vector<TypeId>& result_types,
+                     std::vector<Attr> attrs, Loc loc) {
+  assert(block_ != kNoBlock && "builder has no insertion block");
+  const OpInfo& info = op_info(code);
+  OpId o = static_cast<OpId>(f_->ops.size());
+  f_->ops.emplace_back();
+  attrs.resize(info.attrs.size());
+  {
+    OpData& d = f_->ops[o];
+    d.code = code;
+    d.loc = loc;
+    d.operands = operands;
+    d.attrs = std::move(attrs);
+    d.parent = block_;
+  }
+  for (uint32_t i = 0; i < result_types.size(); ++i) {
+    ValueId v = new_value(result_types[i], o, kNoBlock, i);
+    f_->ops[o].results.push_back(v);
+  }
+  f_->blocks[block_].ops.push_back(o);
+  return o;
+}
+
+ValueId Builder::create1(Opcode code, const std::vector<ValueId>& operands, TypeId result_type,
+                         std::vector<Attr> attrs, Loc loc) {
+  OpId o = create(code, operands, {result_type}, std::move(attrs), loc);
+  return f_->ops[o].results[0];
+}
+
+BlockId Builder::add_region(OpId op, const std::vector<TypeId>& arg_types) {
+  BlockId b = create_block(arg_types, op);
+  f_->ops[op].regions.push_back(b);
+  return b;
+}
+
+}  // namespace tri::ir
