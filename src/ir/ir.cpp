@@ -68,6 +68,25 @@ SymId Module::intern(const std::string& name) {
   return static_cast<SymId>(symbols.size() - 1);
 }
 
+std::string Module::type_str(TypeId t) const {
+  const TypeData& d = types.get(t);
+  switch (d.kind) {
+    case TypeKind::Scalar:
+      return scalar_name(d.scalar);
+    case TypeKind::Ptr:
+      return "ptr<" + type_str(d.pointee) + ">";
+    case TypeKind::Block: {
+      std::string s = "<";
+      for (const Dim& dim : d.dims) {
+        s += dim.symbolic ? symbols[dim.sym] : std::to_string(dim.value);
+        s += " x ";
+      }
+      return s + type_str(d.elem) + ">";
+    }
+  }
+  return "?";
+}
+
 Function* Module::find(std::string_view name) {
   for (auto& f : functions)
     if (f->name == name) return f.get();

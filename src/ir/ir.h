@@ -149,6 +149,8 @@ class Module {
   std::vector<std::unique_ptr<Function>> functions;
 
   SymId intern(const std::string& name);
+  // A type as IR text: "i32", "ptr<f16>", "<BM x 64 x f32>".
+  std::string type_str(TypeId t) const;
   Function* find(std::string_view name);
   const Function* find(std::string_view name) const;
 };

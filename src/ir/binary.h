@@ -1,0 +1,27 @@
+// The IR's binary format (docs/format.md): a versioned, checksummed encoding of a module.
+// text -> binary -> text is lossless (locations included).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "ir/ir.h"
+
+namespace tri::ir {
+
+// True when the bytes start with the binary format's magic.
+bool is_binary(const void* data, size_t size);
+
+// Reads a module. It never trusts its input: every length, count and index is checked against the
+// bytes that remain and the tables read so far. Errors: Code::CorruptBinary (truncated, bad
+// checksum, bad counts or indices), Code::UnsupportedVersion (a newer format version),
+// Code::LimitExceeded (nesting deeper than kMaxNesting, counts past the limits in limits.h).
+// The result is not verified: run verify() next.
+Status read_binary(const void* data, size_t size, const std::string& source_name, std::unique_ptr<Module>* out);
+
+// Writes a module in the current format version.
+std::string write_binary(const Module& m);
+
+}  // namespace tri::ir

@@ -1,0 +1,18 @@
+// Limits on what a reader accepts, so untrusted input can never make Tri recurse or allocate
+// without bound. Readers report Code::LimitExceeded with the limit's name when one is passed.
+#pragma once
+
+#include <cstdint>
+
+namespace tri::ir {
+
+constexpr int kMaxNesting = 64;                  // region nesting depth
+constexpr uint64_t kMaxFunctions = 1u << 16;     // functions per module
+constexpr uint64_t kMaxOpsPerFunction = 1u << 22;
+constexpr uint64_t kMaxValuesPerFunction = 1u << 23;
+constexpr uint64_t kMaxTypes = 1u << 20;
+constexpr uint64_t kMaxStringBytes = 1u << 20;   // one string (a name, an asm text)
+constexpr int64_t kMaxDim = int64_t(1) << 20;    // one block dimension
+constexpr uint64_t kMaxInputBytes = uint64_t(1) << 30;
+
+}  // namespace tri::ir
