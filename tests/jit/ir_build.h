@@ -83,6 +83,19 @@ class Fn {
   }
   ValueId res(OpId o, size_t i) const { return f_->ops[o].results[i]; }
 
+  // Regions: ops go into the region's block until end_region() returns to the enclosing one.
+  BlockId begin_region(OpId o, std::vector<TypeId> arg_types) {
+    stack_.push_back(b_.insertion_block());
+    BlockId r = b_.add_region(o, arg_types);
+    b_.set_insertion_block(r);
+    return r;
+  }
+  void end_region() {
+    b_.set_insertion_block(stack_.back());
+    stack_.pop_back();
+  }
+  ValueId arg(BlockId b, size_t i) const { return f_->blocks[b].args[i]; }
+
   // Common ops.
   ValueId cint(TypeId t, int64_t v) { return op1(Opcode::Const, {}, t, attrs(Opcode::Const, {{"value", Attr::of_int(v)}})); }
   ValueId cfloat(TypeId t, double v) {
@@ -143,6 +156,7 @@ class Fn {
   tri::ir::Function* f_;
   tri::ir::Builder b_;
   uint32_t line_ = 0;
+  std::vector<BlockId> stack_;
 };
 
 struct Mod {

@@ -1805,25 +1805,25 @@ Status FnLowering::lower_dot(OpId o) {
   // Compute type: the accumulator's (f32 for small-float accumulators).
   llvm::Type* ct = ir::is_int(ec.s) ? reg_ty(ec) : (ec.s == Scalar::F64 ? b_.getDoubleTy() : b_.getFloatTy());
   const int cbytes = static_cast<int>(ct->getPrimitiveSizeInBits() / 8);
-  auto conv = [&](llvm::Value* v, EType e) -> llvm::Value* {
+  auto conv = [&](llvm::Value* v, EType e, bool input) -> llvm::Value* {
     if (ir::is_int(e.s)) return b_.CreateSExtOrTrunc(v, ct);
     llvm::Value* x = to_arith(v, e);
-    if (tf32 && x->getType()->isFloatTy()) x = emit_round_tf32(b_, x);
+    if (tf32 && input && x->getType()->isFloatTy()) x = emit_round_tf32(b_, x);
     if (x->getType() != ct) x = ct->isDoubleTy() ? b_.CreateFPExt(x, ct) : b_.CreateFPTrunc(x, ct);
     return x;
   };
   if (ir::is_int(ec.s) != ir::is_int(a.et.s) || ir::is_int(ec.s) != ir::is_int(bm.et.s))
     return error(o, Code::Compile, "'dot' mixes integer and float operands");
-  auto stage = [&](const Rep& r, const Shape& sh) {
+  auto stage = [&](const Rep& r, const Shape& sh, bool input) {
     llvm::Value* buf = alloca_buffer(ct, num_elems(sh), cbytes);
     loop_nest(sh, [&](const Idx& idx) {
-      b_.CreateStore(conv(elem(r, idx), r.et), b_.CreateGEP(ct, buf, linear(idx, sh)));
+      b_.CreateStore(conv(elem(r, idx), r.et, input), b_.CreateGEP(ct, buf, linear(idx, sh)));
     });
     return buf;
   };
-  llvm::Value* A = stage(a, sa);
-  llvm::Value* Bb = stage(bm, sb);
-  llvm::Value* C = stage(acc, sc);
+  llvm::Value* A = stage(a, sa, true);
+  llvm::Value* Bb = stage(bm, sb, true);
+  llvm::Value* C = stage(acc, sc, false);
   // C[m, n] += A[m, k] * B[k, n] with n innermost: a vectorizable elementwise update per k.
   emit_loop(B, [&](llvm::Value* bi) {
     emit_loop(M, [&](llvm::Value* m) {
