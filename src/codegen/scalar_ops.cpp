@@ -144,8 +144,8 @@ llvm::Value* emit_to_small(llvm::IRBuilder<>& b, llvm::Value* x, Scalar s, bool 
   llvm::Value* ovf = c(int64_t(f.ieee && !rtz ? inf_d : max_d));
   bits = b.CreateSelect(overflow, ovf, bits);
   bits = b.CreateSelect(is_inf, c(int64_t(f.ieee ? inf_d : max_d)), bits);
-  llvm::Value* nan = f.ieee ? b.CreateOr(b.CreateLShr(mf, Ms - Md), c(int64_t(inf_d | (uint64_t(1) << (Md - 1)))))
-                            : static_cast<llvm::Value*>(c(int64_t((uint64_t(1) << (f.width - 1)) - 1)));
+  // NaN becomes the canonical quiet NaN of the format, with its sign (the interpreter's choice).
+  llvm::Value* nan = c(int64_t(f.ieee ? inf_d | (uint64_t(1) << (Md - 1)) : (uint64_t(1) << (f.width - 1)) - 1));
   bits = b.CreateSelect(is_nan, nan, bits);
   return b.CreateOr(b.CreateTrunc(bits, ot), sign);
 }
@@ -173,10 +173,12 @@ llvm::Value* emit_fptrunc_rtz(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 llvm::Value* emit_sdiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* t = x->getType();
+  llvm::Value* zero = b.CreateICmpEQ(y, llvm::Constant::getNullValue(t));
   llvm::Value* m1 = b.CreateICmpEQ(y, llvm::Constant::getAllOnesValue(t));
-  llvm::Value* bad = b.CreateOr(b.CreateICmpEQ(y, llvm::Constant::getNullValue(t)), m1);
+  llvm::Value* bad = b.CreateOr(zero, m1);
   llvm::Value* q = b.CreateSDiv(x, b.CreateSelect(bad, llvm::ConstantInt::get(t, 1), y));
-  return b.CreateSelect(m1, b.CreateSub(llvm::Constant::getNullValue(t), x), q);
+  q = b.CreateSelect(m1, b.CreateSub(llvm::Constant::getNullValue(t), x), q);
+  return b.CreateSelect(zero, llvm::Constant::getNullValue(t), q);
 }
 
 llvm::Value* emit_srem(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
@@ -190,7 +192,8 @@ llvm::Value* emit_srem(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
 llvm::Value* emit_udiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* t = x->getType();
   llvm::Value* zero = b.CreateICmpEQ(y, llvm::Constant::getNullValue(t));
-  return b.CreateUDiv(x, b.CreateSelect(zero, llvm::ConstantInt::get(t, 1), y));
+  llvm::Value* q = b.CreateUDiv(x, b.CreateSelect(zero, llvm::ConstantInt::get(t, 1), y));
+  return b.CreateSelect(zero, llvm::Constant::getNullValue(t), q);
 }
 
 llvm::Value* emit_urem(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {

@@ -37,7 +37,8 @@ llvm::Value* from_mem(llvm::IRBuilder<>& b, llvm::Value* v, ir::Scalar s);
 llvm::Value* emit_small_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits, ir::Scalar s);
 // f32 or f64 value -> bits of small float `s`, correctly rounded (nearest-even, or toward zero
 // when `rtz`). Overflow gives inf (f16, bf16, f8e5m2; the largest finite value under rtz) and
-// saturates to +-448 for f8e4m3, which has no infinity (its NaN stays NaN).
+// saturates to +-448 for f8e4m3, which has no infinity (as NVIDIA's cvt.rn.satfinite does). A NaN
+// becomes the format's quiet NaN with the same sign (payload dropped).
 llvm::Value* emit_to_small(llvm::IRBuilder<>& b, llvm::Value* x, ir::Scalar s, bool rtz);
 // f32 rounded to tf32 precision (10 fraction bits, nearest-even); inf and NaN pass through.
 llvm::Value* emit_round_tf32(llvm::IRBuilder<>& b, llvm::Value* x);
@@ -45,7 +46,8 @@ llvm::Value* emit_round_tf32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_fptrunc_rtz(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // Integer ops with every case defined (docs/ir.md "Integer arithmetic"). `a` and `b` have one
-// integer type. Division by zero gives an unspecified value (here: the dividend or 0).
+// integer type. Division or remainder by zero gives an unspecified value: 0 here, as in the
+// reference interpreter.
 llvm::Value* emit_sdiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
 llvm::Value* emit_srem(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
 llvm::Value* emit_udiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);

@@ -41,9 +41,10 @@ class CpuKernel {
   // on one temporary thread. `print` receives the text of `print` ops (one call per op per
   // instance with active lanes; calls are serialized); it may be empty.
   // Errors: Code::LaunchArgs when nargs does not match the kernel; Code::Runtime when an
-  // `assert` failed ("file:line:col: error: assertion failed: msg in program (x, y, z) at index
-  // (i, j)"; the failing instance with the lowest linear id among those that ran is reported,
-  // and chunks not yet started are skipped).
+  // `assert` failed ("file:line:col: error: 'assert' lane [i, j] of <4 x 8 x i1> failed: msg;
+  // program (x, y, z)") or a `for` that would run had a step <= 0. The failure of the instance
+  // with the lowest linear id among those that ran is reported; an instance stops at its first
+  // failure, and chunks not yet started are skipped.
   Status run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool, const PrintSink& print) const;
 
   const std::string& name() const;

@@ -2,6 +2,7 @@
 // threads, concurrently; they only touch the LaunchState under its mutex.
 #include "jit/cpu_runtime.h"
 
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -46,18 +47,17 @@ float small_to_float(uint32_t bits, Scalar s) {
   return sign ? -mag : mag;
 }
 
-std::string shortest(double v, bool is_f32) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+// The shortest text that reads back to the same float (std::to_chars), as the interpreter
+// prints: "1", "0.1", "1e+30", "inf", "-nan".
+std::string shortest(float v) {
   char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    bool same = is_f32 ? std::strtof(buf, nullptr) == static_cast<float>(v) : std::strtod(buf, nullptr) == v;
-    if (same) break;
-  }
-  std::string s(buf);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+std::string shortest(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 int64_t num_elems(const std::vector<int64_t>& s) {
@@ -81,26 +81,25 @@ std::string pid_text(const uint32_t* pid) {
   return "(" + std::to_string(pid[0]) + ", " + std::to_string(pid[1]) + ", " + std::to_string(pid[2]) + ")";
 }
 
+// One text per print op and instance, a line per active lane in row-major order:
+//   <prefix>pid (x, y, z) idx (i, j): v0, v1
+// (`idx` only when a value or the mask is a block), as the reference interpreter writes it.
 extern "C" void tri_cpu_print(void* launch, uint32_t site, const uint32_t* pid, const void* const* values,
                               const uint8_t* mask) {
   auto* ls = static_cast<LaunchState*>(launch);
   if (!ls->print || !*ls->print) return;
   const PrintSite& s = ls->sites->prints[site];
   const int64_t lanes = num_elems(s.lanes);
-  std::string prefix = s.prefix;
-  if (!prefix.empty() && prefix.back() != ' ' && !s.operands.empty()) prefix += ' ';
   std::string text;
   for (int64_t lane = 0; lane < lanes; ++lane) {
     if (mask && !mask[s.lanes.empty() ? 0 : lane]) continue;
     if (!text.empty()) text += '\n';
-    text += "pid " + pid_text(pid);
+    text += s.prefix + "pid " + pid_text(pid);
     if (!s.lanes.empty()) text += " idx " + index_text(s.lanes, lane);
-    text += ' ';
-    text += prefix;
     for (size_t i = 0; i < s.operands.size(); ++i) {
       const PrintOperand& op = s.operands[i];
       int64_t n = num_elems(op.shape);
-      if (i) text += ", ";
+      text += i ? ", " : ": ";
       text += format_element(op, values[i], op.shape.empty() ? 0 : lane % n);
     }
   }
@@ -109,12 +108,24 @@ extern "C" void tri_cpu_print(void* launch, uint32_t site, const uint32_t* pid, 
   (*ls->print)(text);
 }
 
+void record_failure(LaunchState* ls, const uint32_t* pid, Status st) {
+  uint64_t id = pid[0] + uint64_t(ls->grid.x) * (pid[1] + uint64_t(ls->grid.y) * pid[2]);
+  std::lock_guard<std::mutex> lock(ls->mu);
+  if (!ls->failed || id < ls->failed_instance) {
+    ls->failed = true;
+    ls->failed_instance = id;
+    ls->failure = std::move(st);
+  }
+  ls->stop.store(true, std::memory_order_relaxed);
+}
+
+// "'assert' lane [i, j] of <4 x 8 x i1> failed: msg; program (x, y, z)", the interpreter's words.
 extern "C" void tri_cpu_assert(void* launch, uint32_t site, const uint32_t* pid, const uint8_t* cond,
                                const uint8_t* mask) {
   auto* ls = static_cast<LaunchState*>(launch);
   const AssertSite& s = ls->sites->asserts[site];
   const int64_t lanes = num_elems(s.lanes);
-  int64_t bad = -1;
+  int64_t bad = 0;
   for (int64_t lane = 0; lane < lanes; ++lane) {
     bool active = !mask || mask[lane];
     if (active && !cond[lane]) {
@@ -122,18 +133,22 @@ extern "C" void tri_cpu_assert(void* launch, uint32_t site, const uint32_t* pid,
       break;
     }
   }
-  std::string what = "assertion failed";
-  if (!s.msg.empty()) what += ": " + s.msg;
-  what += " in program " + pid_text(pid);
-  if (!s.lanes.empty() && bad >= 0) what += " at index " + index_text(s.lanes, bad);
-  uint64_t id = pid[0] + uint64_t(ls->grid.x) * (pid[1] + uint64_t(ls->grid.y) * pid[2]);
-  std::lock_guard<std::mutex> lock(ls->mu);
-  if (!ls->failed || id < ls->failed_instance) {
-    ls->failed = true;
-    ls->failed_instance = id;
-    ls->failure = Status(Code::Runtime, format_diag(ls->sites->source, s.loc, what));
+  std::string what = "'assert'";
+  if (!s.lanes.empty()) {
+    std::string idx = index_text(s.lanes, bad);
+    what += " lane [" + idx.substr(1, idx.size() - 2) + "] of " + s.type;
   }
-  ls->stop.store(true, std::memory_order_relaxed);
+  what += " failed";
+  if (!s.msg.empty()) what += ": " + s.msg;
+  what += "; program " + pid_text(pid);
+  record_failure(ls, pid, Status(Code::Runtime, format_diag(ls->sites->source, s.loc, what)));
+}
+
+extern "C" void tri_cpu_error(void* launch, uint32_t site, const uint32_t* pid, int64_t value) {
+  auto* ls = static_cast<LaunchState*>(launch);
+  const codegen::cpu::ErrorSite& s = ls->sites->errors[site];
+  std::string what = s.before + std::to_string(value) + s.after + "; program " + pid_text(pid);
+  record_failure(ls, pid, Status(Code::Runtime, format_diag(ls->sites->source, s.loc, what)));
 }
 
 // lgamma writes the global signgam; these use the reentrant variants.
@@ -163,20 +178,20 @@ std::string format_element(const PrintOperand& op, const void* data, int64_t ind
     return buf;
   }
   switch (op.scalar) {
-    case Scalar::I1: return p[index] ? "true" : "false";
+    case Scalar::I1: return p[index] ? "1" : "0";
     case Scalar::I8: return std::to_string(static_cast<int8_t>(p[index]));
     case Scalar::I16: { int16_t v; std::memcpy(&v, p + index * 2, 2); return std::to_string(v); }
     case Scalar::I32: { int32_t v; std::memcpy(&v, p + index * 4, 4); return std::to_string(v); }
     case Scalar::I64: { int64_t v; std::memcpy(&v, p + index * 8, 8); return std::to_string(v); }
-    case Scalar::F32: { float v; std::memcpy(&v, p + index * 4, 4); return shortest(v, true); }
-    case Scalar::F64: { double v; std::memcpy(&v, p + index * 8, 8); return shortest(v, false); }
+    case Scalar::F32: { float v; std::memcpy(&v, p + index * 4, 4); return shortest(v); }
+    case Scalar::F64: { double v; std::memcpy(&v, p + index * 8, 8); return shortest(v); }
     case Scalar::F16: case Scalar::BF16: {
       uint16_t v;
       std::memcpy(&v, p + index * 2, 2);
-      return shortest(small_to_float(v, op.scalar), true);
+      return shortest(small_to_float(v, op.scalar));
     }
     case Scalar::F8E4M3: case Scalar::F8E5M2:
-      return shortest(small_to_float(p[index], op.scalar), true);
+      return shortest(small_to_float(p[index], op.scalar));
   }
   return "?";
 }
@@ -187,6 +202,7 @@ const std::vector<HostSymbol>& host_symbols() {
     auto add = [&](const char* name, void* addr) { t.push_back({name, addr}); };
     add(codegen::cpu::kPrintFn, reinterpret_cast<void*>(&tri_cpu_print));
     add(codegen::cpu::kAssertFn, reinterpret_cast<void*>(&tri_cpu_assert));
+    add(codegen::cpu::kErrorFn, reinterpret_cast<void*>(&tri_cpu_error));
     add("tri.rt.lgammaf", reinterpret_cast<void*>(&tri_lgammaf));
     add("tri.rt.lgamma", reinterpret_cast<void*>(&tri_lgamma));
     add("memcpy", reinterpret_cast<void*>(&::memcpy));

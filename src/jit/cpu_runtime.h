@@ -36,9 +36,9 @@ struct HostSymbol {
 // Every host function the generated code may call, by the name it calls it.
 const std::vector<HostSymbol>& host_symbols();
 
-// Formats one element of a print operand (exposed for tests): ints in decimal (signed), i1 as
-// true/false, floats in the shortest form that reads back to the same value ("1.0", "0.1",
-// "1e+30", "inf", "nan"), pointers in hex.
+// Formats one element of a print operand as the reference interpreter does: integers in signed
+// decimal (i1 as 0/1), floats in the shortest form that reads back to the same f32/f64 (f16,
+// bf16 and f8 through f32: "1", "0.1", "1e+30", "inf", "nan"), pointers as 0x hex.
 std::string format_element(const codegen::cpu::PrintOperand& op, const void* data, int64_t index);
 
 }  // namespace tri::jit

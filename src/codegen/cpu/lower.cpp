@@ -208,6 +208,7 @@ class ModuleLowering {
   llvm::FunctionCallee libm(const std::string& name, llvm::Type* t, int arity);
   llvm::FunctionCallee print_fn();
   llvm::FunctionCallee assert_fn();
+  llvm::FunctionCallee error_fn();
 
   const ir::Module& m;
   llvm::LLVMContext& c;
@@ -322,6 +323,13 @@ llvm::FunctionCallee ModuleLowering::assert_fn() {
   llvm::Type* ptr = llvm::PointerType::getUnqual(c);
   auto* ft = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, llvm::Type::getInt32Ty(c), ptr, ptr, ptr}, false);
   return mod->getOrInsertFunction(kAssertFn, ft);
+}
+
+llvm::FunctionCallee ModuleLowering::error_fn() {
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  auto* ft = llvm::FunctionType::get(llvm::Type::getVoidTy(c),
+                                     {ptr, llvm::Type::getInt32Ty(c), ptr, llvm::Type::getInt64Ty(c)}, false);
+  return mod->getOrInsertFunction(kErrorFn, ft);
 }
 
 Status ModuleLowering::run(const ir::Function& kernel) {
@@ -1953,6 +1961,22 @@ Status FnLowering::lower_for(OpId o) {
     });
   };
 
+  // A step that is not positive would never end the loop: a runtime error when the loop runs.
+  if (!llvm::isa<llvm::ConstantInt>(step) || !llvm::cast<llvm::ConstantInt>(step)->getValue().isStrictlyPositive()) {
+    llvm::Value* bad = b_.CreateAnd(b_.CreateICmpSLT(lo, hi),
+                                    b_.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0)));
+    llvm::BasicBlock* fail = llvm::BasicBlock::Create(c_, "for.bad_step", lf_);
+    llvm::BasicBlock* ok = llvm::BasicBlock::Create(c_, "for.pre", lf_);
+    b_.CreateCondBr(bad, fail, ok);
+    b_.SetInsertPoint(fail);
+    uint32_t index = static_cast<uint32_t>(ml_.sites->errors.size());
+    ml_.sites->errors.push_back({op.loc, "'for' step is ", ", but it must be positive"});
+    llvm::Value* pids = alloca_buffer(b_.getInt32Ty(), 3, 4);
+    for (int i = 0; i < 3; ++i) b_.CreateStore(pid_[i], b_.CreateConstGEP1_64(b_.getInt32Ty(), pids, i));
+    b_.CreateCall(ml_.error_fn(), {launch_, b_.getInt32(index), pids, b_.CreateSExt(step, b_.getInt64Ty())});
+    b_.CreateBr(fail_block());
+    b_.SetInsertPoint(ok);
+  }
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, "for.head", lf_);
   llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(c_, "for.body", lf_);
@@ -2011,19 +2035,27 @@ Status FnLowering::lower_for(OpId o) {
   }
   for (size_t k = 0; k < n; ++k)
     if (mode[k] == Carry::Slot) store_into(next[k], slot[k]);
-  llvm::Value* iv_next = b_.CreateAdd(iv, step);
+  // The induction variable counts exactly: an iv + step past the type's range ends the loop.
+  llvm::Value* add = b_.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_with_overflow, iv, step);
+  llvm::Value* iv_next = b_.CreateExtractValue(add, 0);
   llvm::BasicBlock* latch = b_.GetInsertBlock();
-  b_.CreateBr(header);
+  b_.CreateCondBr(b_.CreateExtractValue(add, 1), exit, header);
   iv->addIncoming(iv_next, latch);
   for (size_t k = 0; k < n; ++k)
     if (phi[k]) phi[k]->addIncoming(next_v[k], latch);
   b_.SetInsertPoint(exit);
   for (size_t k = 0; k < n; ++k) {
     ValueId res = op.results[k];
+    llvm::PHINode* out = nullptr;
+    if (phi[k]) {
+      out = b_.CreatePHI(phi[k]->getType(), 2);
+      out->addIncoming(phi[k], header);
+      out->addIncoming(next_v[k], latch);
+    }
     switch (mode[k]) {
-      case Carry::Scalar: reps_[res] = scalar_rep(phi[k], init[k].et); break;
+      case Carry::Scalar: reps_[res] = scalar_rep(out, init[k].et); break;
       case Carry::Slot: reps_[res] = buffer_rep(slot[k], init[k].et, init[k].shape); break;
-      case Carry::Affine: set_result(res, affine(init[k], phi[k])); break;
+      case Carry::Affine: set_result(res, affine(init[k], out)); break;
     }
   }
   return Status::ok();
@@ -2233,7 +2265,7 @@ Status FnLowering::lower_print(OpId o) {
     po.scalar = e.s;
     po.is_ptr = e.ptr;
     po.shape = shape(t);
-    if (site.lanes.empty() && !po.shape.empty()) site.lanes = po.shape;
+    if (!po.shape.empty()) site.lanes = po.shape;
     site.operands.push_back(po);
     const Rep& r = rep(vals[i]);
     llvm::Value* p;
@@ -2274,6 +2306,7 @@ Status FnLowering::lower_assert(OpId o) {
   site.msg = msg.present() ? msg.s : std::string();
   site.loc = op.loc;
   site.lanes = shape(f_.type_of(op.operands[0]));
+  site.type = m_.type_str(f_.type_of(op.operands[0]));
   site.has_mask = mask.kind != Rep::Kind::None;
   llvm::Type* ptr = llvm::PointerType::getUnqual(c_);
   llvm::Value* bad;

@@ -36,6 +36,7 @@ namespace tri::codegen::cpu {
 inline constexpr const char* kEntryFn = "tri.entry";
 inline constexpr const char* kPrintFn = "tri.rt.print";    // (launch, site, pid[3], values[], mask)
 inline constexpr const char* kAssertFn = "tri.rt.assert";  // (launch, site, pid[3], cond, mask)
+inline constexpr const char* kErrorFn = "tri.rt.error";    // (launch, site, pid[3], i64 value)
 
 using EntryFn = int32_t (*)(const uint64_t* args, void* launch, uint32_t gx, uint32_t gy, uint32_t gz,
                             uint64_t begin, uint64_t end);
@@ -60,7 +61,15 @@ struct AssertSite {
   std::string msg;
   Loc loc;
   std::vector<int64_t> lanes;  // the condition's shape (its bytes and the mask's are passed); empty: scalar
+  std::string type;            // the condition's type as IR text, for the message
   bool has_mask = false;
+};
+
+// A runtime error other than an assert, with one integer in its message:
+// before + value + after (a `for` whose step is not positive).
+struct ErrorSite {
+  Loc loc;
+  std::string before, after;
 };
 
 // What the runtime callbacks need to know about the print and assert ops of a kernel; the
@@ -69,6 +78,7 @@ struct RuntimeSites {
   std::string source;  // the module's source name, for "file:line:col" in messages
   std::vector<PrintSite> prints;
   std::vector<AssertSite> asserts;
+  std::vector<ErrorSite> errors;
 };
 
 struct LoweredKernel {
