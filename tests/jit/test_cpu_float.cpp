@@ -344,6 +344,64 @@ void run_fcmp(Scalar s) {
 
 }  // namespace
 
+// The inlined f32 exp, exp2, log, log2 and tanh (codegen/vec_math) over sweeps of the f32 range:
+// every 2^11th bit pattern (all magnitudes, both signs) plus dense uniform samples where the
+// functions are interesting, against double-precision references.
+static void inline_math_sweep(void** state) {
+  const char* names[] = {"exp", "exp2", "log", "log2", "tanh"};
+  const Opcode codes[] = {Opcode::Exp, Opcode::Exp2, Opcode::Log, Opcode::Log2, Opcode::Tanh};
+  const int64_t max_ulp[] = {1, 1, 1, 2, 2};
+  const int N = 4096;
+  Mod md;
+  Fn f(&md.m, "k", true);
+  ValueId in = f.param(md.p(Scalar::F32)), out = f.param(md.p(Scalar::F32)), total = f.param(md.s(Scalar::I32));
+  TypeId i32 = md.s(Scalar::I32), bi = md.blk({N}, Scalar::I32), bp = md.blk({N}, md.p(Scalar::F32));
+  ValueId offs = f.bin(Opcode::Add, f.splat(f.bin(Opcode::Mul, f.pid(), f.cint(i32, N)), bi), f.arange(N));
+  ValueId x = f.load(f.addptr(f.splat(in, bp), offs));
+  for (int k = 0; k < 5; ++k) {
+    ValueId o = f.bin(Opcode::Add, offs, f.splat(f.bin(Opcode::Mul, total, f.cint(i32, k)), bi));
+    f.store(f.addptr(f.splat(out, bp), o), f.un(codes[k], x));
+  }
+  f.ret();
+  auto kern = compile_or_die(md.m, "k");
+  assert_non_null(kern.get());
+  std::vector<float> xs;
+  for (uint64_t u = 0; u < (1ull << 32); u += 2048) xs.push_back(f32_bits(uint32_t(u)));
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> wide(-110.0f, 110.0f), narrow(-2.0f, 2.0f), pos(0.0f, 4.0f);
+  for (int i = 0; i < 200000; ++i) {
+    xs.push_back(wide(rng));
+    xs.push_back(narrow(rng));
+    xs.push_back(pos(rng));
+  }
+  while (xs.size() % N) xs.push_back(0.0f);
+  const int total_n = int(xs.size());
+  std::vector<float> o(5 * xs.size());
+  tri::ArgValue args[] = {ptr_arg(xs.data()), ptr_arg(o.data()), int_arg(total_n)};
+  tri::ThreadPool pool(2);
+  assert_true(kern->run(tri::Grid{uint32_t(total_n / N), 1, 1}, args, 3, &pool, {}).is_ok());
+  for (int k = 0; k < 5; ++k) {
+    int64_t worst = 0;
+    float worst_x = 0;
+    for (int i = 0; i < total_n; ++i) {
+      double x = xs[i];
+      double r = k == 0 ? std::exp(x) : k == 1 ? std::exp2(x) : k == 2 ? std::log(x) : k == 3 ? std::log2(x) : std::tanh(x);
+      float want = float(r), got = o[size_t(k) * total_n + i];
+      if (std::isnan(want) || std::isnan(got)) {
+        if (std::isnan(want) != std::isnan(got)) fail_msg("%s(%.9g) = %.9g, want %.9g", names[k], x, got, want);
+        continue;
+      }
+      int64_t d = (std::isinf(want) || std::isinf(got)) ? (want == got ? 0 : 1000) : ulp_dist_f32(got, want);
+      if (d > worst) {
+        worst = d;
+        worst_x = float(x);
+      }
+    }
+    std::printf("  %s: max %lld ulp (at %.9g)\n", names[k], (long long)worst, double(worst_x));
+    if (worst > max_ulp[k]) fail_msg("%s is %lld ulp off at %.9g", names[k], (long long)worst, double(worst_x));
+  }
+}
+
 static void ops_f32(void** state) { run_wide<float>(Scalar::F32); }
 static void ops_f64(void** state) { run_wide<double>(Scalar::F64); }
 static void ops_f16(void** state) { run_small(Scalar::F16); }
@@ -358,7 +416,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ops_f32),    cmocka_unit_test(ops_f64),    cmocka_unit_test(ops_f16),
       cmocka_unit_test(ops_bf16),   cmocka_unit_test(ops_f8e4m3), cmocka_unit_test(ops_f8e5m2),
-      cmocka_unit_test(fcmp_all),
+      cmocka_unit_test(fcmp_all),   cmocka_unit_test(inline_math_sweep),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

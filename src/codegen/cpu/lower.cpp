@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "codegen/scalar_ops.h"
+#include "codegen/vec_math.h"
 
 namespace tri::codegen::cpu {
 namespace {
@@ -110,7 +111,6 @@ class FnLowering {
   Shape shape(TypeId t) const;
   llvm::Type* reg_ty(EType e) const;
   llvm::Type* mem_ty(EType e) const;
-  llvm::Type* arith_ty(EType e) const;
   const Rep& rep(ValueId v) const { return reps_[v]; }
   Rep scalar_rep(llvm::Value* v, EType e) const;
   Rep uniform_rep(llvm::Value* v, EType e, Shape s) const;
@@ -206,6 +206,8 @@ class ModuleLowering {
   llvm::Value* decode(llvm::IRBuilder<>& b, llvm::Value* bits, Scalar s);
   llvm::Value* encode(llvm::IRBuilder<>& b, llvm::Value* x, Scalar s, bool rtz);
   llvm::FunctionCallee libm(const std::string& name, llvm::Type* t, int arity);
+  // An internal always-inline f32 function for exp, exp2, log, log2 or tanh (vec_math.h).
+  llvm::Function* math_helper(const std::string& name);
   llvm::FunctionCallee print_fn();
   llvm::FunctionCallee assert_fn();
   llvm::FunctionCallee error_fn();
@@ -298,6 +300,18 @@ llvm::Value* ModuleLowering::encode(llvm::IRBuilder<>& b, llvm::Value* x, Scalar
     return emit_to_small(hb, hf->getArg(0), s, rtz);
   });
   return b.CreateCall(f, {x});
+}
+
+llvm::Function* ModuleLowering::math_helper(const std::string& name) {
+  llvm::Type* f32 = llvm::Type::getFloatTy(c);
+  return helper("tri." + name + ".f32", f32, {f32}, [&name](llvm::IRBuilder<>& hb, llvm::Function* hf) {
+    llvm::Value* x = hf->getArg(0);
+    if (name == "exp") return emit_exp_f32(hb, x);
+    if (name == "exp2") return emit_exp2_f32(hb, x);
+    if (name == "log") return emit_log_f32(hb, x);
+    if (name == "log2") return emit_log2_f32(hb, x);
+    return emit_tanh_f32(hb, x);
+  });
 }
 
 llvm::FunctionCallee ModuleLowering::libm(const std::string& name, llvm::Type* t, int arity) {
@@ -477,9 +491,6 @@ llvm::Type* FnLowering::reg_ty(EType e) const {
 }
 llvm::Type* FnLowering::mem_ty(EType e) const {
   return e.ptr ? llvm::PointerType::getUnqual(c_) : mem_type(c_, e.s);
-}
-llvm::Type* FnLowering::arith_ty(EType e) const {
-  return e.ptr ? llvm::PointerType::getUnqual(c_) : arith_type(c_, e.s);
 }
 
 Rep FnLowering::scalar_rep(llvm::Value* v, EType e) const {
@@ -1138,6 +1149,10 @@ llvm::Value* FnLowering::math(const std::string& name, EType e, const std::vecto
     if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, a[0]);
     if (name == "copysign") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a[0], a[1]);
     if (name == "fmod") return b_.CreateFRem(a[0], a[1]);
+    // The hot ones in kernels (softmax, attention, GeLU) are inlined for f32 so that they
+    // vectorize; the others call the math library (scalar, one call per element).
+    if (f32 && (name == "exp" || name == "exp2" || name == "log" || name == "log2" || name == "tanh"))
+      return b_.CreateCall(ml_.math_helper(name), {a[0]});
     // lgamma writes the global `signgam`; the runtime's wrapper calls the reentrant lgamma_r.
     std::string sym = name == "lgamma" ? std::string("tri.rt.lgamma") : name;
     if (f32) sym += "f";
