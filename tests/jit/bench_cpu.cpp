@@ -5,11 +5,13 @@
 //    divide as four passes over the matrix, the way separate kernels would run);
 //  - compile time of a small kernel (lowering + O3 + machine code, median of several).
 // Every result is checked against the C computation before it is timed. `--quick` runs small
-// sizes (the CTest registration); without it, the full sizes print a table.
+// sizes (the CTest registration); without it, the full sizes print a table. `--threads N` sizes
+// the pool (default: the hardware's threads).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -107,7 +109,10 @@ void check(bool ok, const char* what) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  tri::ThreadPool pool;
+  unsigned threads = 0;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--threads") == 0) threads = unsigned(std::atoi(argv[i + 1]));
+  tri::ThreadPool pool(threads);
   std::printf("cpu bench: %u pool threads%s\n", pool.size(), quick ? " (quick)" : "");
   const int reps = quick ? 3 : 15;
 
@@ -151,6 +156,8 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < n; ++i) ok &= out[i] == x[i] + y[i];
     check(ok, "vadd result");
     double t_add = median_time(reps, [&] { k->run(g, args, 4, &pool, {}); });
+    tri::ThreadPool one(1);
+    double t_add1 = median_time(reps, [&] { k->run(g, args, 4, &one, {}); });
     double t_cpy1 = median_time(reps, [&] { std::memcpy(dst.data(), x.data(), n * 4); });
     const uint64_t parts = pool.size() * 4;
     double t_cpyp = median_time(reps, [&] {
@@ -165,7 +172,10 @@ int main(int argc, char** argv) {
     std::printf("vector add f32 n=%lld: %.2f ms, %.1f GB/s (3 arrays)\n", (long long)n, t_add * 1e3, gb_add);
     std::printf("memcpy 1 thread:        %.2f ms, %.1f GB/s (2 arrays)\n", t_cpy1 * 1e3, gb_cpy1);
     std::printf("memcpy on the pool:     %.2f ms, %.1f GB/s (2 arrays)\n", t_cpyp * 1e3, gb_cpyp);
-    std::printf("vector add / memcpy bandwidth: %.2fx (1 thread), %.2fx (pool)\n", gb_add / gb_cpy1, gb_add / gb_cpyp);
+    double gb_add1 = 3.0 * n * 4 / t_add1 / 1e9;
+    std::printf("vector add on 1 thread: %.2f ms, %.1f GB/s (3 arrays)\n", t_add1 * 1e3, gb_add1);
+    std::printf("vector add / memcpy bandwidth: %.2fx on the pool, %.2fx on 1 thread\n", gb_add / gb_cpyp,
+                gb_add1 / gb_cpy1);
   }
 
   // ---- softmax

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "float_ref.h"
@@ -302,11 +303,159 @@ static void float_atomics(void** state) {
   assert_true(ref_decode(Scalar::F16, h) == n_);
 }
 
+// A load consumed only by a store is read while the store writes; when the two overlap, the
+// block semantics (every lane loaded before any is stored) must still hold: x[i + s] = x[i] * 2
+// for a shift s (overlapping, so the loads go through a buffer), in place through the same
+// pointer value (s = 0, lane by lane), and into a separate array.
+static void deferred_loads_respect_overlap(void** state) {
+  const int64_t B = 64;
+  Mod md;
+  Fn f(&md.m, "k", true);
+  ValueId src = f.param(md.p(Scalar::I32)), dst = f.param(md.p(Scalar::I32)), n = f.param(md.s(Scalar::I32));
+  ValueId same = f.param(md.s(Scalar::I1));
+  TypeId i32 = md.s(Scalar::I32), bi = md.blk({B}, Scalar::I32), bp = md.blk({B}, md.p(Scalar::I32));
+  ValueId offs = f.arange(B);
+  ValueId mask = f.cmp("slt", offs, f.splat(n, bi));
+  ValueId sp = f.addptr(f.splat(src, bp), offs);
+  ValueId x = f.load(sp, mask);
+  ValueId y = f.bin(Opcode::Mul, x, f.splat(f.cint(i32, 2), bi));
+  OpId br = f.op(Opcode::If, {same}, {});
+  f.begin_region(br, {});
+  f.store(sp, y, mask);  // the load's own pointer value: in place
+  f.yield();
+  f.end_region();
+  f.begin_region(br, {});
+  f.yield();
+  f.end_region();
+  ValueId x2 = f.load(sp, mask);
+  f.store(f.addptr(f.splat(dst, bp), offs), f.bin(Opcode::Add, x2, f.splat(f.cint(i32, 1), bi)), mask);
+  f.ret();
+  auto k = compile_or_die(md.m, "k");
+  assert_non_null(k.get());
+  for (int shift : {0, 1, 3, -2, 64, 100}) {
+    std::vector<int32_t> buf(300);
+    for (int i = 0; i < 300; ++i) buf[i] = i;
+    int32_t* s = buf.data() + 100;
+    int32_t* d = s + shift;
+    tri::ArgValue args[] = {ptr_arg(s), ptr_arg(d), int_arg(50), int_arg(0)};
+    assert_true(k->run(tri::Grid{}, args, 4, nullptr, {}).is_ok());
+    std::vector<int32_t> want(300);
+    for (int i = 0; i < 300; ++i) want[i] = i;
+    std::vector<int32_t> loaded(want.begin() + 100, want.begin() + 150);
+    for (int i = 0; i < 50; ++i) want[100 + shift + i] = loaded[i] + 1;
+    assert_true(buf == want);
+  }
+  // In place: every lane doubled, then copied (+1) to dst.
+  std::vector<int32_t> a(64), d(64, -1);
+  for (int i = 0; i < 64; ++i) a[i] = i;
+  tri::ArgValue args[] = {ptr_arg(a.data()), ptr_arg(d.data()), int_arg(61), int_arg(1)};
+  assert_true(k->run(tri::Grid{}, args, 4, nullptr, {}).is_ok());
+  for (int i = 0; i < 64; ++i) {
+    assert_int_equal(a[i], i < 61 ? 2 * i : i);
+    assert_int_equal(d[i], i < 61 ? 2 * i + 1 : -1);
+  }
+}
+
+// Masks are tested for "every lane on" from their affine form; lanes whose i32 offsets wrap
+// must not pass that test: offs = start + lane with start = INT32_MAX - 5 wraps from lane 6 on,
+// so `offs > INT32_MAX - 100` holds for lanes 0..5 only (the wrapped ones are negative).
+static void masks_with_wrapping_offsets(void** state) {
+  Mod md;
+  Fn f(&md.m, "k", true);
+  ValueId out = f.param(md.p(Scalar::I32)), start = f.param(md.s(Scalar::I32)), n = f.param(md.s(Scalar::I32));
+  TypeId i32 = md.s(Scalar::I32), bi = md.blk({16}, Scalar::I32);
+  ValueId lanes = f.arange(16);
+  ValueId offs = f.bin(Opcode::Add, f.splat(start, bi), lanes);
+  ValueId mask = f.cmp("sgt", offs, f.splat(n, bi));
+  f.store(f.addptr(f.splat(out, md.blk({16}, md.p(Scalar::I32))), lanes), f.splat(f.cint(i32, 1), bi), mask);
+  f.ret();
+  auto k = compile_or_die(md.m, "k");
+  assert_non_null(k.get());
+  std::vector<int32_t> o(16, 0);
+  tri::ArgValue args[] = {ptr_arg(o.data()), int_arg(INT32_MAX - 5), int_arg(INT32_MAX - 100)};
+  assert_true(k->run(tri::Grid{}, args, 3, nullptr, {}).is_ok());
+  for (int i = 0; i < 16; ++i) assert_int_equal(o[i], i < 6 ? 1 : 0);
+  // Without wrapping every lane is on.
+  std::fill(o.begin(), o.end(), 0);
+  tri::ArgValue args2[] = {ptr_arg(o.data()), int_arg(1000), int_arg(999)};
+  assert_true(k->run(tri::Grid{}, args2, 3, nullptr, {}).is_ok());
+  for (int i = 0; i < 16; ++i) assert_int_equal(o[i], 1);
+}
+
+// Masks made of compares of affine lanes walk only their box of lanes: windows (lo <= i < hi),
+// reversed indices (n - 1 - i > k), every signed and unsigned predicate, over 2-D tiles with
+// broadcast rows and columns; checked lane by lane against C.
+static void box_masks(void** state) {
+  const char* preds[] = {"slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
+  for (const char* pred : preds) {
+    Mod md;
+    Fn f(&md.m, "k", true);
+    ValueId out = f.param(md.p(Scalar::I32)), a = f.param(md.s(Scalar::I32)), b = f.param(md.s(Scalar::I32));
+    ValueId c = f.param(md.s(Scalar::I32)), seen = f.param(md.p(Scalar::I32));
+    TypeId i32 = md.s(Scalar::I32);
+    TypeId b8 = md.blk({8}, Scalar::I32), b16 = md.blk({16}, Scalar::I32), t = md.blk({8, 16}, Scalar::I32);
+    ValueId rows = f.arange(8), cols = f.arange(16);
+    // rows: pred(i, a) and (7 - i) >= b ; cols: c <= j
+    ValueId rmask = f.bin(Opcode::And, f.cmp(pred, rows, f.splat(a, b8)),
+                          f.cmp("sge", f.bin(Opcode::Sub, f.splat(f.cint(i32, 7), b8), rows), f.splat(b, b8)));
+    ValueId cmask = f.cmp("sle", f.splat(c, b16), cols);
+    auto expand = [&](ValueId v, int64_t n, int axis) {
+      std::vector<int64_t> shp = axis == 1 ? std::vector<int64_t>{n, 1} : std::vector<int64_t>{1, n};
+      return f.op1(Opcode::ExpandDims, {v}, md.blk(shp, Scalar::I1), attrs(Opcode::ExpandDims, {{"axis", Attr::of_int(axis)}}));
+    };
+    ValueId mask = f.bin(Opcode::And, f.op1(Opcode::Broadcast, {expand(rmask, 8, 1)}, md.blk({8, 16}, Scalar::I1)),
+                         f.op1(Opcode::Broadcast, {expand(cmask, 16, 0)}, md.blk({8, 16}, Scalar::I1)));
+    auto bc = [&](ValueId v, int64_t n, int axis) {
+      std::vector<int64_t> shp = axis == 1 ? std::vector<int64_t>{n, 1} : std::vector<int64_t>{1, n};
+      ValueId e = f.op1(Opcode::ExpandDims, {v}, md.blk(shp, Scalar::I32), attrs(Opcode::ExpandDims, {{"axis", Attr::of_int(axis)}}));
+      return f.op1(Opcode::Broadcast, {e}, t);
+    };
+    ValueId off = f.bin(Opcode::Add, f.bin(Opcode::Mul, bc(rows, 8, 1), f.splat(f.cint(i32, 16), t)), bc(cols, 16, 0));
+    TypeId tp = md.blk({8, 16}, md.p(Scalar::I32));
+    // In place through one pointer value: the load is read inside the store's walk of the box.
+    ValueId ptrs = f.addptr(f.splat(out, tp), off);
+    f.store(ptrs, f.bin(Opcode::Add, f.load(ptrs, mask), f.splat(f.cint(i32, 100), t)), mask);
+    // A load with two uses goes through a buffer: lanes outside the box read `other`.
+    ValueId src = f.load(ptrs, mask, f.splat(f.cint(i32, -1), t));
+    f.store(f.addptr(f.splat(seen, tp), off), src);
+    f.store(f.addptr(f.splat(seen, tp), f.bin(Opcode::Add, off, f.splat(f.cint(i32, 128), t))), f.bin(Opcode::Mul, src, src));
+    f.ret();
+    auto k = compile_or_die(md.m, "k");
+    assert_non_null(k.get());
+    for (int av : {-1, 0, 3, 8, 9}) {
+      for (int bv : {-2, 0, 5, 9}) {
+        for (int cv : {-1, 0, 7, 16, 20}) {
+          std::vector<int32_t> o(128), sn(256, 7);
+          for (int i = 0; i < 128; ++i) o[i] = i;
+          tri::ArgValue args[] = {ptr_arg(o.data()), int_arg(av), int_arg(bv), int_arg(cv), ptr_arg(sn.data())};
+          assert_true(k->run(tri::Grid{}, args, 5, nullptr, {}).is_ok());
+          for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < 16; ++j) {
+              std::string p = pred;
+              uint32_t ui = uint32_t(i), ua = uint32_t(av);
+              bool r = p == "slt" ? i < av : p == "sle" ? i <= av : p == "sgt" ? i > av : p == "sge" ? i >= av
+                     : p == "ult" ? ui < ua : p == "ule" ? ui <= ua : p == "ugt" ? ui > ua : ui >= ua;
+              bool on = r && (7 - i) >= bv && cv <= j;
+              int want = on ? i * 16 + j + 100 : i * 16 + j;
+              if (o[i * 16 + j] != want)
+                fail_msg("%s a=%d b=%d c=%d at (%d, %d): %d, want %d", pred, av, bv, cv, i, j, o[i * 16 + j], want);
+              int seen_want = on ? want : -1;
+              if (sn[i * 16 + j] != seen_want || sn[128 + i * 16 + j] != seen_want * seen_want)
+                fail_msg("%s a=%d b=%d c=%d: loaded %d at (%d, %d), want %d", pred, av, bv, cv, sn[i * 16 + j], i, j, seen_want);
+            }
+        }
+      }
+    }
+  }
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(masked_tiles_never_touch_memory), cmocka_unit_test(scalar_masks),
       cmocka_unit_test(histogram_and_sums),              cmocka_unit_test(atomic_kinds),
       cmocka_unit_test(cas_claims),                      cmocka_unit_test(float_atomics),
+      cmocka_unit_test(deferred_loads_respect_overlap),  cmocka_unit_test(masks_with_wrapping_offsets),
+      cmocka_unit_test(box_masks),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -29,6 +29,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <cassert>
 #include <functional>
 #include <map>
@@ -83,6 +84,19 @@ int64_t num_elems(const Shape& s) {
 
 using Gen = std::function<llvm::Value*(const Idx&)>;
 
+// The lanes of an i32 block as an affine function of the lane index, base + sum idx[d] *
+// stride[d], in exact i64 arithmetic; for a pointer block, the byte offsets of its lanes from
+// `ptr`. The i32 lanes equal the function modulo 2^32 (wrapping is consistent), so they equal
+// it exactly when `exact` holds at run time: every value of the function fits in i32. This is
+// what makes the address ranges of loads and stores and the "every lane on" test of masks like
+// `offs < n` a few scalar instructions instead of a pass over the block.
+struct Affine {
+  llvm::Value* base = nullptr;       // i64
+  std::vector<llvm::Value*> stride;  // i64, one per dimension
+  llvm::Value* ptr = nullptr;        // pointer blocks: the address the offsets start from
+  llvm::Value* exact = nullptr;      // i1
+};
+
 // How one IR value exists in the generated code (see the file comment).
 struct Rep {
   enum class Kind : uint8_t { None, Scalar, Uniform, Buffer, Lazy };
@@ -92,6 +106,7 @@ struct Rep {
   llvm::Value* v = nullptr;  // Scalar/Uniform: the value; Buffer: the pointer to element 0
   std::shared_ptr<Gen> gen;  // Lazy
   int cost = 0;              // Lazy: cost of one element
+  std::shared_ptr<const Affine> aff;  // when known (i32 and pointer blocks)
 
   bool is_block() const { return kind == Kind::Uniform || kind == Kind::Buffer || kind == Kind::Lazy; }
   bool is_uniform() const { return kind == Kind::Scalar || kind == Kind::Uniform; }
@@ -130,9 +145,23 @@ class FnLowering {
   void emit_if(llvm::Value* cond, const std::function<void()>& then_fn);
   // Whether every lane of mask `v` is on (computed once per mask per region, see mask_scopes_).
   llvm::Value* all_active(ValueId v);
-  // Emits `body(masked)` twice behind a test of all_active(mask): unmasked when every lane is
-  // on (plain vector loads and stores), masked otherwise.
-  void versioned(ValueId mask, const std::function<void(bool masked)>& body);
+  // How the lanes of a masked access are walked: all of them unmasked (every lane is on), the
+  // box lo[d] <= idx[d] < hi[d] unmasked (the mask is known to be exactly that box), or all of
+  // them with a branch around each lane.
+  struct Walk {
+    enum class Kind { AllOn, Box, Masked } kind = Kind::Masked;
+    std::vector<llvm::Value*> lo, hi;
+  };
+  // Emits `body` once per walk the mask may need, behind run-time tests: AllOn when
+  // all_active(mask), else Box when the mask is a box (mask_box), else Masked.
+  void versioned(ValueId mask, const Shape& s, const std::function<void(const Walk&)>& body);
+  // Loops over the lanes of walk w of shape s (the box for Box, every lane otherwise).
+  void walk_lanes(const Shape& s, const Walk& w, const std::function<void(const Idx&)>& body);
+  // The lanes of mask v as a box (intersected into lo/hi, i64), from compares of affine values
+  // with unit stride along one dimension, `and`, broadcast and expand_dims; *ok (i1) says
+  // whether the box is exact at run time. False when the mask has another form.
+  bool mask_box(ValueId v, const Shape& s, std::vector<llvm::Value*>* lo, std::vector<llvm::Value*>* hi,
+                llvm::Value** ok, int depth = 0);
   void set_result(ValueId v, Rep r);
   llvm::BasicBlock* fail_block();
   // ---- ops
@@ -142,6 +171,24 @@ class FnLowering {
   Status lower_shape(OpId o);
   Status lower_load(OpId o);
   Status lower_store(OpId o);
+  // One lane of a load (a branch around it when masked; `other` or 0 for masked-off lanes).
+  llvm::Value* load_lane(const Rep& ptr, const Rep& mask, const Rep& other, EType e, bool vol, const Idx& idx,
+                         bool masked);
+  // [lo, hi) of the addresses of the lanes of pointer block p (elements of `bytes`), as i64.
+  void addr_range(const Rep& p, int bytes, llvm::Value** lo, llvm::Value** hi);
+  bool known_on(ValueId mask) const;
+  // Affine forms (see Affine): of a rep (uniform i32 and pointer reps have one implicitly).
+  std::shared_ptr<const Affine> affine_of(const Rep& r);
+  // The affine form of add/sub/mul on i32 blocks and of addptr, from their operands'.
+  std::shared_ptr<const Affine> affine_result(Opcode code, const std::vector<Rep>& ins, const std::vector<EType>& ets,
+                                              const Shape& s);
+  void affine_range(const Affine& a, const Shape& s, llvm::Value** lo, llvm::Value** hi);
+  llvm::Value* fits_i32(llvm::Value* lo, llvm::Value* hi);
+  std::shared_ptr<const Affine> make_affine(llvm::Value* base, std::vector<llvm::Value*> stride, const Shape& s,
+                                            llvm::Value* ptr = nullptr, llvm::Value* exact = nullptr);
+  // Whether every lane of mask v is on, from its definition (compares of affine values, and),
+  // or nullptr when that is not known without looking at every lane.
+  llvm::Value* mask_all_on(ValueId v, int depth = 0);
   Status lower_atomic(OpId o);
   Status lower_reduce(OpId o);
   Status lower_scan(OpId o);
@@ -189,6 +236,23 @@ class FnLowering {
   // all_active() results, one scope per region being lowered: a value computed in an enclosing
   // region dominates the inner ones; scopes are dropped when their region ends.
   std::vector<std::vector<std::pair<ValueId, llvm::Value*>>> mask_scopes_;
+  // Deferred loads (see analyze_deferred_loads): the load is read where its single consumer
+  // (a store, reduce, scan or dot later in the same region) evaluates it, instead of through a
+  // buffer. A store that consumes deferred loads checks at run time that its addresses do not
+  // overlap theirs, and otherwise fills the buffers first (use_buffer).
+  struct Deferred {
+    Rep ptr, mask, other;
+    EType e;
+    Shape shape;
+    ValueId ptr_v = ir::kNoValue, mask_v = ir::kNoValue;
+    bool use_buffer = false;
+    llvm::Value* buf = nullptr;
+  };
+  void analyze_deferred_loads();
+  std::vector<OpId> defer_sink_;                      // per op: the sink of a deferred load, or kNoOp
+  std::map<OpId, std::vector<OpId>> sink_loads_;      // per sink: its deferred loads
+  std::map<OpId, std::shared_ptr<Deferred>> deferred_;
+  std::vector<ValueId> known_on_;  // masks known to be all on where code is being emitted
 };
 
 class ModuleLowering {
@@ -464,6 +528,72 @@ FnLowering::FnLowering(ModuleLowering& ml, const ir::Function& f, llvm::Function
       if (depth[op.parent] > value_depth(v)) loop_use_[v] = true;
     }
   }
+  analyze_deferred_loads();
+}
+
+// A load is deferred when its value flows, through single-use elementwise and shape ops in the
+// same region, into one store (as the value or the mask), reduce, scan or dot there, with no op
+// that may write memory in between: then reading it where the consumer evaluates it gives the
+// same values as reading it first, and saves a pass over a buffer.
+void FnLowering::analyze_deferred_loads() {
+  const ir::Function& f = f_;
+  defer_sink_.assign(f.ops.size(), ir::kNoOp);
+  std::vector<std::vector<OpId>> users(f.values.size());
+  std::vector<size_t> pos(f.ops.size(), 0);
+  for (const ir::BlockData& bd : f.blocks)
+    for (size_t i = 0; i < bd.ops.size(); ++i) pos[bd.ops[i]] = i;
+  for (OpId o = 0; o < f.ops.size(); ++o) {
+    if (f.op(o).parent == ir::kNoBlock) continue;
+    for (ValueId v : f.op(o).operands)
+      if (v != ir::kNoValue) users[v].push_back(o);
+  }
+  auto chain_op = [](const ir::OpData& op) {
+    switch (op.code) {
+      case Opcode::Cmp: case Opcode::FCmp: case Opcode::Select: case Opcode::AddPtr: case Opcode::Broadcast:
+      case Opcode::ExpandDims: case Opcode::Permute: case Opcode::Reshape: case Opcode::Join:
+      case Opcode::MultipleOf: case Opcode::MaxContiguous:
+        return op.results.size() == 1;
+      default: {
+        ir::OpRule r = ir::op_info(op.code).rule;
+        return r != ir::OpRule::Custom && op.results.size() == 1;
+      }
+    }
+  };
+  auto writes = [](Opcode c) {
+    return c == Opcode::Store || c == Opcode::Atomic || c == Opcode::AtomicCas || c == Opcode::Call ||
+           c == Opcode::For || c == Opcode::If || c == Opcode::While || c == Opcode::InlineAsm;
+  };
+  for (OpId l = 0; l < f.ops.size(); ++l) {
+    const ir::OpData& lo = f.op(l);
+    if (lo.code != Opcode::Load || lo.parent == ir::kNoBlock || f.attr(l, "volatile").i != 0) continue;
+    if (!m_.types.is_block(f.type_of(lo.results[0]))) continue;
+    ValueId v = lo.results[0];
+    OpId sink = ir::kNoOp;
+    for (;;) {
+      if (users[v].size() != 1) break;
+      OpId u = users[v][0];
+      const ir::OpData& uo = f.op(u);
+      if (uo.parent != lo.parent) break;
+      if (uo.code == Opcode::Store) {
+        if (uo.operands[0] != v) sink = u;  // not the address
+        break;
+      }
+      if (uo.code == Opcode::Reduce || uo.code == Opcode::Scan || uo.code == Opcode::Dot) {
+        sink = u;
+        break;
+      }
+      if (!chain_op(uo)) break;
+      v = uo.results[0];
+    }
+    if (sink == ir::kNoOp) continue;
+    const std::vector<OpId>& ops = f.block(lo.parent).ops;
+    bool clean = true;
+    for (size_t i = pos[l] + 1; i < pos[sink]; ++i)
+      if (writes(f.op(ops[i]).code)) clean = false;
+    if (!clean) continue;
+    defer_sink_[l] = sink;
+    sink_loads_[sink].push_back(l);
+  }
 }
 
 EType FnLowering::etype(TypeId t) const {
@@ -630,6 +760,8 @@ llvm::Value* FnLowering::all_active(ValueId v) {
   llvm::Value* all;
   if (m.is_uniform()) {
     all = m.v;
+  } else if (llvm::Value* known = mask_all_on(v)) {
+    all = known;
   } else {
     llvm::Value* flag = alloca_scalar(b_.getInt1Ty());
     b_.CreateStore(b_.getTrue(), flag);
@@ -642,19 +774,188 @@ llvm::Value* FnLowering::all_active(ValueId v) {
   return all;
 }
 
-void FnLowering::versioned(ValueId mask, const std::function<void(bool masked)>& body) {
+void FnLowering::versioned(ValueId mask, const Shape& s, const std::function<void(const Walk&)>& body) {
   llvm::Value* all = all_active(mask);
   llvm::BasicBlock* fast = llvm::BasicBlock::Create(c_, "all.on", lf_);
-  llvm::BasicBlock* slow = llvm::BasicBlock::Create(c_, "masked", lf_);
+  llvm::BasicBlock* rest = llvm::BasicBlock::Create(c_, "not.all.on", lf_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "masked.end", lf_);
-  b_.CreateCondBr(all, fast, slow);
+  b_.CreateCondBr(all, fast, rest);
   b_.SetInsertPoint(fast);
-  body(false);
+  body(Walk{Walk::Kind::AllOn, {}, {}});
   b_.CreateBr(done);
-  b_.SetInsertPoint(slow);
-  body(true);
+  b_.SetInsertPoint(rest);
+  Walk box{Walk::Kind::Box, {}, {}};
+  for (int64_t d : s) {
+    box.lo.push_back(b_.getInt64(0));
+    box.hi.push_back(b_.getInt64(d));
+  }
+  llvm::Value* ok = b_.getTrue();
+  if (!s.empty() && mask_box(mask, s, &box.lo, &box.hi, &ok)) {
+    for (size_t d = 0; d < s.size(); ++d) {
+      llvm::Value* zero = b_.getInt64(0);
+      llvm::Value* l = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, box.lo[d], zero), b_.getInt64(s[d]));
+      llvm::Value* h = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, box.hi[d], b_.getInt64(s[d]));
+      box.lo[d] = l;
+      box.hi[d] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, h, l);
+    }
+    llvm::BasicBlock* boxed = llvm::BasicBlock::Create(c_, "box", lf_);
+    llvm::BasicBlock* slow = llvm::BasicBlock::Create(c_, "masked", lf_);
+    b_.CreateCondBr(ok, boxed, slow);
+    b_.SetInsertPoint(boxed);
+    body(box);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(slow);
+  }
+  body(Walk{Walk::Kind::Masked, {}, {}});
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
+}
+
+void FnLowering::walk_lanes(const Shape& s, const Walk& w, const std::function<void(const Idx&)>& body) {
+  if (w.kind != Walk::Kind::Box) {
+    loop_nest(s, body);
+    return;
+  }
+  Idx idx(s.size(), nullptr);
+  std::function<void(size_t)> rec = [&](size_t d) {
+    if (d == s.size()) {
+      body(idx);
+      return;
+    }
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* loop = llvm::BasicBlock::Create(c_, "box.loop", lf_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, "box.end", lf_);
+    b_.CreateCondBr(b_.CreateICmpSLT(w.lo[d], w.hi[d]), loop, exit);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2);
+    iv->addIncoming(w.lo[d], pre);
+    idx[d] = iv;
+    rec(d + 1);
+    llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), "", true, true);
+    iv->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, w.hi[d]), loop, exit);
+    b_.SetInsertPoint(exit);
+  };
+  rec(0);
+}
+
+bool FnLowering::mask_box(ValueId v, const Shape& s, std::vector<llvm::Value*>* lo, std::vector<llvm::Value*>* hi,
+                          llvm::Value** ok, int depth) {
+  const Rep& r = rep(v);
+  if (r.is_uniform()) {
+    if (!s.empty()) (*hi)[0] = b_.CreateSelect(r.v, (*hi)[0], b_.getInt64(0));
+    return true;
+  }
+  const ir::ValueData& vd = f_.value(v);
+  if (vd.def_op == ir::kNoOp || depth > 16) return false;
+  const ir::OpData& op = f_.op(vd.def_op);
+  auto narrow_lo = [&](size_t d, llvm::Value* x) { (*lo)[d] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, (*lo)[d], x); };
+  auto narrow_hi = [&](size_t d, llvm::Value* x) { (*hi)[d] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, (*hi)[d], x); };
+  switch (op.code) {
+    case Opcode::And:
+      return mask_box(op.operands[0], s, lo, hi, ok, depth + 1) && mask_box(op.operands[1], s, lo, hi, ok, depth + 1);
+    case Opcode::MultipleOf: case Opcode::MaxContiguous:
+      return mask_box(op.operands[0], s, lo, hi, ok, depth + 1);
+    case Opcode::Broadcast: {
+      Shape ss = shape(f_.type_of(op.operands[0]));
+      if (ss.size() != s.size()) return false;
+      std::vector<llvm::Value*> slo, shi;
+      for (int64_t d : ss) {
+        slo.push_back(b_.getInt64(0));
+        shi.push_back(b_.getInt64(d));
+      }
+      if (!mask_box(op.operands[0], ss, &slo, &shi, ok, depth + 1)) return false;
+      for (size_t d = 0; d < s.size(); ++d) {
+        if (ss[d] == s[d]) {
+          narrow_lo(d, slo[d]);
+          narrow_hi(d, shi[d]);
+        } else {
+          // A broadcast dimension is all on or all off, as its one source lane.
+          llvm::Value* on = b_.CreateAnd(b_.CreateICmpSLE(slo[d], b_.getInt64(0)), b_.CreateICmpSGT(shi[d], b_.getInt64(0)));
+          (*hi)[d] = b_.CreateSelect(on, (*hi)[d], b_.getInt64(0));
+        }
+      }
+      return true;
+    }
+    case Opcode::ExpandDims: {
+      size_t axis = static_cast<size_t>(f_.attr(vd.def_op, "axis").i);
+      if (axis >= s.size()) return false;
+      Shape ss;
+      std::vector<llvm::Value*> slo, shi;
+      for (size_t d = 0; d < s.size(); ++d)
+        if (d != axis) {
+          ss.push_back(s[d]);
+          slo.push_back((*lo)[d]);
+          shi.push_back((*hi)[d]);
+        }
+      if (!mask_box(op.operands[0], ss, &slo, &shi, ok, depth + 1)) return false;
+      for (size_t d = 0, k = 0; d < s.size(); ++d)
+        if (d != axis) {
+          (*lo)[d] = slo[k];
+          (*hi)[d] = shi[k++];
+        }
+      return true;
+    }
+    case Opcode::Cmp: {
+      const Rep& ra = rep(op.operands[0]);
+      const Rep& rb = rep(op.operands[1]);
+      if (ra.et.ptr || ra.et.s != Scalar::I32) return false;
+      auto a = affine_of(ra), b = affine_of(rb);
+      if (!a || !b || a->ptr || b->ptr) return false;
+      // d(idx) = a - b must move along at most one dimension, with stride +-1.
+      int dim = -1;
+      int64_t sigma = 0;
+      for (size_t d = 0; d < s.size(); ++d) {
+        llvm::Value* st = b_.CreateSub(d < a->stride.size() ? a->stride[d] : b_.getInt64(0),
+                                       d < b->stride.size() ? b->stride[d] : b_.getInt64(0));
+        auto* c = llvm::dyn_cast<llvm::ConstantInt>(st);
+        if (!c) return false;
+        int64_t k = c->getSExtValue();
+        if (k == 0 || s[d] == 1) continue;
+        if ((k != 1 && k != -1) || dim >= 0) return false;
+        dim = static_cast<int>(d);
+        sigma = k;
+      }
+      llvm::Value* base = b_.CreateSub(a->base, b->base);
+      int64_t pred = enum_attr(vd.def_op, "pred");
+      llvm::Value* exact = b_.CreateAnd(a->exact, b->exact);
+      if (pred >= 6 && pred <= 9) {  // unsigned: the same as signed when both sides are >= 0
+        llvm::Value *alo, *ahi, *blo, *bhi;
+        affine_range(*a, s, &alo, &ahi);
+        affine_range(*b, s, &blo, &bhi);
+        exact = b_.CreateAnd(exact, b_.CreateAnd(b_.CreateICmpSGE(alo, b_.getInt64(0)), b_.CreateICmpSGE(blo, b_.getInt64(0))));
+        pred -= 4;
+      }
+      if (pred < 2 || pred > 5) return false;
+      *ok = b_.CreateAnd(*ok, exact);
+      llvm::Value* one = b_.getInt64(1);
+      if (dim < 0) {
+        // The same for every lane: all on or all off.
+        llvm::Value* zero = b_.getInt64(0);
+        llvm::Value* on = pred == 2 ? b_.CreateICmpSLT(base, zero) : pred == 3 ? b_.CreateICmpSLE(base, zero)
+                        : pred == 4 ? b_.CreateICmpSGT(base, zero) : b_.CreateICmpSGE(base, zero);
+        (*hi)[0] = b_.CreateSelect(on, (*hi)[0], zero);
+        return true;
+      }
+      llvm::Value* nb = b_.CreateNeg(base);
+      size_t d = static_cast<size_t>(dim);
+      // base + sigma * i  (pred)  0
+      if (sigma == 1) {
+        if (pred == 2) narrow_hi(d, nb);                      // i < -base
+        if (pred == 3) narrow_hi(d, b_.CreateAdd(nb, one));   // i <= -base
+        if (pred == 4) narrow_lo(d, b_.CreateAdd(nb, one));   // i > -base
+        if (pred == 5) narrow_lo(d, nb);                      // i >= -base
+      } else {
+        if (pred == 2) narrow_lo(d, b_.CreateAdd(base, one)); // i > base
+        if (pred == 3) narrow_lo(d, base);                    // i >= base
+        if (pred == 4) narrow_hi(d, base);                    // i < base
+        if (pred == 5) narrow_hi(d, b_.CreateAdd(base, one)); // i <= base
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 void FnLowering::store_into(const Rep& r, llvm::Value* buf) {
@@ -679,7 +980,9 @@ Rep FnLowering::materialize(const Rep& r) {
   assert(r.is_block());
   llvm::Value* buf = alloca_buffer(mem_ty(r.et), num_elems(r.shape), elem_bytes(r.et));
   store_into(r, buf);
-  return buffer_rep(buf, r.et, r.shape);
+  Rep out = buffer_rep(buf, r.et, r.shape);
+  out.aff = r.aff;
+  return out;
 }
 
 Rep FnLowering::as_buffer(const Rep& r) { return r.kind == Rep::Kind::Buffer ? r : materialize(r); }
@@ -954,7 +1257,9 @@ Status FnLowering::lower_elementwise(OpId o) {
     for (const Rep& r : ins) vals.push_back(elem(r, idx));
     return scalar_op(o, ret, ets, vals);
   };
-  set_result(res, lazy_rep(ret, shape(rt), cost, std::move(g)));
+  Rep out = lazy_rep(ret, shape(rt), cost, std::move(g));
+  out.aff = affine_result(op.code, ins, ets, out.shape);
+  set_result(res, std::move(out));
   return Status::ok();
 }
 
@@ -1170,10 +1475,19 @@ Status FnLowering::lower_shape(OpId o) {
   TypeId rt = f_.type_of(res);
   EType e = etype(rt);
   Shape rs = shape(rt);
-  auto view = [&](const Rep& src, std::function<Idx(const Idx&)> map) {
+  // A view of src whose lane idx is src's lane map(idx); `strides` maps src's affine strides
+  // to the view's (the same map on strides), when there is one.
+  auto view = [&](const Rep& src, std::function<Idx(const Idx&)> map,
+                  std::function<std::vector<llvm::Value*>(const std::vector<llvm::Value*>&)> strides = nullptr) {
     if (src.is_uniform()) return uniform_rep(src.v, e, rs);
     int cost = src.kind == Rep::Kind::Lazy ? src.cost : 1;
-    return lazy_rep(e, rs, cost, [this, src, map](const Idx& idx) { return elem(src, map(idx)); });
+    Rep r = lazy_rep(e, rs, cost, [this, src, map](const Idx& idx) { return elem(src, map(idx)); });
+    if (src.aff && strides) {
+      auto a = std::make_shared<Affine>(*src.aff);
+      a->stride = strides(src.aff->stride);
+      r.aff = a;
+    }
+    return r;
   };
   switch (op.code) {
     case Opcode::Const: {
@@ -1198,9 +1512,11 @@ Status FnLowering::lower_shape(OpId o) {
       int64_t start = f_.attr(o, "start").i;
       llvm::Type* t = reg_ty(e);
       if (!t->isIntegerTy()) return error(o, Code::Compile, "'arange' of a non-integer type");
-      set_result(res, lazy_rep(e, rs, 1, [this, t, start](const Idx& idx) {
-                   return b_.CreateAdd(b_.CreateTrunc(idx[0], t), llvm::ConstantInt::get(t, start));
-                 }));
+      Rep r = lazy_rep(e, rs, 1, [this, t, start](const Idx& idx) {
+        return b_.CreateAdd(b_.CreateTrunc(idx[0], t), llvm::ConstantInt::get(t, start));
+      });
+      if (e.s == Scalar::I32) r.aff = make_affine(b_.getInt64(start), {b_.getInt64(1)}, rs);
+      set_result(res, std::move(r));
       return Status::ok();
     }
     case Opcode::Splat: {
@@ -1213,22 +1529,37 @@ Status FnLowering::lower_shape(OpId o) {
       const Rep& src = rep(op.operands[0]);
       Shape ss = src.shape;
       size_t off = rs.size() - ss.size();
-      set_result(res, view(src, [this, ss, off](const Idx& idx) {
-                   Idx r;
-                   for (size_t d = 0; d < ss.size(); ++d) r.push_back(ss[d] == 1 ? b_.getInt64(0) : idx[d + off]);
-                   return r;
-                 }));
+      set_result(res, view(
+                          src,
+                          [this, ss, off](const Idx& idx) {
+                            Idx r;
+                            for (size_t d = 0; d < ss.size(); ++d) r.push_back(ss[d] == 1 ? b_.getInt64(0) : idx[d + off]);
+                            return r;
+                          },
+                          [this, ss, off, &rs](const std::vector<llvm::Value*>& st) {
+                            std::vector<llvm::Value*> r(rs.size(), b_.getInt64(0));
+                            for (size_t d = 0; d < ss.size(); ++d)
+                              if (ss[d] != 1) r[d + off] = st[d];
+                            return r;
+                          }));
       return Status::ok();
     }
     case Opcode::ExpandDims: {
       const Rep& src = rep(op.operands[0]);
       size_t axis = static_cast<size_t>(f_.attr(o, "axis").i);
-      set_result(res, view(src, [axis](const Idx& idx) {
-                   Idx r;
-                   for (size_t d = 0; d < idx.size(); ++d)
-                     if (d != axis) r.push_back(idx[d]);
-                   return r;
-                 }));
+      set_result(res, view(
+                          src,
+                          [axis](const Idx& idx) {
+                            Idx r;
+                            for (size_t d = 0; d < idx.size(); ++d)
+                              if (d != axis) r.push_back(idx[d]);
+                            return r;
+                          },
+                          [this, axis](const std::vector<llvm::Value*>& st) {
+                            std::vector<llvm::Value*> r = st;
+                            r.insert(r.begin() + axis, b_.getInt64(0));
+                            return r;
+                          }));
       return Status::ok();
     }
     case Opcode::Reshape: {
@@ -1256,11 +1587,18 @@ Status FnLowering::lower_shape(OpId o) {
       const Rep& src = rep(op.operands[0]);
       std::vector<int64_t> order = f_.attr(o, "order").ints;
       if (order.size() != rs.size()) return error(o, Code::Compile, "'permute' order has the wrong length");
-      set_result(res, view(src, [order](const Idx& idx) {
-                   Idx r(idx.size());
-                   for (size_t i = 0; i < order.size(); ++i) r[order[i]] = idx[i];
-                   return r;
-                 }));
+      set_result(res, view(
+                          src,
+                          [order](const Idx& idx) {
+                            Idx r(idx.size());
+                            for (size_t i = 0; i < order.size(); ++i) r[order[i]] = idx[i];
+                            return r;
+                          },
+                          [order](const std::vector<llvm::Value*>& st) {
+                            std::vector<llvm::Value*> r(st.size());
+                            for (size_t i = 0; i < order.size(); ++i) r[i] = st[order[i]];
+                            return r;
+                          }));
       return Status::ok();
     }
     case Opcode::Join: {
@@ -1311,6 +1649,33 @@ Status FnLowering::lower_shape(OpId o) {
 // ---------------------------------------------------------------------------------------------
 // Memory
 
+llvm::Value* FnLowering::load_lane(const Rep& ptr, const Rep& mask, const Rep& other, EType e, bool vol,
+                                   const Idx& idx, bool masked) {
+  llvm::Type* mt = mem_ty(e);
+  llvm::Align align(elem_bytes(e));
+  llvm::Value* addr = elem(ptr, idx);
+  if (!masked) return from_mem(b_, b_.CreateAlignedLoad(mt, addr, align, vol), e.s);
+  llvm::Value* m = elem(mask, idx);
+  // Masked-off lanes read `other`, or 0 when it is absent (any value would do).
+  llvm::Value* alt = other.kind != Rep::Kind::None ? elem(other, idx) : llvm::Constant::getNullValue(reg_ty(e));
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* ld_bb = llvm::BasicBlock::Create(c_, "load", lf_);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(c_, "load.end", lf_);
+  b_.CreateCondBr(m, ld_bb, merge);
+  b_.SetInsertPoint(ld_bb);
+  llvm::Value* x = from_mem(b_, b_.CreateAlignedLoad(mt, addr, align, vol), e.s);
+  b_.CreateBr(merge);
+  b_.SetInsertPoint(merge);
+  llvm::PHINode* phi = b_.CreatePHI(reg_ty(e), 2);
+  phi->addIncoming(x, ld_bb);
+  phi->addIncoming(alt, pre);
+  return phi;
+}
+
+bool FnLowering::known_on(ValueId mask) const {
+  return std::find(known_on_.begin(), known_on_.end(), mask) != known_on_.end();
+}
+
 Status FnLowering::lower_load(OpId o) {
   const ir::OpData& op = f_.op(o);
   ValueId res = op.results[0];
@@ -1321,50 +1686,213 @@ Status FnLowering::lower_load(OpId o) {
   Rep mask = mv != ir::kNoValue ? rep(mv) : Rep();
   Rep other = ov != ir::kNoValue ? rep(ov) : Rep();
   const bool vol = f_.attr(o, "volatile").i != 0;
-  llvm::Type* mt = mem_ty(e);
-  llvm::Align align(elem_bytes(e));
-  auto lane = [&](const Idx& idx, bool masked) -> llvm::Value* {
-    llvm::Value* addr = elem(ptr, idx);
-    if (!masked) {
-      llvm::LoadInst* ld = b_.CreateAlignedLoad(mt, addr, align, vol);
-      return from_mem(b_, ld, e.s);
-    }
-    llvm::Value* m = elem(mask, idx);
-    // Masked-off lanes read `other`, or 0 when it is absent (any value would do).
-    llvm::Value* alt = other.kind != Rep::Kind::None ? elem(other, idx) : llvm::Constant::getNullValue(reg_ty(e));
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    llvm::BasicBlock* ld_bb = llvm::BasicBlock::Create(c_, "load", lf_);
-    llvm::BasicBlock* merge = llvm::BasicBlock::Create(c_, "load.end", lf_);
-    b_.CreateCondBr(m, ld_bb, merge);
-    b_.SetInsertPoint(ld_bb);
-    llvm::Value* x = from_mem(b_, b_.CreateAlignedLoad(mt, addr, align, vol), e.s);
-    b_.CreateBr(merge);
-    b_.SetInsertPoint(merge);
-    llvm::PHINode* phi = b_.CreatePHI(reg_ty(e), 2);
-    phi->addIncoming(x, ld_bb);
-    phi->addIncoming(alt, pre);
-    return phi;
-  };
   const bool has_mask = mask.kind != Rep::Kind::None;
   if (!m_.types.is_block(rt)) {
-    reps_[res] = scalar_rep(lane(Idx{}, has_mask), e);
+    reps_[res] = scalar_rep(load_lane(ptr, mask, other, e, vol, Idx{}, has_mask), e);
     return Status::ok();
   }
   Shape rs = shape(rt);
+  if (defer_sink_[o] != ir::kNoOp) {
+    auto d = std::make_shared<Deferred>();
+    d->ptr = ptr;
+    d->mask = mask;
+    d->other = other;
+    d->e = e;
+    d->shape = rs;
+    d->ptr_v = op.operands[0];
+    d->mask_v = mv;
+    deferred_[o] = d;
+    int cost = 4 + (ptr.kind == Rep::Kind::Lazy ? ptr.cost : 1);
+    reps_[res] = lazy_rep(e, rs, cost, [this, d](const Idx& idx) -> llvm::Value* {
+      if (d->use_buffer) return elem(buffer_rep(d->buf, d->e, d->shape), idx);
+      bool masked = d->mask.kind != Rep::Kind::None && !known_on(d->mask_v);
+      return load_lane(d->ptr, d->mask, d->other, d->e, false, idx, masked);
+    });
+    return Status::ok();
+  }
+  llvm::Type* mt = mem_ty(e);
   llvm::Value* buf = alloca_buffer(mt, num_elems(rs), elem_bytes(e));
-  auto fill = [&](bool masked) {
-    loop_nest(rs, [&](const Idx& idx) {
-      llvm::Value* v = to_mem(b_, lane(idx, masked), e.s);
+  auto fill = [&](const Walk& w) {
+    if (w.kind == Walk::Kind::Box) {
+      // Lanes outside the box read `other` (or 0): fill those first, then load the box.
+      Rep alt = other.kind != Rep::Kind::None ? other : uniform_rep(llvm::Constant::getNullValue(reg_ty(e)), e, rs);
+      store_into(alt.kind == Rep::Kind::Scalar ? uniform_rep(alt.v, e, rs) : alt, buf);
+    }
+    walk_lanes(rs, w, [&](const Idx& idx) {
+      llvm::Value* v = to_mem(b_, load_lane(ptr, mask, other, e, vol, idx, w.kind == Walk::Kind::Masked), e.s);
       b_.CreateStore(v, b_.CreateGEP(mt, buf, linear(idx, rs)));
     });
   };
   if (has_mask) {
-    versioned(mv, fill);
+    versioned(mv, rs, fill);
   } else {
-    fill(false);
+    fill(Walk{Walk::Kind::AllOn, {}, {}});
   }
   reps_[res] = buffer_rep(buf, e, rs);
   return Status::ok();
+}
+
+std::shared_ptr<const Affine> FnLowering::make_affine(llvm::Value* base, std::vector<llvm::Value*> stride,
+                                                      const Shape& s, llvm::Value* ptr, llvm::Value* exact) {
+  auto a = std::make_shared<Affine>();
+  a->base = base;
+  a->stride = std::move(stride);
+  a->ptr = ptr;
+  if (!exact) {
+    llvm::Value *lo, *hi;
+    affine_range(*a, s, &lo, &hi);
+    exact = fits_i32(lo, hi);
+  }
+  a->exact = exact;
+  return a;
+}
+
+std::shared_ptr<const Affine> FnLowering::affine_of(const Rep& r) {
+  if (r.aff) return r.aff;
+  if (!r.is_uniform()) return nullptr;
+  std::vector<llvm::Value*> zeros(r.shape.size(), b_.getInt64(0));
+  if (r.et.ptr) return make_affine(b_.getInt64(0), zeros, r.shape, r.v, b_.getTrue());
+  if (r.et.s != Scalar::I32) return nullptr;
+  return make_affine(b_.CreateSExt(r.v, b_.getInt64Ty()), zeros, r.shape, nullptr, b_.getTrue());
+}
+
+std::shared_ptr<const Affine> FnLowering::affine_result(Opcode code, const std::vector<Rep>& ins,
+                                                        const std::vector<EType>& ets, const Shape& s) {
+  if (ins.size() != 2) return nullptr;
+  auto stride = [&](const Affine& a, size_t d) { return d < a.stride.size() ? a.stride[d] : b_.getInt64(0); };
+  if (code == Opcode::AddPtr) {
+    if (!ets[0].ptr || ets[1].ptr || ets[1].s != Scalar::I32) return nullptr;
+    auto p = affine_of(ins[0]), o = affine_of(ins[1]);
+    if (!p || !o || !p->ptr || o->ptr) return nullptr;
+    llvm::Value* sz = b_.getInt64(elem_bytes(EType{false, ets[0].s}));
+    std::vector<llvm::Value*> st;
+    for (size_t d = 0; d < s.size(); ++d) st.push_back(b_.CreateAdd(stride(*p, d), b_.CreateMul(stride(*o, d), sz)));
+    return make_affine(b_.CreateAdd(p->base, b_.CreateMul(o->base, sz)), st, s, p->ptr, b_.CreateAnd(p->exact, o->exact));
+  }
+  if (code != Opcode::Add && code != Opcode::Sub && code != Opcode::Mul) return nullptr;
+  if (ets[0].ptr || ets[0].s != Scalar::I32) return nullptr;
+  auto a = affine_of(ins[0]), b = affine_of(ins[1]);
+  if (!a || !b || a->ptr || b->ptr) return nullptr;
+  std::vector<llvm::Value*> st;
+  if (code == Opcode::Mul) {
+    // Only by a uniform factor; the other side keeps its strides, scaled.
+    const Affine* var = a.get();
+    llvm::Value* k = b->base;
+    if (!ins[1].is_uniform()) {
+      if (!ins[0].is_uniform()) return nullptr;
+      var = b.get();
+      k = a->base;
+    }
+    for (size_t d = 0; d < s.size(); ++d) st.push_back(b_.CreateMul(stride(*var, d), k));
+    return make_affine(b_.CreateMul(var->base, k), st, s);
+  }
+  bool add = code == Opcode::Add;
+  for (size_t d = 0; d < s.size(); ++d)
+    st.push_back(add ? b_.CreateAdd(stride(*a, d), stride(*b, d)) : b_.CreateSub(stride(*a, d), stride(*b, d)));
+  return make_affine(add ? b_.CreateAdd(a->base, b->base) : b_.CreateSub(a->base, b->base), st, s);
+}
+
+void FnLowering::affine_range(const Affine& a, const Shape& s, llvm::Value** lo, llvm::Value** hi) {
+  llvm::Value* l = a.base;
+  llvm::Value* h = a.base;
+  for (size_t d = 0; d < a.stride.size() && d < s.size(); ++d) {
+    if (s[d] == 1) continue;
+    llvm::Value* span = b_.CreateMul(a.stride[d], b_.getInt64(s[d] - 1));
+    llvm::Value* neg = b_.CreateICmpSLT(span, b_.getInt64(0));
+    l = b_.CreateAdd(l, b_.CreateSelect(neg, span, b_.getInt64(0)));
+    h = b_.CreateAdd(h, b_.CreateSelect(neg, b_.getInt64(0), span));
+  }
+  *lo = l;
+  *hi = h;
+}
+
+llvm::Value* FnLowering::fits_i32(llvm::Value* lo, llvm::Value* hi) {
+  return b_.CreateAnd(b_.CreateICmpSGE(lo, b_.getInt64(INT32_MIN)), b_.CreateICmpSLE(hi, b_.getInt64(INT32_MAX)));
+}
+
+llvm::Value* FnLowering::mask_all_on(ValueId v, int depth) {
+  const Rep& r = rep(v);
+  if (r.is_uniform()) return r.v;
+  const ir::ValueData& vd = f_.value(v);
+  if (vd.def_op == ir::kNoOp || depth > 16) return nullptr;
+  const ir::OpData& op = f_.op(vd.def_op);
+  switch (op.code) {
+    case Opcode::And: {
+      llvm::Value* a = mask_all_on(op.operands[0], depth + 1);
+      llvm::Value* b = a ? mask_all_on(op.operands[1], depth + 1) : nullptr;
+      return b ? b_.CreateAnd(a, b) : nullptr;
+    }
+    case Opcode::Broadcast: case Opcode::ExpandDims: case Opcode::Reshape: case Opcode::Permute:
+    case Opcode::MultipleOf: case Opcode::MaxContiguous:
+      return mask_all_on(op.operands[0], depth + 1);
+    case Opcode::Cmp: {
+      const Rep& ra = rep(op.operands[0]);
+      const Rep& rb = rep(op.operands[1]);
+      if (ra.et.ptr || ra.et.s != Scalar::I32) return nullptr;
+      auto a = affine_of(ra), b = affine_of(rb);
+      if (!a || !b || a->ptr || b->ptr) return nullptr;
+      const Shape& sh = r.shape;
+      std::vector<llvm::Value*> st;
+      for (size_t d = 0; d < sh.size(); ++d)
+        st.push_back(b_.CreateSub(d < a->stride.size() ? a->stride[d] : b_.getInt64(0),
+                                  d < b->stride.size() ? b->stride[d] : b_.getInt64(0)));
+      Affine diff;
+      diff.base = b_.CreateSub(a->base, b->base);
+      diff.stride = st;
+      llvm::Value *lo, *hi, *alo, *ahi, *blo, *bhi;
+      affine_range(diff, sh, &lo, &hi);
+      affine_range(*a, sh, &alo, &ahi);
+      affine_range(*b, sh, &blo, &bhi);
+      llvm::Value* zero = b_.getInt64(0);
+      llvm::Value* nonneg = b_.CreateAnd(b_.CreateICmpSGE(alo, zero), b_.CreateICmpSGE(blo, zero));
+      llvm::Value* all;
+      switch (enum_attr(vd.def_op, "pred")) {
+        case 2: all = b_.CreateICmpSLT(hi, zero); break;                                   // slt
+        case 3: all = b_.CreateICmpSLE(hi, zero); break;                                   // sle
+        case 4: all = b_.CreateICmpSGT(lo, zero); break;                                   // sgt
+        case 5: all = b_.CreateICmpSGE(lo, zero); break;                                   // sge
+        case 6: all = b_.CreateAnd(nonneg, b_.CreateICmpSLT(hi, zero)); break;             // ult
+        case 7: all = b_.CreateAnd(nonneg, b_.CreateICmpSLE(hi, zero)); break;             // ule
+        case 8: all = b_.CreateAnd(nonneg, b_.CreateICmpSGT(lo, zero)); break;             // ugt
+        case 9: all = b_.CreateAnd(nonneg, b_.CreateICmpSGE(lo, zero)); break;             // uge
+        default: return nullptr;
+      }
+      return b_.CreateAnd(all, b_.CreateAnd(a->exact, b->exact));
+    }
+    default:
+      return nullptr;
+  }
+}
+
+void FnLowering::addr_range(const Rep& p, int bytes, llvm::Value** lo, llvm::Value** hi) {
+  llvm::Type* i64 = b_.getInt64Ty();
+  if (auto a = affine_of(p)) {
+    if (a->ptr) {
+      llvm::Value *l, *h;
+      affine_range(*a, p.shape, &l, &h);
+      llvm::Value* base = b_.CreatePtrToInt(a->ptr, i64);
+      // Lanes that wrapped make the range unknown: report all of memory (a conflict).
+      *lo = b_.CreateSelect(a->exact, b_.CreateAdd(base, l), b_.getInt64(0));
+      *hi = b_.CreateSelect(a->exact, b_.CreateAdd(b_.CreateAdd(base, h), b_.getInt64(bytes)), b_.getInt64(~uint64_t(0)));
+      return;
+    }
+  }
+  if (p.is_uniform()) {
+    *lo = b_.CreatePtrToInt(p.v, i64);
+    *hi = b_.CreateAdd(*lo, b_.getInt64(bytes));
+    return;
+  }
+  llvm::Value* lv = alloca_scalar(i64);
+  llvm::Value* hv = alloca_scalar(i64);
+  b_.CreateStore(b_.getInt64(~uint64_t(0)), lv);
+  b_.CreateStore(b_.getInt64(0), hv);
+  loop_nest(p.shape, [&](const Idx& idx) {
+    llvm::Value* a = b_.CreatePtrToInt(elem(p, idx), i64);
+    b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateLoad(i64, lv), a), lv);
+    b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateLoad(i64, hv), a), hv);
+  });
+  *lo = b_.CreateLoad(i64, lv);
+  *hi = b_.CreateAdd(b_.CreateLoad(i64, hv), b_.getInt64(bytes));
 }
 
 Status FnLowering::lower_store(OpId o) {
@@ -1393,12 +1921,62 @@ Status FnLowering::lower_store(OpId o) {
     return Status::ok();
   }
   (void)mt;
-  auto all = [&](bool masked) { loop_nest(ptr.shape, [&](const Idx& idx) { lane(idx, masked); }); };
-  if (has_mask) {
-    versioned(mv, all);
-  } else {
-    all(false);
+  auto all = [&](const Walk& w) {
+    bool masked = w.kind == Walk::Kind::Masked;
+    if (!masked && has_mask) known_on_.push_back(mv);
+    walk_lanes(ptr.shape, w, [&](const Idx& idx) { lane(idx, masked); });
+    if (!masked && has_mask) known_on_.pop_back();
+  };
+  auto store_all = [&] {
+    if (has_mask) {
+      versioned(mv, ptr.shape, all);
+    } else {
+      all(Walk{Walk::Kind::AllOn, {}, {}});
+    }
+  };
+  // Deferred loads are read while this store writes: fine lane by lane at the same address
+  // (an in-place update through the same pointer value), or when the address ranges are
+  // disjoint; otherwise they are read into buffers first, as the block semantics say.
+  std::vector<std::shared_ptr<Deferred>> ds;
+  auto it = sink_loads_.find(o);
+  if (it != sink_loads_.end())
+    for (OpId l : it->second) {
+      auto d = deferred_.find(l);
+      if (d != deferred_.end() && d->second->ptr_v != op.operands[0]) ds.push_back(d->second);
+    }
+  if (ds.empty()) {
+    store_all();
+    return Status::ok();
   }
+  llvm::Value *slo, *shi;
+  addr_range(ptr, elem_bytes(e), &slo, &shi);
+  llvm::Value* ok = b_.getTrue();
+  for (const auto& d : ds) {
+    llvm::Value *dlo, *dhi;
+    addr_range(d->ptr, elem_bytes(d->e), &dlo, &dhi);
+    ok = b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpULE(shi, dlo), b_.CreateICmpULE(dhi, slo)));
+  }
+  llvm::BasicBlock* fused = llvm::BasicBlock::Create(c_, "store.fused", lf_);
+  llvm::BasicBlock* staged = llvm::BasicBlock::Create(c_, "store.staged", lf_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "store.end", lf_);
+  b_.CreateCondBr(ok, fused, staged);
+  b_.SetInsertPoint(fused);
+  store_all();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(staged);
+  for (const auto& d : ds) {
+    d->buf = alloca_buffer(mem_ty(d->e), num_elems(d->shape), elem_bytes(d->e));
+    bool masked = d->mask.kind != Rep::Kind::None;
+    loop_nest(d->shape, [&](const Idx& idx) {
+      llvm::Value* v = to_mem(b_, load_lane(d->ptr, d->mask, d->other, d->e, false, idx, masked), d->e.s);
+      b_.CreateStore(v, b_.CreateGEP(mem_ty(d->e), d->buf, linear(idx, d->shape)));
+    });
+    d->use_buffer = true;
+  }
+  all(Walk{has_mask ? Walk::Kind::Masked : Walk::Kind::AllOn, {}, {}});
+  for (const auto& d : ds) d->use_buffer = false;
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
   return Status::ok();
 }
 
@@ -1971,9 +2549,16 @@ Status FnLowering::lower_for(OpId o) {
     };
     if (base.is_uniform()) return uniform_rep(apply(base.v, delta), base.et, base.shape);
     int cost = (base.kind == Rep::Kind::Lazy ? base.cost : 1) + 1;
-    return lazy_rep(base.et, base.shape, cost, [this, base, delta, apply](const Idx& idx) {
+    Rep r = lazy_rep(base.et, base.shape, cost, [this, base, delta, apply](const Idx& idx) {
       return apply(elem(base, idx), delta);
     });
+    if (base.aff && base.aff->ptr) {
+      llvm::Value* bytes = b_.CreateMul(delta, b_.getInt64(elem_bytes(EType{false, base.et.s})));
+      r.aff = make_affine(b_.CreateAdd(base.aff->base, bytes), base.aff->stride, base.shape, base.aff->ptr, base.aff->exact);
+    } else if (base.aff && !base.et.ptr && base.et.s == Scalar::I32) {
+      r.aff = make_affine(b_.CreateAdd(base.aff->base, b_.CreateSExt(delta, b_.getInt64Ty())), base.aff->stride, base.shape);
+    }
+    return r;
   };
 
   // A step that is not positive would never end the loop: a runtime error when the loop runs.
@@ -2059,14 +2644,16 @@ Status FnLowering::lower_for(OpId o) {
   for (size_t k = 0; k < n; ++k)
     if (phi[k]) phi[k]->addIncoming(next_v[k], latch);
   b_.SetInsertPoint(exit);
+  std::vector<llvm::PHINode*> outs(n, nullptr);
+  for (size_t k = 0; k < n; ++k) {
+    if (!phi[k]) continue;
+    outs[k] = b_.CreatePHI(phi[k]->getType(), 2);
+    outs[k]->addIncoming(phi[k], header);
+    outs[k]->addIncoming(next_v[k], latch);
+  }
   for (size_t k = 0; k < n; ++k) {
     ValueId res = op.results[k];
-    llvm::PHINode* out = nullptr;
-    if (phi[k]) {
-      out = b_.CreatePHI(phi[k]->getType(), 2);
-      out->addIncoming(phi[k], header);
-      out->addIncoming(next_v[k], latch);
-    }
+    llvm::PHINode* out = outs[k];
     switch (mode[k]) {
       case Carry::Scalar: reps_[res] = scalar_rep(out, init[k].et); break;
       case Carry::Slot: reps_[res] = buffer_rep(slot[k], init[k].et, init[k].shape); break;
