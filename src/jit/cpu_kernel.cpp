@@ -111,7 +111,10 @@ Status build(const ir::Module& m, const ir::Function& kernel, const CpuCompileOp
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = lvl >= 2;
   pto.SLPVectorization = lvl >= 2;
-  pto.LoopUnrolling = lvl >= 1;
+  // LLVM's runtime unroller is off: the lowering's loops are already vectorized and interleaved,
+  // and unrolling them again tripled the compile time of a softmax for no speed (measured);
+  // the lowering asks for full unrolling of its tiny innermost loops itself.
+  pto.LoopUnrolling = false;
   pto.LoopInterleaving = lvl >= 2;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

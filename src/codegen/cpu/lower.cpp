@@ -27,6 +27,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
@@ -141,6 +143,11 @@ class FnLowering {
   Rep materialize(const Rep& r);
   Rep as_buffer(const Rep& r);
   void emit_loop(int64_t n, const std::function<void(llvm::Value*)>& body);
+  // Loops emitted while cold_ is set run only in rare cases (a fallback behind a run-time test):
+  // they are kept scalar and not unrolled, which saves compile time and code.
+  void mark_loop(llvm::Instruction* latch_branch);
+  bool cold_ = false;
+  uint64_t loops_ = 0;  // loops emitted so far (to tell innermost loops)
   void loop_nest(const Shape& s, const std::function<void(const Idx&)>& body);
   void emit_if(llvm::Value* cond, const std::function<void()>& then_fn);
   // Whether every lane of mask `v` is on (computed once per mask per region, see mask_scopes_).
@@ -173,7 +180,7 @@ class FnLowering {
   Status lower_store(OpId o);
   // One lane of a load (a branch around it when masked; `other` or 0 for masked-off lanes).
   llvm::Value* load_lane(const Rep& ptr, const Rep& mask, const Rep& other, EType e, bool vol, const Idx& idx,
-                         bool masked);
+                         bool masked, std::pair<llvm::MDNode*, llvm::MDNode*> alias = {nullptr, nullptr});
   // [lo, hi) of the addresses of the lanes of pointer block p (elements of `bytes`), as i64.
   void addr_range(const Rep& p, int bytes, llvm::Value** lo, llvm::Value** hi);
   bool known_on(ValueId mask) const;
@@ -247,7 +254,9 @@ class FnLowering {
     ValueId ptr_v = ir::kNoValue, mask_v = ir::kNoValue;
     bool use_buffer = false;
     llvm::Value* buf = nullptr;
+    std::pair<llvm::MDNode*, llvm::MDNode*> alias{nullptr, nullptr};  // (alias.scope, noalias) while fused
   };
+  std::pair<llvm::MDNode*, llvm::MDNode*> alias_store_{nullptr, nullptr};
   void analyze_deferred_loads();
   std::vector<OpId> defer_sink_;                      // per op: the sink of a deferred load, or kNoOp
   std::map<OpId, std::vector<OpId>> sink_loads_;      // per sink: its deferred loads
@@ -715,11 +724,35 @@ void FnLowering::emit_loop(int64_t n, const std::function<void(llvm::Value*)>& b
   b_.SetInsertPoint(loop);
   llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2);
   iv->addIncoming(b_.getInt64(0), pre);
+  const uint64_t inner_before = loops_;
   body(iv);
   llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
   iv->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateCondBr(b_.CreateICmpULT(next, b_.getInt64(n)), loop, exit);
+  llvm::Instruction* br = b_.CreateCondBr(b_.CreateICmpULT(next, b_.getInt64(n)), loop, exit);
+  if (n <= 4 && !cold_ && loops_ == inner_before) {
+    // A tiny innermost loop (the last levels of a reduction tree): unrolled, as the pipeline's
+    // unroller is off (cpu_kernel.cpp says why).
+    llvm::Metadata* full[] = {llvm::MDString::get(c_, "llvm.loop.unroll.full")};
+    llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(c_, full)};
+    llvm::MDNode* md = llvm::MDNode::getDistinct(c_, ops);
+    md->replaceOperandWith(0, md);
+    br->setMetadata(llvm::LLVMContext::MD_loop, md);
+  }
+  ++loops_;
+  mark_loop(br);
   b_.SetInsertPoint(exit);
+}
+
+void FnLowering::mark_loop(llvm::Instruction* latch_branch) {
+  if (!cold_) return;
+  llvm::LLVMContext& c = c_;
+  llvm::Metadata* novec[] = {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))};
+  llvm::Metadata* nounroll[] = {llvm::MDString::get(c, "llvm.loop.unroll.disable")};
+  llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(c, novec), llvm::MDNode::get(c, nounroll)};
+  llvm::MDNode* loop = llvm::MDNode::getDistinct(c, ops);
+  loop->replaceOperandWith(0, loop);
+  latch_branch->setMetadata(llvm::LLVMContext::MD_loop, loop);
 }
 
 void FnLowering::loop_nest(const Shape& s, const std::function<void(const Idx&)>& body) {
@@ -805,8 +838,14 @@ void FnLowering::versioned(ValueId mask, const Shape& s, const std::function<voi
     body(box);
     b_.CreateBr(done);
     b_.SetInsertPoint(slow);
+    // Only lanes whose offsets wrap around i32 get here.
+    bool was = cold_;
+    cold_ = true;
+    body(Walk{Walk::Kind::Masked, {}, {}});
+    cold_ = was;
+  } else {
+    body(Walk{Walk::Kind::Masked, {}, {}});
   }
-  body(Walk{Walk::Kind::Masked, {}, {}});
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }
@@ -833,7 +872,8 @@ void FnLowering::walk_lanes(const Shape& s, const Walk& w, const std::function<v
     rec(d + 1);
     llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), "", true, true);
     iv->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, w.hi[d]), loop, exit);
+    mark_loop(b_.CreateCondBr(b_.CreateICmpSLT(next, w.hi[d]), loop, exit));
+    ++loops_;
     b_.SetInsertPoint(exit);
   };
   rec(0);
@@ -1650,11 +1690,19 @@ Status FnLowering::lower_shape(OpId o) {
 // Memory
 
 llvm::Value* FnLowering::load_lane(const Rep& ptr, const Rep& mask, const Rep& other, EType e, bool vol,
-                                   const Idx& idx, bool masked) {
+                                   const Idx& idx, bool masked, std::pair<llvm::MDNode*, llvm::MDNode*> alias) {
   llvm::Type* mt = mem_ty(e);
   llvm::Align align(elem_bytes(e));
   llvm::Value* addr = elem(ptr, idx);
-  if (!masked) return from_mem(b_, b_.CreateAlignedLoad(mt, addr, align, vol), e.s);
+  auto load = [&] {
+    llvm::LoadInst* ld = b_.CreateAlignedLoad(mt, addr, align, vol);
+    if (alias.first) {
+      ld->setMetadata(llvm::LLVMContext::MD_alias_scope, alias.first);
+      ld->setMetadata(llvm::LLVMContext::MD_noalias, alias.second);
+    }
+    return from_mem(b_, ld, e.s);
+  };
+  if (!masked) return load();
   llvm::Value* m = elem(mask, idx);
   // Masked-off lanes read `other`, or 0 when it is absent (any value would do).
   llvm::Value* alt = other.kind != Rep::Kind::None ? elem(other, idx) : llvm::Constant::getNullValue(reg_ty(e));
@@ -1663,7 +1711,7 @@ llvm::Value* FnLowering::load_lane(const Rep& ptr, const Rep& mask, const Rep& o
   llvm::BasicBlock* merge = llvm::BasicBlock::Create(c_, "load.end", lf_);
   b_.CreateCondBr(m, ld_bb, merge);
   b_.SetInsertPoint(ld_bb);
-  llvm::Value* x = from_mem(b_, b_.CreateAlignedLoad(mt, addr, align, vol), e.s);
+  llvm::Value* x = load();
   b_.CreateBr(merge);
   b_.SetInsertPoint(merge);
   llvm::PHINode* phi = b_.CreatePHI(reg_ty(e), 2);
@@ -1706,7 +1754,7 @@ Status FnLowering::lower_load(OpId o) {
     reps_[res] = lazy_rep(e, rs, cost, [this, d](const Idx& idx) -> llvm::Value* {
       if (d->use_buffer) return elem(buffer_rep(d->buf, d->e, d->shape), idx);
       bool masked = d->mask.kind != Rep::Kind::None && !known_on(d->mask_v);
-      return load_lane(d->ptr, d->mask, d->other, d->e, false, idx, masked);
+      return load_lane(d->ptr, d->mask, d->other, d->e, false, idx, masked, d->alias);
     });
     return Status::ok();
   }
@@ -1907,7 +1955,11 @@ Status FnLowering::lower_store(OpId o) {
   auto lane = [&](const Idx& idx, bool masked) {
     auto body = [&] {
       llvm::Value* v = to_mem(b_, elem(val, idx), e.s);
-      b_.CreateAlignedStore(v, elem(ptr, idx), align);
+      llvm::StoreInst* st = b_.CreateAlignedStore(v, elem(ptr, idx), align);
+      if (alias_store_.first) {
+        st->setMetadata(llvm::LLVMContext::MD_alias_scope, alias_store_.first);
+        st->setMetadata(llvm::LLVMContext::MD_noalias, alias_store_.second);
+      }
     };
     if (!masked) {
       body();
@@ -1961,9 +2013,24 @@ Status FnLowering::lower_store(OpId o) {
   llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "store.end", lf_);
   b_.CreateCondBr(ok, fused, staged);
   b_.SetInsertPoint(fused);
-  store_all();
+  {
+    // Here the store and the deferred loads are known not to overlap: say so to LLVM (scoped
+    // noalias metadata), so that the vectorizer needs no run-time checks of its own.
+    llvm::MDBuilder mdb(c_);
+    llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("tri.store");
+    llvm::MDNode* store_scope = mdb.createAnonymousAliasScope(domain, "store");
+    llvm::MDNode* load_scope = mdb.createAnonymousAliasScope(domain, "loads");
+    alias_store_ = {llvm::MDNode::get(c_, {store_scope}), llvm::MDNode::get(c_, {load_scope})};
+    for (const auto& d : ds) d->alias = {llvm::MDNode::get(c_, {load_scope}), llvm::MDNode::get(c_, {store_scope})};
+    store_all();
+    for (const auto& d : ds) d->alias = {nullptr, nullptr};
+    alias_store_ = {nullptr, nullptr};
+  }
   b_.CreateBr(done);
   b_.SetInsertPoint(staged);
+  // Only overlapping memory gets here.
+  bool was_cold = cold_;
+  cold_ = true;
   for (const auto& d : ds) {
     d->buf = alloca_buffer(mem_ty(d->e), num_elems(d->shape), elem_bytes(d->e));
     bool masked = d->mask.kind != Rep::Kind::None;
@@ -1975,6 +2042,7 @@ Status FnLowering::lower_store(OpId o) {
   }
   all(Walk{has_mask ? Walk::Kind::Masked : Walk::Kind::AllOn, {}, {}});
   for (const auto& d : ds) d->use_buffer = false;
+  cold_ = was_cold;
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
   return Status::ok();
