@@ -211,6 +211,87 @@ TRI_API tri_result tri_module_param_facts(const tri_module* module, uint32_t ind
 TRI_API tri_result tri_module_param_default(const tri_module* module, uint32_t index, uint32_t param,
                                             const char** out_text);
 
+/* ---- Compiling kernels ---------------------------------------------------------------------
+ * tri_kernel_compile specializes one kernel of a module on its constexpr values and on facts
+ * about its arguments, canonicalizes it and compiles it for a target:
+ *   "interp"  the reference interpreter (slow, exact; with checked mode, a debugging tool)
+ *   "cpu"     LLVM ORC JIT for the host CPU; program instances run on the context's threads
+ * Compiling the same kernel with the same options again returns the compiled code the module
+ * already holds, and concurrent compiles of one specialization compile it once. */
+typedef struct tri_compile_options tri_compile_options;
+typedef struct tri_kernel tri_kernel;
+
+/* Creates compile options: target "cpu", no constexpr values (defaults apply), no extra facts,
+ * checked mode off. The caller owns *out_options. Not thread-safe. Since 0.1. */
+TRI_API tri_result tri_compile_options_create(tri_compile_options** out_options);
+/* Releases options; NULL is allowed. Since 0.1. */
+TRI_API void tri_compile_options_destroy(tri_compile_options* options);
+/* Sets the target by name ("interp", "cpu"); an unknown name is TRI_ERROR_INVALID_ARGUMENT.
+ * Since 0.1. */
+TRI_API tri_result tri_compile_options_set_target(tri_compile_options* options, const char* target);
+/* Checked mode (target "interp" only; TRI_ERROR_UNSUPPORTED at compile for other targets):
+ * every memory access is bounds-checked against the extents given at launch, and uses of
+ * masked-off lanes of loads without `other` are reported with the op's location. Since 0.1. */
+TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options, int32_t on);
+/* Sets a constexpr's value by name (copied). Integer values suit integer and i1 constexprs
+ * (0 or 1), float values float constexprs; the kernel's declared types are checked at compile
+ * (TRI_ERROR_SPECIALIZE). Setting a name twice keeps the last value. Since 0.1. */
+TRI_API tri_result tri_compile_options_set_constexpr_int(tri_compile_options* options, const char* name,
+                                                         int64_t value);
+TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* options, const char* name,
+                                                           double value);
+/* Promises that runtime parameter `param` (0-based among the runtime parameters) is aligned to
+ * `align` bytes (a pointer; power of two) or divisible by `divisible` (an integer), in addition
+ * to what the IR declares. 0 withdraws the promise. Since 0.1. */
+TRI_API tri_result tri_compile_options_set_arg_align(tri_compile_options* options, uint32_t param, uint32_t align);
+TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* options, uint32_t param,
+                                                         uint32_t divisible);
+
+/* Compiles kernel `name` of the module. options may be NULL for defaults. Errors:
+ * TRI_ERROR_NOT_FOUND (no such kernel), TRI_ERROR_SPECIALIZE (a constexpr unknown, missing,
+ * of the wrong type, or not a power of two where it is a block dimension), TRI_ERROR_VERIFY
+ * (the specialized IR breaks a rule), TRI_ERROR_UNSUPPORTED (target unknown here, or an op the
+ * target cannot run). The caller owns *out_kernel; it keeps the module alive. A kernel may be
+ * launched from many threads at once. Since 0.1. */
+TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
+                                      tri_kernel** out_kernel);
+/* Releases the kernel; NULL is allowed. Since 0.1. */
+TRI_API void tri_kernel_destroy(tri_kernel* kernel);
+/* The specialized, canonicalized IR the kernel was compiled from, as text. Since 0.1. */
+TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
+/* Number of runtime arguments tri_launch expects. Since 0.1. */
+TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_count);
+
+/* ---- Launching -----------------------------------------------------------------------------
+ * One argument per runtime parameter, in order. `kind` and `dtype` say what the caller passes
+ * and must match the parameter exactly (reflection tells what it is):
+ *   kind TRI_TYPE_SCALAR:  dtype the scalar's TRI_DTYPE_*; value.i for integer types (the low
+ *                          bits are used), value.f for float types (rounded to the type)
+ *   kind TRI_TYPE_POINTER: dtype the pointee's TRI_DTYPE_*; value.p the address; extent the
+ *                          size in bytes of the buffer it points into (0: unknown), which
+ *                          checked mode uses
+ * The struct is 24 bytes and frozen for the 0.x ABI. */
+typedef struct tri_arg {
+  union {
+    int64_t i;
+    double f;
+    const void* p;
+  } value;
+  uint64_t extent;
+  int32_t kind;
+  int32_t dtype;
+} tri_arg;
+
+/* Runs the kernel over a grid of grid_x * grid_y * grid_z program instances (each >= 1) and
+ * returns when they have finished (CPU and interpreter targets). `stream` is for GPU targets and
+ * must be NULL for the others. Errors: TRI_ERROR_LAUNCH_ARGS (argument count, kind or dtype
+ * that does not match the kernel, naming the argument), TRI_ERROR_INVALID_ARGUMENT (a zero grid
+ * dimension), TRI_ERROR_RUNTIME (a failed `assert`, or a checked-mode violation with the op's
+ * location, the lane and the address). Nothing is compiled or allocated on this path once the
+ * kernel exists, apart from the interpreter's own working memory. Thread-safe. Since 0.1. */
+TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                              void* stream, const tri_arg* args, uint32_t num_args);
+
 #ifdef __cplusplus
 }
 #endif
