@@ -203,6 +203,7 @@ class Parser {
     take();
     // The dims are read character by character: in `<4x8xf32>` the `x` is part of no name.
     std::vector<Dim> dims;
+    std::string glued;  // the last dim name when it contains an 'x' (`BLOCKxf32` is one name)
     for (;;) {
       lex_.skip_space();
       Loc loc = lex_.loc();
@@ -226,6 +227,7 @@ class Parser {
         if (name.size() > kMaxStringBytes)
           return fail(loc, "name longer than kMaxStringBytes (" + std::to_string(kMaxStringBytes) + ")",
                       Code::LimitExceeded);
+        glued = name.find('x') != std::string::npos ? name : std::string();
         dims.push_back(Dim::name(m_->intern(name)));
       } else {
         has_peek_ = false;
@@ -234,7 +236,13 @@ class Parser {
       if (dims.size() > static_cast<size_t>(kMaxBlockRank))
         return fail(type_loc, "block type has more than " + std::to_string(kMaxBlockRank) + " dimensions");
       lex_.skip_space();
-      if (lex_.at_end() || lex_.peek_char() != 'x') return fail_expected("'x' in block type", peek());
+      if (lex_.at_end() || lex_.peek_char() != 'x') {
+        const Token& t = peek();
+        if (glued.empty() || t.kind == Tok::Error || t.kind == Tok::End) return fail_expected("'x' in block type", t);
+        return fail(t.loc, "expected 'x' in block type, found '" + lexeme(t) + "' ('" + text::quote_for_diag(glued) +
+                               "' reads as one name: put spaces around 'x' after a constexpr name)");
+      }
+      glued.clear();
       lex_.advance();
     }
     if (dims.empty()) return fail(type_loc, "block type needs at least one dimension");
