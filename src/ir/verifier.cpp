@@ -9,10 +9,9 @@
 // first error so that one mistake gives one message, not a cascade.
 #include "ir/verifier.h"
 
+#include <charconv>
 #include <climits>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,16 +42,20 @@ std::string count_of(size_t n, const char* one, const char* many) {
 }
 
 // The shortest decimal that reads back as the same double, written as the text format writes
-// floats (always with a '.' or an exponent).
+// floats (always with a '.' or an exponent). to_chars ignores the host's locale, which an
+// embedding application may have changed.
 std::string fmt_float(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   char buf[64];
+  std::string s;
   for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, prec);
+    double back = 0;
+    std::from_chars(buf, r.ptr, back);
+    s.assign(buf, r.ptr);
+    if (back == v) break;
   }
-  std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
@@ -519,7 +522,8 @@ class Verifier {
     }
     const char* term = expected_terminator(parent, region);
     if (blk.ops.empty())
-      return err(owner_loc, region_desc(parent, region) + " is empty; it must end with '" + term + "'");
+      return err(blk.loc.known() ? blk.loc : owner_loc,
+                 region_desc(parent, region) + " is empty; it must end with '" + term + "'");
     OpId last = blk.ops.back();
     if (!op_info(f_->op(last).code).is_terminator())
       return err(f_->op(last).loc, region_desc(parent, region) + " ends with " + q(op_name(last)) +
