@@ -320,16 +320,31 @@ class Verifier {
     size_t n = m_.functions.size();
     callees_.assign(n, {});
     callers_.assign(n, {});
+    // Only calls reachable from the body count: a pass may leave dead ops in the op table.
+    const int callee_attr = op_info(Opcode::Call).attr_index("callee");
     for (size_t i = 0; i < n; ++i) {
       const Function& f = *m_.functions[i];
-      for (size_t o = 0; o < f.ops.size(); ++o) {
-        const OpData& d = f.ops[o];
-        if (static_cast<uint32_t>(d.code) >= kNumOpcodes || d.code != Opcode::Call) continue;
-        int ai = op_info(Opcode::Call).attr_index("callee");
-        if (d.attrs.size() <= static_cast<size_t>(ai) || d.attrs[ai].kind != Attr::Kind::Func) continue;
-        auto it = fn_index_.find(d.attrs[ai].s);
-        if (it == fn_index_.end()) continue;
-        callees_[i].push_back({it->second, d.loc});
+      if (f.body >= f.blocks.size()) continue;
+      std::vector<uint8_t> visited(f.blocks.size(), 0);
+      std::vector<BlockId> work{f.body};
+      visited[f.body] = 1;
+      while (!work.empty()) {
+        BlockId b = work.back();
+        work.pop_back();
+        for (OpId o : f.blocks[b].ops) {
+          if (o >= f.ops.size()) continue;
+          const OpData& d = f.ops[o];
+          for (BlockId r : d.regions)
+            if (r < f.blocks.size() && !visited[r]) {
+              visited[r] = 1;
+              work.push_back(r);
+            }
+          if (static_cast<uint32_t>(d.code) >= kNumOpcodes || d.code != Opcode::Call) continue;
+          if (d.attrs.size() <= static_cast<size_t>(callee_attr) || d.attrs[callee_attr].kind != Attr::Kind::Func)
+            continue;
+          auto it = fn_index_.find(d.attrs[callee_attr].s);
+          if (it != fn_index_.end()) callees_[i].push_back({it->second, d.loc});
+        }
       }
     }
     // Each kernel's reach: the device functions it runs, which take its constexprs.
