@@ -614,10 +614,8 @@ class Verifier {
     for (size_t i = 0; i < d.results.size(); ++i) {
       ValueId r = d.results[i];
       if (r >= f_->values.size()) return op_err(o, "result " + std::to_string(i) + " is not a value of @" + f_->name);
-      const char* what = d.results.size() == 1 ? "result" : nullptr;
-      TRI_RETURN_IF_ERROR(
-          check_type(f_->type_of(r), d.loc,
-                     q(info.name) + " " + (what ? std::string(what) : "result " + std::to_string(i))));
+      std::string what = d.results.size() == 1 ? "result" : "result " + std::to_string(i);
+      TRI_RETURN_IF_ERROR(check_type(f_->type_of(r), d.loc, q(info.name) + " " + what));
     }
     for (size_t i = 0; i < d.regions.size(); ++i) {
       BlockId b = d.regions[i];
