@@ -1,13 +1,14 @@
 // The binary IR format (docs/format.md is its specification; keep the two in step).
 //
-// The writer walks each function's body in definition order (a block's arguments, then its ops;
-// an op's results before its regions) and numbers blocks, ops and values in that order, so every
-// operand refers back to a value the reader has already created. The reader rebuilds the tables
-// in the same order and trusts nothing: each count is checked against the bytes left before
-// anything is allocated, each index against the tables read so far, each op against its row in
-// ops.def (operand slot layout, result and region counts, attribute names and kinds), and region
-// nesting against kMaxNesting. What it returns is structurally sound (every id in range, regions
-// form a tree, values defined before use in that order) but not verified: run verify() next.
+// The writer walks each function's body in definition order (the params, then each op, its
+// regions and then its results, as the text parser creates them) and numbers blocks, ops and
+// values in that order, so every operand refers back to a value the reader has already created.
+// The reader rebuilds the tables in the same order and trusts nothing: each count is checked
+// against the bytes left before anything is allocated, each index against the tables read so far,
+// each op against its row in ops.def (operand slot layout, attribute names and kinds), and region
+// nesting against kMaxNesting. It accepts what the text parser accepts (values visible where
+// used, names unique, required attributes present), so what it returns always prints as text
+// that parses back; it is not verified: run verify() next.
 #include "ir/binary.h"
 
 #include <xxhash.h>
@@ -201,22 +202,28 @@ class Writer {
     }
   }
 
-  // Numbers a function's reachable blocks, ops and values in definition order.
-  void number_block(const Function& f, BlockId b) {
+  // Numbers a function's reachable blocks, ops and values in the order the reader creates them:
+  // the body's arguments (one per param), then block by block, an op before the ops of its
+  // regions, a region's arguments before its ops, and an op's results after its regions (as the
+  // text parser does). Every value the reader will create consumes a number, even from a
+  // malformed module, so the numbers never drift from the reader's.
+  void number_block(const Function& f, BlockId b, bool numbered_args) {
     assert(b < f.blocks.size() && new_block_[b] == kNoBlock && "regions must form a tree");
     if (b >= f.blocks.size() || new_block_[b] != kNoBlock) return;
     new_block_[b] = next_block_++;
-    for (ValueId v : f.blocks[b].args) number_value(f, v);
+    if (!numbered_args)
+      for (ValueId v : f.blocks[b].args) number_value(f, v);
     for (OpId o : f.blocks[b].ops) {
       assert(o < f.ops.size() && new_op_[o] == kNoOp && "each op sits in one block");
       if (o >= f.ops.size() || new_op_[o] != kNoOp) continue;
       new_op_[o] = next_op_++;
+      for (BlockId r : f.ops[o].regions) number_block(f, r, false);
       for (ValueId v : f.ops[o].results) number_value(f, v);
-      for (BlockId r : f.ops[o].regions) number_block(f, r);
     }
   }
   void number_value(const Function& f, ValueId v) {
-    if (v < f.values.size() && new_value_[v] == kNoValue) new_value_[v] = next_value_++;
+    if (v < f.values.size() && new_value_[v] == kNoValue) new_value_[v] = next_value_;
+    ++next_value_;
   }
 
   // 0 is "no value"; k + 1 is value k. A value that is not reachable is written as one past the
@@ -233,7 +240,15 @@ class Writer {
     new_value_.assign(f.values.size(), kNoValue);
     next_block_ = next_op_ = next_value_ = 0;
     assert(f.body < f.blocks.size());
-    number_block(f, f.body);
+    const std::vector<ValueId> no_args;
+    const std::vector<ValueId>& args = f.body < f.blocks.size() ? f.blocks[f.body].args : no_args;
+    // The body's arguments are the params (the verifier checks it; the file relies on it).
+    assert(args.size() == f.params.size());
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      assert(f.params[i].value == args[i]);
+      i < args.size() ? number_value(f, args[i]) : void(++next_value_);
+    }
+    number_block(f, f.body, true);
 
     str(f.name);
     u(f.is_kernel ? 1 : 0);
@@ -247,29 +262,42 @@ class Writer {
       attr(c.default_value, nullptr);
       loc(c.loc);
     }
-    block(f, f.body);
     u(f.params.size());
-    for (const Param& p : f.params) {
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const Param& p = f.params[i];
       str(p.name);
       type_ref(p.type);
       u(p.align);
       u(p.divisible);
       u(p.noalias ? 1 : 0);
-      value_ref(p.value);
       loc(p.loc);
+      str(i < args.size() && args[i] < f.values.size() ? f.values[args[i]].name : std::string());
+    }
+    if (f.body < f.blocks.size()) {
+      loc(f.blocks[f.body].loc);
+      ops(f, f.blocks[f.body].ops);
+    } else {
+      loc(Loc{});
+      u(0);
     }
   }
 
-  void block(const Function& f, BlockId b) {
+  void value_def(const Function& f, ValueId v) {
+    type_ref(v < f.values.size() ? f.values[v].type : kNoType);
+    str(v < f.values.size() ? f.values[v].name : std::string());
+  }
+
+  void ops(const Function& f, const std::vector<OpId>& list) {
+    u(list.size());
+    for (OpId o : list) op(f, o);
+  }
+
+  void region(const Function& f, BlockId b) {
     const BlockData& bd = f.blocks[b];
     loc(bd.loc);
     u(bd.args.size());
-    for (ValueId v : bd.args) {
-      type_ref(v < f.values.size() ? f.values[v].type : kNoType);
-      str(v < f.values.size() ? f.values[v].name : std::string());
-    }
-    u(bd.ops.size());
-    for (OpId o : bd.ops) op(f, o);
+    for (ValueId v : bd.args) value_def(f, v);
+    ops(f, bd.ops);
   }
 
   void op(const Function& f, OpId o) {
@@ -279,11 +307,6 @@ class Writer {
     loc(d.loc);
     u(d.operands.size());
     for (ValueId v : d.operands) value_ref(v);
-    u(d.results.size());
-    for (ValueId v : d.results) {
-      type_ref(v < f.values.size() ? f.values[v].type : kNoType);
-      str(v < f.values.size() ? f.values[v].name : std::string());
-    }
     assert(d.attrs.size() == info.attrs.size() && "attrs follow the op's spec");
     size_t n = std::min(d.attrs.size(), info.attrs.size());
     size_t present = 0;
@@ -295,7 +318,9 @@ class Writer {
       attr(d.attrs[i], &info.attrs[i]);
     }
     u(d.regions.size());
-    for (BlockId r : d.regions) block(f, r);
+    for (BlockId r : d.regions) region(f, r);
+    u(d.results.size());
+    for (ValueId v : d.results) value_def(f, v);
   }
 
   const Module& m_;
@@ -516,6 +541,8 @@ class Reader {
       std::string s;
       TRY(name(&s, "symbol"));
       if (!seen.insert(s).second) return corrupt(start, "symbol '" + s + "' appears twice");
+      Scalar sc;
+      if (s == "ptr" || scalar_from_name(s, &sc)) return corrupt(start, "symbol '" + s + "' is a type's name");
       m_->symbols.push_back(std::move(s));
     }
     return Status::ok();
@@ -665,8 +692,12 @@ class Reader {
       }
       case kTagSym: {
         if (!spec || (k != AttrKind::Int && !numeric)) return wrong_kind("a constexpr name");
+        size_t at = pos_;
         std::string v;
         TRY(name(&v, "constexpr"));
+        // These words are literals where a constexpr name could stand.
+        if (v == "true" || v == "false" || v == "inf" || v == "nan")
+          return corrupt(at, "'" + v + "' cannot name a constexpr");
         *a = Attr::of_sym(std::move(v));
         return Status::ok();
       }
@@ -681,37 +712,70 @@ class Reader {
       return limit(std::to_string(n) + " functions exceed the limit of " + std::to_string(kMaxFunctions) +
                    " (kMaxFunctions)");
     m_->functions.reserve(n);
+    std::unordered_set<std::string> names;
     for (uint64_t i = 0; i < n; ++i) {
       m_->functions.push_back(std::make_unique<Function>());
-      TRY(read_function(*m_->functions.back()));
+      Function& f = *m_->functions.back();
+      size_t at = pos_;
+      TRY(name(&f.name, "function"));
+      if (!names.insert(f.name).second) return corrupt(at, "function '@" + f.name + "' appears twice");
+      TRY(read_function(f));
     }
     return Status::ok();
   }
 
+  // The default's kind must be the one the text gives a constexpr of this type.
+  Status constexpr_default(Constexpr* c) {
+    size_t at = pos_;
+    TRY(attr(&c->default_value, nullptr, ""));
+    Attr::Kind k = c->default_value.kind;
+    Attr::Kind want = c->type == Scalar::I1 ? Attr::Kind::Bool : is_int(c->type) ? Attr::Kind::Int : Attr::Kind::Float;
+    if (k != Attr::Kind::None && k != want)
+      return corrupt(at, "the default of constexpr '" + c->name + "' (" + scalar_name(c->type) + ") is not " +
+                             (want == Attr::Kind::Bool ? "a bool" : want == Attr::Kind::Int ? "an int" : "a float"));
+    return Status::ok();
+  }
+
   Status read_function(Function& f) {
-    TRY(name(&f.name, "function"));
     size_t at = pos_;
     uint64_t flags;
     TRY(u(&flags));
     if (flags > 1) return corrupt(at, "function flags " + std::to_string(flags) + " have unknown bits");
     f.is_kernel = flags == 1;
     TRY(loc(&f.loc));
+    at = pos_;
     uint64_t n;
     TRY(count(&n, kMinResultType, "result type"));
+    if (n && f.is_kernel) return corrupt(at, "kernel '@" + f.name + "' has results");
     f.results.resize(n);
     for (uint64_t i = 0; i < n; ++i) TRY(type_ref(&f.results[i]));
+    at = pos_;
     TRY(count(&n, kMinConstexpr, "constexpr"));
+    if (n && !f.is_kernel) return corrupt(at, "device function '@" + f.name + "' has constexprs");
     f.constexprs.resize(n);
-    for (Constexpr& c : f.constexprs) {
+    for (size_t i = 0; i < n; ++i) {
+      Constexpr& c = f.constexprs[i];
+      at = pos_;
       TRY(name(&c.name, "constexpr"));
+      if (f.constexpr_index(c.name) != static_cast<int>(i))
+        return corrupt(at, "constexpr '" + c.name + "' appears twice");
       TRY(scalar(&c.type));
-      TRY(attr(&c.default_value, nullptr, f.name));
+      TRY(constexpr_default(&c));
       TRY(loc(&c.loc));
     }
-    TRY(read_block(f, kNoOp, 0, &f.body));
+
+    // The params, which are also the body's arguments.
+    value_names_.clear();
+    visible_.clear();
+    f.body = 0;
+    f.blocks.emplace_back();
+    f.blocks[0].parent_op = kNoOp;
+    at = pos_;
     TRY(count(&n, kMinParam, "param"));
+    TRY(new_values(f, n, at));
     f.params.resize(n);
-    for (Param& p : f.params) {
+    for (size_t i = 0; i < n; ++i) {
+      Param& p = f.params[i];
       TRY(value_name(&p.name));
       TRY(type_ref(&p.type));
       TRY(u32(&p.align, "align"));
@@ -721,12 +785,16 @@ class Reader {
       TRY(u(&pflags));
       if (pflags > 1) return corrupt(at, "param flags " + std::to_string(pflags) + " have unknown bits");
       p.noalias = pflags == 1;
-      TRY(value_ref(f, &p.value, true));
       TRY(loc(&p.loc));
+      TRY(define(f, p.type, kNoOp, 0, static_cast<uint32_t>(i), &p.value));
+      f.blocks[0].args.push_back(p.value);
     }
-    return Status::ok();
+    TRY(loc(&f.blocks[0].loc));
+    return read_ops(f, 0, 0);
   }
 
+  // An operand: a value defined earlier and visible here (in this block or an enclosing one,
+  // not inside a region that has ended), as in the text.
   Status value_ref(const Function& f, ValueId* v, bool may_be_none) {
     size_t start = pos_;
     uint64_t r;
@@ -739,6 +807,8 @@ class Reader {
     if (r - 1 >= f.values.size())
       return corrupt(start, "value " + std::to_string(r - 1) + " is used before it is defined (" +
                                 std::to_string(f.values.size()) + " values so far)");
+    if (!visible_[r - 1])
+      return corrupt(start, "value " + std::to_string(r - 1) + " is used outside the region that defines it");
     *v = static_cast<ValueId>(r - 1);
     return Status::ok();
   }
@@ -750,20 +820,25 @@ class Reader {
     return Status::ok();
   }
 
-  // Reads a value definition (type, name) as result or argument `index` of its definer.
-  Status value_def(Function& f, OpId def_op, BlockId def_block, uint32_t index, ValueId* out) {
+  // Reads a value's name and defines it as result or argument `index` of its definer. Names
+  // are unique within a function (empty means unnamed).
+  Status define(Function& f, TypeId type, OpId def_op, BlockId def_block, uint32_t index, ValueId* out) {
+    size_t at = pos_;
     ValueData v;
-    TRY(type_ref(&v.type));
     TRY(value_name(&v.name));
+    if (!v.name.empty() && !value_names_.insert(v.name).second)
+      return corrupt(at, "value '%" + v.name + "' is defined twice in '@" + f.name + "'");
+    v.type = type;
     v.def_op = def_op;
     v.def_block = def_block;
     v.index = index;
     *out = static_cast<ValueId>(f.values.size());
     f.values.push_back(std::move(v));
+    visible_.push_back(1);
     return Status::ok();
   }
 
-  Status read_block(Function& f, OpId parent_op, int depth, BlockId* out) {
+  Status read_region(Function& f, OpId parent_op, int depth, BlockId* out) {
     BlockId b = static_cast<BlockId>(f.blocks.size());
     f.blocks.emplace_back();
     f.blocks[b].parent_op = parent_op;
@@ -774,18 +849,30 @@ class Reader {
     TRY(new_values(f, n, at));
     f.blocks[b].args.reserve(n);
     for (uint64_t i = 0; i < n; ++i) {
+      TypeId t;
+      TRY(type_ref(&t));
       ValueId v;
-      TRY(value_def(f, kNoOp, b, static_cast<uint32_t>(i), &v));
+      TRY(define(f, t, kNoOp, b, static_cast<uint32_t>(i), &v));
       f.blocks[b].args.push_back(v);
     }
-    at = pos_;
+    TRY(read_ops(f, b, depth));
+    *out = b;
+    return Status::ok();
+  }
+
+  // The ops of block b; at its end, the values it defined go out of scope.
+  Status read_ops(Function& f, BlockId b, int depth) {
+    size_t at = pos_;
+    uint64_t n;
     TRY(count(&n, kMinOp, "op"));
     if (n > kMaxOpsPerFunction - f.ops.size())
       return limit("function @" + f.name + " has more than " + std::to_string(kMaxOpsPerFunction) +
                    " ops (kMaxOpsPerFunction) at byte " + std::to_string(at));
     f.blocks[b].ops.reserve(n);
     for (uint64_t i = 0; i < n; ++i) TRY(read_op(f, b, depth));
-    *out = b;
+    for (ValueId v : f.blocks[b].args) visible_[v] = 0;
+    for (OpId o : f.blocks[b].ops)
+      for (ValueId v : f.ops[o].results) visible_[v] = 0;
     return Status::ok();
   }
 
@@ -813,28 +900,20 @@ class Reader {
     size_t at = pos_;
     uint64_t n;
     TRY(count(&n, kMinOperand, "operand"));
-    uint64_t required = info.num_required(), optional = 0;
-    for (const OperandSlot& slot : info.operands) optional += slot.kind == SlotKind::Optional;
+    uint64_t required = info.num_required(), optional = 0, at_least = 0;
+    for (const OperandSlot& slot : info.operands) {
+      optional += slot.kind == SlotKind::Optional;
+      at_least += slot.kind == SlotKind::Variadic1;
+    }
     bool variadic = info.has_variadic();
-    if (variadic ? n < required + optional : n != required + optional)
+    if (variadic ? n < required + optional + at_least : n != required + optional)
       return corrupt(at, "'" + info.name + "' has " + std::to_string(n) + " operand entries, its slots need " +
-                             (variadic ? "at least " : "") + std::to_string(required + optional));
+                             (variadic ? "at least " + std::to_string(required + optional + at_least)
+                                       : std::to_string(required + optional)));
     f.ops[o].operands.resize(n);
     for (uint64_t i = 0; i < n; ++i) TRY(value_ref(f, &f.ops[o].operands[i], i >= n - optional));
 
-    at = pos_;
-    TRY(count(&n, kMinResult, "result"));
-    if (info.num_results >= 0 && n != static_cast<uint64_t>(info.num_results))
-      return corrupt(at, "'" + info.name + "' has " + std::to_string(n) + " results, not " +
-                             std::to_string(info.num_results));
-    TRY(new_values(f, n, at));
-    f.ops[o].results.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      ValueId v;
-      TRY(value_def(f, o, kNoBlock, static_cast<uint32_t>(i), &v));
-      f.ops[o].results.push_back(v);
-    }
-
+    // Attributes by name; the required ones must be there.
     at = pos_;
     TRY(count(&n, kMinAttr, "attribute"));
     if (n > info.attrs.size())
@@ -842,28 +921,40 @@ class Reader {
                              std::to_string(info.attrs.size()));
     f.ops[o].attrs.resize(info.attrs.size());
     for (uint64_t i = 0; i < n; ++i) {
-      at = pos_;
+      size_t aat = pos_;
       const std::string* aname;
       TRY(str(&aname));
       int k = info.attr_index(*aname);
-      if (k < 0) return corrupt(at, "'" + info.name + "' has no attribute '" + *aname + "'");
-      if (f.ops[o].attrs[k].present()) return corrupt(at, "attribute '" + *aname + "' appears twice");
+      if (k < 0) return corrupt(aat, "'" + info.name + "' has no attribute '" + *aname + "'");
+      if (f.ops[o].attrs[k].present()) return corrupt(aat, "attribute '" + *aname + "' appears twice");
       TRY(attr(&f.ops[o].attrs[k], &info.attrs[k], info.name));
     }
+    for (size_t k = 0; k < info.attrs.size(); ++k)
+      if (!info.attrs[k].optional && !f.ops[o].attrs[k].present())
+        return corrupt(at, "'" + info.name + "' lacks its attribute '" + info.attrs[k].name + "'");
 
+    // Regions (their count is the verifier's business, as in the text), then the results, which
+    // the regions cannot see.
     at = pos_;
     TRY(count(&n, kMinBlock, "region"));
-    if (n < static_cast<uint64_t>(info.min_regions) || n > static_cast<uint64_t>(info.max_regions))
-      return corrupt(at, "'" + info.name + "' has " + std::to_string(n) + " regions, not " +
-                             std::to_string(info.min_regions) +
-                             (info.max_regions != info.min_regions ? " to " + std::to_string(info.max_regions) : ""));
     if (n > 0 && depth + 1 > kMaxNesting)
       return limit("regions nested deeper than " + std::to_string(kMaxNesting) + " (kMaxNesting) at byte " +
                    std::to_string(op_start));
     for (uint64_t i = 0; i < n; ++i) {
       BlockId r;
-      TRY(read_block(f, o, depth + 1, &r));
+      TRY(read_region(f, o, depth + 1, &r));
       f.ops[o].regions.push_back(r);
+    }
+    at = pos_;
+    TRY(count(&n, kMinResult, "result"));
+    TRY(new_values(f, n, at));
+    f.ops[o].results.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      TypeId t;
+      TRY(type_ref(&t));
+      ValueId v;
+      TRY(define(f, t, o, kNoBlock, static_cast<uint32_t>(i), &v));
+      f.ops[o].results.push_back(v);
     }
     return Status::ok();
   }
@@ -875,6 +966,9 @@ class Reader {
   std::unique_ptr<Module> m_;
   std::vector<std::string> strings_;
   std::vector<TypeId> type_map_;  // file type index -> TypeId
+  // Per function being read:
+  std::unordered_set<std::string> value_names_;
+  std::vector<uint8_t> visible_;  // per value: defined in a block that is still open
 };
 
 #undef TRY

@@ -438,10 +438,11 @@ void out_of_order_ids_are_renumbered(void** state) {
   check_links(*back);
   const Function& g = *back->functions[0];
   assert_int_equal(g.ops.size(), F->ops.size() - 1);
-  // definition order: then-block (1) before else-block (2), whose add gets the last value id
+  // definition order: then-block (1) before else-block (2), and the if's result after both
   assert_int_equal(g.ops[g.blocks[1].ops[0]].code, Opcode::Yield);
   assert_int_equal(g.blocks[2].parent_op, g.blocks[1].parent_op);
-  assert_string_equal(g.values.back().name.c_str(), "e");
+  assert_string_equal(g.values[g.values.size() - 2].name.c_str(), "e");
+  assert_string_equal(g.values.back().name.c_str(), "r");
 }
 
 void deep_nesting_is_limited(void** state) {
@@ -548,7 +549,7 @@ void header_errors(void** state) {
 }
 
 // Payload pieces for hand-made files: strings, symbols, types, functions.
-std::string payload_with_function_body(const std::string& body_after_args) {
+std::string payload_with_function_body(const std::string& body_ops) {
   std::string p;
   put_u(&p, 2);                  // strings
   put_u(&p, 1); p += "k";
@@ -565,9 +566,9 @@ std::string payload_with_function_body(const std::string& body_after_args) {
   put_u(&p, 1); put_u(&p, 1);    // loc
   put_u(&p, 0);                  // results
   put_u(&p, 0);                  // constexprs
+  put_u(&p, 0);                  // params
   put_u(&p, 0); put_u(&p, 0);    // body loc
-  put_u(&p, 0);                  // body args
-  p += body_after_args;
+  p += body_ops;
   return p;
 }
 
@@ -576,9 +577,9 @@ std::string return_op() {
   put_u(&p, 1);                 // "return"
   put_u(&p, 2); put_u(&p, 3);   // loc
   put_u(&p, 0);                 // operands
-  put_u(&p, 0);                 // results
   put_u(&p, 0);                 // attrs
   put_u(&p, 0);                 // regions
+  put_u(&p, 0);                 // results
   return p;
 }
 
@@ -587,7 +588,6 @@ void hand_made_files(void** state) {
   std::string body;
   put_u(&body, 1);
   body += return_op();
-  put_u(&body, 0);  // params
   std::string good = file_of(payload_with_function_body(body));
   std::unique_ptr<Module> m;
   Status st = read(good, &m);
@@ -688,8 +688,31 @@ void bad_indices_and_names(void** state) {
                "'load' has 2 operand entries, its slots need 3");
   expect_error(mutate([&](Module* m) { first(m, Opcode::For).operands.resize(2); }), Code::CorruptBinary,
                "its slots need at least 3");
-  expect_error(mutate([&](Module* m) { first(m, Opcode::Splat).results.clear(); }), Code::CorruptBinary,
-               "'splat' has 0 results, not 1");
+  expect_error(mutate([&](Module* m) { first(m, Opcode::MathCall).operands.clear(); }), Code::CorruptBinary,
+               "'math_call' has 0 operand entries, its slots need at least 1");
+  expect_error(mutate([&](Module* m) { first(m, Opcode::ProgramId).attrs[0] = Attr::none(); }), Code::CorruptBinary,
+               "'program_id' lacks its attribute 'axis'");
+  // %sum is defined in the loop's region; the store after the loop cannot use it.
+  expect_error(mutate([&](Module* m) { first(m, Opcode::Store).operands[1] = first(m, Opcode::Add).results[0]; }),
+               Code::CorruptBinary, "is used outside the region that defines it");
+  // A region cannot use the results of the op that owns it.
+  expect_error(mutate([&](Module* m) { first(m, Opcode::Add).operands[1] = first(m, Opcode::For).results[0]; }),
+               Code::CorruptBinary, "is used before it is defined");
+  expect_error(mutate([&](Module* m) { m->functions[1]->values[5].name = "x"; }), Code::CorruptBinary,
+               "value '%x' is defined twice in '@k.all_of_it'");
+  expect_error(mutate([&](Module* m) { m->functions[0]->name = "k.all_of_it"; }), Code::CorruptBinary,
+               "function '@k.all_of_it' appears twice");
+  expect_error(mutate([&](Module* m) { m->functions[1]->results.push_back(0); }), Code::CorruptBinary,
+               "kernel '@k.all_of_it' has results");
+  expect_error(mutate([&](Module* m) { m->functions[0]->constexprs.push_back(Constexpr{"C", Scalar::I32, {}, {}}); }),
+               Code::CorruptBinary, "device function '@dev' has constexprs");
+  expect_error(mutate([&](Module* m) { m->functions[1]->constexprs[1].name = "BLOCK"; }), Code::CorruptBinary,
+               "constexpr 'BLOCK' appears twice");
+  expect_error(mutate([&](Module* m) { m->functions[1]->constexprs[0].default_value = Attr::of_float(1); }),
+               Code::CorruptBinary, "the default of constexpr 'BLOCK' (i32) is not an int");
+  expect_error(mutate([&](Module* m) { m->symbols[1] = "f32"; }), Code::CorruptBinary, "symbol 'f32' is a type's name");
+  expect_error(mutate([&](Module* m) { first(m, Opcode::Const).attrs[0] = Attr::of_sym("nan"); }), Code::CorruptBinary,
+               "'nan' cannot name a constexpr");
   expect_error(mutate([&](Module* m) { first(m, Opcode::ProgramId).attrs[0] = Attr::of_str("0"); }),
                Code::CorruptBinary, "a string value for attribute 'axis' of 'program_id'");
   expect_error(mutate([&](Module* m) { first(m, Opcode::Cmp).attrs[0] = Attr::of_int(2); }), Code::CorruptBinary,
@@ -698,8 +721,6 @@ void bad_indices_and_names(void** state) {
                "'' is not a value of attribute 'pred' of 'cmp'");
   expect_error(mutate([&](Module* m) { first(m, Opcode::Load).attrs[2] = Attr::of_float(1); }), Code::CorruptBinary,
                "a float value for attribute 'volatile'");
-  expect_error(mutate([&](Module* m) { first(m, Opcode::If).regions.clear(); }), Code::CorruptBinary,
-               "'if' has 0 regions, not 1 to 2");
   expect_error(mutate([&](Module* m) { first(m, Opcode::Call).attrs[0] = Attr::of_func("no good"); }),
                Code::CorruptBinary, "function 'no good' is not a NAME");
   expect_error(mutate([&](Module* m) { m->functions[1]->values[0].name = "x y"; }), Code::CorruptBinary,
