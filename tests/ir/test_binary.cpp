@@ -2,9 +2,18 @@
 // Builder-made modules, and a reader that rejects every kind of bad input with the right code
 // and never crashes (truncation at every offset, every byte flipped, payload bytes changed behind
 // a recomputed checksum, crafted huge counts, deep nesting, bad indices and names).
+//
+// Golden files: tests/golden/binary/vN/NAME.trib must read and print exactly NAME.tri, for every
+// released version N; for the current version, parsing NAME.tri and writing must give NAME.trib
+// byte for byte, so the format cannot drift silently. With TRI_UPDATE_GOLDEN=1 the test first
+// adds the current version's missing files: NAME.tri for each source below (examples, text
+// goldens) and NAME.trib for each NAME.tri. It never rewrites an existing file: golden files of a
+// released version stay as they are.
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -14,12 +23,25 @@
 #include "ir/binary.h"
 #include "ir/ir.h"
 #include "ir/limits.h"
+#include "ir/text.h"
 #include "test_main.h"
 
 using namespace tri;
 using namespace tri::ir;
+namespace fs = std::filesystem;
 
 namespace {
+
+constexpr int kCurrentVersion = 1;
+const char* const kGoldenDir = "tests/golden/binary";
+
+// Text files whose canonical form becomes a golden file of the current version, as PREFIX + stem.
+struct GoldenSource {
+  const char* dir;
+  const char* prefix;
+};
+const GoldenSource kGoldenSources[] = {
+    {"examples", "example_"}, {"tests/golden/text", "text_"}, {"tests/golden/verify_ok", "verify_ok_"}};
 
 constexpr size_t kHeader = 28;
 
@@ -267,6 +289,7 @@ std::unique_ptr<Module> make_full_module() {
   ValueId v2 = name(b.create1(Opcode::Load, {xp, mask, zero}, bf, {Attr::none(), Attr::of_enum(1)}, L.next()), "v2");
   name(b.create1(Opcode::Permute, {v2}, bf, {Attr::of_ints({0, -1, INT64_MAX, INT64_MIN})}, L.next()), "perm");
   name(b.create1(Opcode::MathCall, {v1, v2}, bf, {Attr::of_str("atan2")}, L.next()), "mc");
+  name(b.create1(Opcode::MaxContiguous, {v2}, bf, {Attr::of_ints({})}, L.next()), "mcont");
 
   // for %c0, %n, %c1, %v1 { ^(%iv: i32, %acc: <BLOCK x f32>): ... yield } : <BLOCK x f32>
   ValueId c0 = name(b.create1(Opcode::Const, {}, i32, {Attr::of_int(0)}, L.next()), "c0");
@@ -748,9 +771,104 @@ void bad_indices_and_names(void** state) {
   expect_error(bytes, Code::CorruptBinary, "'slx' is not a value of attribute 'pred' of 'cmp'");
 }
 
+std::vector<fs::path> files_in(const fs::path& dir, const std::string& ext) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ext) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string first_difference(const std::string& a, const std::string& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  size_t line = 1 + std::count(a.begin(), a.begin() + i, '\n');
+  return "first difference at byte " + std::to_string(i) + " (line " + std::to_string(line) + "), sizes " +
+         std::to_string(a.size()) + " and " + std::to_string(b.size());
+}
+
+std::unique_ptr<Module> parse_file(const fs::path& p) {
+  std::unique_ptr<Module> m;
+  Status st = parse_text(tri_test::read_file(p.string()), p.filename().string(), &m);
+  if (!st) fail_msg("%s", st.message().c_str());
+  return m;
+}
+
+void add_missing_golden_files() {
+  fs::path dir = fs::path(tri_test::source_path(kGoldenDir)) / ("v" + std::to_string(kCurrentVersion));
+  fs::create_directories(dir);
+  for (const GoldenSource& src : kGoldenSources) {
+    for (const fs::path& f : files_in(tri_test::source_path(src.dir), ".tri")) {
+      fs::path target = dir / (src.prefix + f.stem().string() + ".tri");
+      if (fs::exists(target)) continue;
+      std::ofstream(target, std::ios::binary) << print_text(*parse_file(f));
+      std::printf("added %s\n", target.string().c_str());
+    }
+  }
+  for (const fs::path& f : files_in(dir, ".tri")) {
+    fs::path target = fs::path(f).replace_extension(".trib");
+    if (fs::exists(target)) continue;
+    std::ofstream(target, std::ios::binary) << write_binary(*parse_file(f));
+    std::printf("added %s\n", target.string().c_str());
+  }
+}
+
+// Every version's golden files read and print their text.
+void golden_files_of_every_version_read(void** state) {
+  int versions = 0, files = 0;
+  for (int v = 1; v <= kCurrentVersion; ++v) {
+    fs::path dir = fs::path(tri_test::source_path(kGoldenDir)) / ("v" + std::to_string(v));
+    if (!fs::is_directory(dir)) fail_msg("%s is missing: golden files of released versions stay", dir.string().c_str());
+    ++versions;
+    for (const fs::path& f : files_in(dir, ".trib")) {
+      ++files;
+      fs::path tri = fs::path(f).replace_extension(".tri");
+      if (!fs::exists(tri)) fail_msg("%s has no .tri", f.string().c_str());
+      std::string bytes = tri_test::read_file(f.string());
+      std::unique_ptr<Module> m;
+      Status st = read_binary(bytes.data(), bytes.size(), f.filename().string(), &m);
+      if (!st) fail_msg("%s", st.message().c_str());
+      check_links(*m);
+      std::string text = print_text(*m);
+      std::string want = tri_test::read_file(tri.string());
+      if (text != want) fail_msg("%s prints other text than %s: %s", f.string().c_str(), tri.filename().c_str(),
+                                 first_difference(text, want).c_str());
+    }
+    for (const fs::path& f : files_in(dir, ".tri"))
+      if (!fs::exists(fs::path(f).replace_extension(".trib")))
+        fail_msg("%s has no .trib (TRI_UPDATE_GOLDEN=1 adds it)", f.string().c_str());
+  }
+  assert_int_equal(versions, kCurrentVersion);
+  assert_true(files >= 10);
+}
+
+// The current version's files are exactly what the writer writes for their text.
+void golden_files_are_what_the_writer_writes(void** state) {
+  fs::path dir = fs::path(tri_test::source_path(kGoldenDir)) / ("v" + std::to_string(kCurrentVersion));
+  int files = 0;
+  for (const fs::path& f : files_in(dir, ".tri")) {
+    ++files;
+    std::string text = tri_test::read_file(f.string());
+    std::unique_ptr<Module> m = parse_file(f);
+    std::string printed = print_text(*m);
+    if (printed != text)
+      fail_msg("%s is not in canonical form: %s", f.string().c_str(), first_difference(printed, text).c_str());
+    std::string bytes = write_binary(*m);
+    std::string want = tri_test::read_file(fs::path(f).replace_extension(".trib").string());
+    if (bytes != want)
+      fail_msg("writing %s no longer gives its .trib (%s): the format changed; a change that old readers would "
+               "misread needs a new version (docs/format.md)",
+               f.string().c_str(), first_difference(bytes, want).c_str());
+  }
+  assert_true(files >= 10);
+}
+
 }  // namespace
 
 int main(void) {
+  const char* update = std::getenv("TRI_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") add_missing_golden_files();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(full_module_round_trips),
       cmocka_unit_test(every_attr_kind_is_covered),
@@ -763,6 +881,8 @@ int main(void) {
       cmocka_unit_test(hand_made_files),
       cmocka_unit_test(huge_counts_fail_fast),
       cmocka_unit_test(bad_indices_and_names),
+      cmocka_unit_test(golden_files_of_every_version_read),
+      cmocka_unit_test(golden_files_are_what_the_writer_writes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
