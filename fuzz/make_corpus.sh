@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Seeds the fuzz corpora in a fuzz build dir (never in the source tree):
-#   BUILD/corpus/text    examples/*.tri, tests/golden/text/*.tri, tests/golden/binary/v*/*.tri
-#   BUILD/corpus/binary  the binary forms of those, and tests/golden/binary/v*/*.trib
+#   BUILD/corpus/text    examples/*.tri, tests/golden/*/*.tri (must-fail inputs included: near
+#                        misses are good seeds), tests/golden/binary/v*/*.tri
+#   BUILD/corpus/binary  the binary forms of those that parse, and tests/golden/binary/v*/*.trib
 #   BUILD/text.dict      keywords, op, slot, attribute and enum names (from the op table)
 # Existing corpus files are kept: the corpora grow across runs.
 # usage: fuzz/make_corpus.sh BUILD_DIR
@@ -12,7 +13,7 @@ seeds="$build/fuzz/tri_fuzz_seeds"
 mkdir -p "$build/corpus/text" "$build/corpus/binary"
 
 shopt -s nullglob
-texts=("$root"/examples/*.tri "$root"/tests/golden/text/*.tri "$root"/tests/golden/binary/v*/*.tri)
+texts=("$root"/examples/*.tri "$root"/tests/golden/*/*.tri "$root"/tests/golden/binary/v*/*.tri)
 for f in "${texts[@]}"; do
   # golden files of different folders may share a name: prefix the folder
   rel=${f#"$root"/}
@@ -32,4 +33,4 @@ for f in "$root"/tests/golden/binary/v*/*.trib; do
   cp -n "$f" "$build/corpus/binary/${rel//\//_}" 2>/dev/null || true
 done
 "$seeds" dict "$build/text.dict"
-echo "corpus: $(ls "$build/corpus/text" | wc -l) text, $(ls "$build/corpus/binary" | wc -l) binary inputs in $build/corpus"
+echo "corpus: ${#texts[@]} text seeds; $(ls "$build/corpus/text" | wc -l) text, $(ls "$build/corpus/binary" | wc -l) binary inputs in $build/corpus"
