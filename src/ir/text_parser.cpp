@@ -648,6 +648,10 @@ class Parser {
       Constexpr c;
       c.name = std::string(n.text);
       c.loc = n.loc;
+      Scalar unused;
+      if (c.name == "true" || c.name == "false" || c.name == "inf" || c.name == "nan" || c.name == "ptr" ||
+          scalar_from_name(c.name, &unused))
+        return fail(n.loc, "'" + c.name + "' cannot name a constexpr (it is a literal or a type)");
       if (!constexpr_names_.insert(c.name).second) return fail(n.loc, "constexpr '" + c.name + "' declared twice");
       if (!expect(Tok::Colon, "':'") || !parse_scalar(&c.type)) return false;
       if (peek().kind == Tok::Equal) {
