@@ -248,9 +248,10 @@ class Parser {
         return fail(type_loc, "block type has more than " + std::to_string(kMaxBlockRank) + " dimensions");
       lex_.skip_space();
       if (lex_.at_end() || lex_.peek_char() != 'x') {
-        const Token& t = peek();
-        if (glued.empty() || t.kind == Tok::Error || t.kind == Tok::End) return fail_expected("'x' in block type", t);
-        return fail(t.loc, "expected 'x' in block type, found '" + lexeme(t) + "' ('" + text::quote_for_diag(glued) +
+        const Token& found = peek();
+        if (glued.empty() || found.kind == Tok::Error || found.kind == Tok::End)
+          return fail_expected("'x' in block type", found);
+        return fail(found.loc, "expected 'x' in block type, found '" + lexeme(found) + "' ('" + text::quote_for_diag(glued) +
                                "' reads as one name: put spaces around 'x' after a constexpr name)");
       }
       glued.clear();
