@@ -757,6 +757,10 @@ class Reader {
       Constexpr& c = f.constexprs[i];
       at = pos_;
       TRY(name(&c.name, "constexpr"));
+      Scalar sc;
+      if (c.name == "true" || c.name == "false" || c.name == "inf" || c.name == "nan" || c.name == "ptr" ||
+          scalar_from_name(c.name, &sc))
+        return corrupt(at, "'" + c.name + "' cannot name a constexpr (it is a literal or a type)");
       if (f.constexpr_index(c.name) != static_cast<int>(i))
         return corrupt(at, "constexpr '" + c.name + "' appears twice");
       TRY(scalar(&c.type));

@@ -734,6 +734,8 @@ void bad_indices_and_names(void** state) {
   expect_error(mutate([&](Module* m) { m->functions[1]->constexprs[0].default_value = Attr::of_float(1); }),
                Code::CorruptBinary, "the default of constexpr 'BLOCK' (i32) is not an int");
   expect_error(mutate([&](Module* m) { m->symbols[1] = "f32"; }), Code::CorruptBinary, "symbol 'f32' is a type's name");
+  expect_error(mutate([&](Module* m) { m->functions[1]->constexprs[3].name = "inf"; }), Code::CorruptBinary,
+               "'inf' cannot name a constexpr (it is a literal or a type)");
   expect_error(mutate([&](Module* m) { first(m, Opcode::Const).attrs[0] = Attr::of_sym("nan"); }), Code::CorruptBinary,
                "'nan' cannot name a constexpr");
   expect_error(mutate([&](Module* m) { first(m, Opcode::ProgramId).attrs[0] = Attr::of_str("0"); }),
