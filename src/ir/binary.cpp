@@ -42,7 +42,7 @@ enum TypeTag : uint8_t { kTypeScalar = 0, kTypePtr = 1, kTypeBlock = 2 };
 
 // The least bytes each kind of record takes, so a count can be checked against the bytes left
 // before anything is allocated (docs/format.md lists the same numbers).
-constexpr size_t kMinString = 1, kMinSymbol = 1, kMinType = 2, kMinFunction = 11, kMinResultType = 1;
+constexpr size_t kMinString = 1, kMinSymbol = 1, kMinType = 2, kMinFunction = 10, kMinResultType = 1;
 constexpr size_t kMinConstexpr = 5, kMinParam = 8, kMinArg = 2, kMinOp = 7, kMinOperand = 1;
 constexpr size_t kMinAttr = 3, kMinBlock = 4, kMinInt = 1, kMinResult = 2;
 
