@@ -15,7 +15,8 @@
 //  - Provenance survives addptr, splat, broadcast, the shape ops, select, bitcast and calls;
 //    inttoptr makes a pointer without one, which checked mode does not bounds-check (it still
 //    checks alignment). A pointer argument with extent 0 is not bounds-checked either.
-//  - Checked mode also checks the launch arguments against their `align`/`divisible` facts.
+//  - Checked mode also checks the launch arguments against their `align`/`divisible` facts, and
+//    the facts of multiple_of and max_contiguous (as docs/ir.md words them) on defined lanes.
 //  - `for` counts in exact integers (iv never wraps: the loop ends once iv >= hi). A step <= 0 is
 //    an error in checked mode, and in any mode when the loop would run (it would never end).
 //  - Reductions and scans combine sequentially in index order (scan[reverse] from the last
@@ -407,6 +408,7 @@ class Interp {
   Status exec_print(Frame& fr, OpId o);
   Status exec_assert(Frame& fr, OpId o);
   Status exec_assume(Frame& fr, OpId o);
+  Status check_hint(const Frame& fr, OpId o) const;
   uint64_t combine_builtin(const std::string& kind, TypeId elem, uint64_t a, uint64_t b) const;
   std::string format_lane(const Val& v, int64_t i) const;
 
@@ -602,8 +604,8 @@ Status Interp::exec_op(Frame& fr, OpId o) {
     case Opcode::DebugBarrier: return Status::ok();
     case Opcode::MultipleOf:
     case Opcode::MaxContiguous:
-      // Facts for the compiler: the value passes through. Their block-wide meaning (the
-      // divisibility and contiguity of groups of lanes) is not checked here.
+      // Facts for the compiler: the value passes through (checked mode checks the fact first).
+      if (checked_) TRI_RETURN_IF_ERROR(check_hint(fr, o));
       fr.vals[op.results[0]] = fr.vals[op.operands[0]];
       fr.vals[op.results[0]].type = f.type_of(op.results[0]);
       return Status::ok();
@@ -1161,15 +1163,9 @@ Status Interp::exec_dot(Frame& fr, OpId o) {
             c = trunc_bits(c + p, w);
           }
           out = trunc_bits(c, ir::scalar_bits(er));
-        } else if (ea == Scalar::F64 || eb == Scalar::F64 || ec == Scalar::F64) {
-          double c = static_cast<double>(decode_float(lane(acc, ci), ec));
-          for (int64_t k = 0; k < K; ++k) {
-            double p = static_cast<double>(decode_float(lane(a, ai(k)), ea)) *
-                       static_cast<double>(decode_float(lane(b, bi(k)), eb));
-            c = c + p;
-          }
-          out = encode_float(c, er);
         } else {
+          // Float inputs (f16, bf16, f8, f32) accumulate in f32 (docs/ir.md: dot).
+          assert(ea != Scalar::F64 && eb != Scalar::F64 && ec != Scalar::F64);
           float c = lane_f32(lane(acc, ci), ec);
           for (int64_t k = 0; k < K; ++k) {
             float x = lane_f32(lane(a, ai(k)), ea), y = lane_f32(lane(b, bi(k)), eb);
@@ -1339,6 +1335,52 @@ Status Interp::exec_assert(Frame& fr, OpId o) {
     TRI_RETURN_IF_ERROR(check_defined(fr, o, "cond", c, i));
     if (!(c.bits[i] & 1))
       return runtime_error(fr, o, "'assert'" + lane_str(c.type, i) + " failed" + (msg.empty() ? "" : ": " + msg));
+  }
+  return Status::ok();
+}
+
+// multiple_of: along dimension d, the first lane of each run of values[d] lanes is a multiple of
+// values[d] (an address, for pointers). max_contiguous: along dimension d, lanes come in runs of
+// values[d] consecutive values (consecutive elements, for pointers). Undefined lanes are skipped:
+// their uses are reported where they happen.
+Status Interp::check_hint(const Frame& fr, OpId o) const {
+  const Function& f = *fr.f;
+  const Val& v = fr.vals[f.op(o).operands[0]];
+  const std::vector<int64_t>& values = f.attr(o, "values").ints;
+  const bool multiple = f.op(o).code == Opcode::MultipleOf;
+  const bool is_ptr = elem_is_ptr(v.type);
+  const int w = elem_width(v.type);
+  const int64_t step = is_ptr ? mem_bytes(pointee_scalar(v.type)) : 1;
+  std::vector<int64_t> shape = shape_of(v.type);
+  if (shape.empty()) shape = {1};
+  auto show = [&](uint64_t bits) { return is_ptr ? hex(bits) : std::to_string(sext_bits(bits, w)); };
+  // stride[d]: the lane distance between neighbours along dimension d.
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  for (int64_t i = 0; i < v.size(); ++i) {
+    if (undef_at(v, i) != kDefined) continue;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t n = values[d];
+      const int64_t pos = (i / stride[d]) % shape[d];
+      const std::string run = " of " + std::to_string(n) + " along dimension " + std::to_string(d);
+      if (multiple) {
+        if (pos % n != 0) continue;
+        const bool ok = is_ptr ? lane(v, i) % static_cast<uint64_t>(n) == 0 : sext_bits(lane(v, i), w) % n == 0;
+        if (!ok)
+          return runtime_error(fr, o, op_name(f, o) + lane_str(v.type, i) + " is " + show(lane(v, i)) +
+                                          ", which is not a multiple of " + std::to_string(n) +
+                                          " as the first of a run" + run);
+      } else {
+        if (pos % n == 0) continue;
+        const int64_t prev = i - stride[d];
+        if (undef_at(v, prev) != kDefined) continue;
+        if (trunc_bits(lane(v, prev) + static_cast<uint64_t>(step), w) != lane(v, i))
+          return runtime_error(fr, o, op_name(f, o) + lane_str(v.type, i) + " is " + show(lane(v, i)) +
+                                          " but the lane before it is " + show(lane(v, prev)) + ", which breaks a run of " +
+                                          std::to_string(n) + (is_ptr ? " consecutive elements" : " consecutive values") +
+                                          " along dimension " + std::to_string(d));
+      }
+    }
   }
   return Status::ok();
 }

@@ -12,6 +12,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/ir.h"
+#include "ir/verifier.h"
 
 namespace tri_test {
 
@@ -177,8 +178,14 @@ class KB {
   ValueId lanes_of(ValueId p, ValueId offs) { return addptr(splat(p, {num(offs)}), offs); }
   int64_t num(ValueId v) const { return m->types.num_elements(type(v)); }
 
-  // Runs the kernel.
+  // Runs the kernel, after checking that the module verifies (tests of IR the verifier rejects
+  // clear `verify_first`): the interpreter's contract is verified IR.
+  bool verify_first = true;
   Status run(Grid grid, const std::vector<ArgValue>& args, bool checked = false, std::string* printed = nullptr) {
+    if (verify_first) {
+      Status v = tri::ir::verify(*m);
+      if (!v.is_ok()) return Status(Code::Internal, "test kernel does not verify: " + v.message());
+    }
     tri::interp::Options o;
     o.checked = checked;
     if (printed) {

@@ -1,7 +1,7 @@
 // Whole-block ops against loops written in C in the test: the shape ops (splat, broadcast,
 // expand_dims, reshape, permute, join, split, cat), reductions and scans over every axis of 1-D,
 // 2-D and 3-D blocks with every builtin kind and with combine regions over tuples, and dot on
-// every input type (f16, bf16, f8, f32 ieee/tf32, f64, i8), 2-D and batched.
+// every input type (f16, bf16, f8, f32 ieee/tf32, i8), 2-D and batched.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -435,7 +435,6 @@ std::vector<uint64_t> random_floats(size_t n, Scalar s, uint64_t seed, std::vect
         out.push_back(code);
         break;
       }
-      case Scalar::F64: out.push_back(f64_bits(v)); break;
       default: out.push_back(f32_bits(v)); break;
     }
   }
@@ -447,7 +446,7 @@ void check_dot(Scalar in, bool tf32, bool batched) {
   std::vector<float> av, bv, cv;
   std::vector<uint64_t> a = random_floats(B * M * K, in, 31 + static_cast<int>(in), &av);
   std::vector<uint64_t> b = random_floats(B * K * N, in, 41 + static_cast<int>(in), &bv);
-  Scalar acc = in == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+  const Scalar acc = Scalar::F32;
   std::vector<uint64_t> c = random_floats(B * M * N, acc, 51, &cv);
   std::vector<int64_t> sa = {M, K}, sb = {K, N}, sc = {M, N};
   if (batched) {
@@ -464,12 +463,6 @@ void check_dot(Scalar in, bool tf32, bool batched) {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         const int64_t ci = (bt * M + m) * N + n;
-        if (acc == Scalar::F64) {
-          double s = cv[ci];
-          for (int64_t k = 0; k < K; ++k) s = s + static_cast<double>(av[(bt * M + m) * K + k]) * bv[(bt * K + k) * N + n];
-          assert_true(bits_f64(r[0][ci]) == s);
-          continue;
-        }
         float s = cv[ci];
         for (int64_t k = 0; k < K; ++k) {
           float x = av[(bt * M + m) * K + k], y = bv[(bt * K + k) * N + n];
@@ -487,7 +480,7 @@ void check_dot(Scalar in, bool tf32, bool batched) {
 }
 
 void dot_float_inputs(void**) {
-  for (Scalar s : {Scalar::F16, Scalar::BF16, Scalar::F8E4M3, Scalar::F8E5M2, Scalar::F32, Scalar::F64})
+  for (Scalar s : {Scalar::F16, Scalar::BF16, Scalar::F8E4M3, Scalar::F8E5M2, Scalar::F32})
     for (bool batched : {false, true}) check_dot(s, false, batched);
   check_dot(Scalar::F32, true, false);
   check_dot(Scalar::F32, true, true);

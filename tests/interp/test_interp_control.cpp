@@ -261,6 +261,9 @@ void runaway_recursion(void**) {
   kb.make(Opcode::Call, {}, {}, {Attr::of_func("r")});
   kb.ret();
   kb.use(kb.kernel);
+  // The verifier rejects recursion; the interpreter still refuses to overflow its stack on IR
+  // that skipped it.
+  kb.verify_first = false;
   Status st = kb.run(Grid{}, {});
   assert_int_equal(st.code(), Code::Runtime);
   assert_string_equal(st.message().c_str(), "t.tri:50:1: error: 'call' of @r nests deeper than 256 calls; program (0, 0, 0)");
@@ -269,6 +272,7 @@ void runaway_recursion(void**) {
   assert_int_equal(st.code(), Code::InvalidArgument);
   assert_string_equal(st.message().c_str(), "@r is a device function, not a kernel");
   KB bad;
+  bad.verify_first = false;
   bad.next_loc = Loc{2, 2};
   bad.make(Opcode::Call, {}, {}, {Attr::of_func("nowhere")});
   bad.ret();
@@ -290,6 +294,55 @@ void hints_pass_through(void**) {
   for (int i = 0; i < 8; ++i) assert_int_equal(buf[i], i * i);
 }
 
+// Checked mode holds multiple_of and max_contiguous to their words in docs/ir.md.
+void hints_checked(void**) {
+  // offs[i, j] = shift + i * stride + j * step over <4 x 16>, with the facts
+  // multiple_of[1, 16] (each row starts at a multiple of 16) and max_contiguous[1, 8]
+  // (runs of 8 consecutive values along each row); then multiple_of[1, 128] (bytes) and
+  // max_contiguous[1, 16] for the pointers p + offs.
+  KB kb;
+  ValueId p = kb.param("p", kb.ptr(Scalar::F32), 16);
+  ValueId shift = kb.param("shift", kb.t(Scalar::I32));
+  ValueId stride = kb.param("stride", kb.t(Scalar::I32));
+  ValueId step = kb.param("step", kb.t(Scalar::I32));
+  TypeId b2 = kb.blk({4, 16}, Scalar::I32);
+  ValueId rows = kb.op(Opcode::Broadcast, {kb.op(Opcode::ExpandDims, {kb.arange(0, 4)}, kb.blk({4, 1}, Scalar::I32), {Attr::of_int(1)})}, b2);
+  ValueId cols = kb.op(Opcode::Broadcast, {kb.op(Opcode::ExpandDims, {kb.arange(0, 16)}, kb.blk({1, 16}, Scalar::I32), {Attr::of_int(0)})}, b2);
+  ValueId offs = kb.bin(Opcode::Add, kb.splat(shift, {4, 16}),
+                        kb.bin(Opcode::Add, kb.bin(Opcode::Mul, rows, kb.splat(stride, {4, 16})),
+                               kb.bin(Opcode::Mul, cols, kb.splat(step, {4, 16}))));
+  kb.next_loc = Loc{3, 1};
+  ValueId m = kb.op(Opcode::MultipleOf, {offs}, b2, {Attr::of_ints({1, 16})});
+  kb.next_loc = Loc{4, 1};
+  ValueId c = kb.op(Opcode::MaxContiguous, {m}, b2, {Attr::of_ints({1, 8})});
+  ValueId ptrs = kb.addptr(kb.splat(p, {4, 16}), c);
+  kb.next_loc = Loc{5, 1};
+  ValueId pm = kb.op(Opcode::MultipleOf, {ptrs}, kb.type(ptrs), {Attr::of_ints({1, 128})});
+  kb.next_loc = Loc{6, 1};
+  kb.op(Opcode::MaxContiguous, {pm}, kb.type(ptrs), {Attr::of_ints({1, 16})});
+  kb.ret();
+  alignas(128) static float buf[256];
+  auto run = [&](int shift_v, int stride_v, int step_v, bool checked = true) {
+    return kb.run(Grid{}, {arg_ptr(buf, sizeof buf), arg_int(shift_v), arg_int(stride_v), arg_int(step_v)}, checked);
+  };
+  assert_true(run(0, 32, 1).is_ok());
+  assert_true(run(-32, 64, 1).is_ok());
+  Status st = run(0, 24, 1);
+  assert_string_equal(st.message().c_str(),
+                      "t.tri:3:1: error: 'multiple_of' lane [1, 0] of <4 x 16 x i32> is 24, which is not a multiple of 16 "
+                      "as the first of a run of 16 along dimension 1; program (0, 0, 0)");
+  assert_true(run(0, 24, 1, false).is_ok());  // facts are checked in checked mode only
+  st = run(0, 32, 2);
+  assert_string_equal(st.message().c_str(),
+                      "t.tri:4:1: error: 'max_contiguous' lane [0, 1] of <4 x 16 x i32> is 2 but the lane before it is 0, "
+                      "which breaks a run of 8 consecutive values along dimension 1; program (0, 0, 0)");
+  // The offsets' facts hold but the pointers' do not: row 0 starts at byte 64, not a multiple of 128.
+  st = run(16, 16, 1);
+  std::string want = "t.tri:5:1: error: 'multiple_of' lane [0, 0] of <4 x 16 x ptr<f32>> is " + hexaddr(buf + 16) +
+                     ", which is not a multiple of 128 as the first of a run of 128 along dimension 1; program (0, 0, 0)";
+  assert_string_equal(st.message().c_str(), want.c_str());
+}
+
 }  // namespace
 
 int main(void) {
@@ -303,6 +356,7 @@ int main(void) {
       cmocka_unit_test(call_keeps_pointer_provenance),
       cmocka_unit_test(runaway_recursion),
       cmocka_unit_test(hints_pass_through),
+      cmocka_unit_test(hints_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
