@@ -406,6 +406,24 @@ void cmp_all_predicates(void**) {
   assert_int_equal(got[0], 0);
 }
 
+void cmp_pointers(void**) {
+  // Pointers compare as 64-bit addresses: p + i against p + 2 over i = 0..3.
+  KB kb;
+  ValueId p = kb.param("p", kb.ptr(Scalar::F64));
+  ValueId out = kb.param("out", kb.ptr(Scalar::I1));
+  ValueId ptrs = kb.lanes_of(p, kb.arange(0, 4));
+  ValueId mid = kb.splat(kb.addptr(p, kb.i32(2)), {4});
+  ValueId lt = kb.cmp("ult", ptrs, mid), eq = kb.cmp("eq", ptrs, mid);
+  kb.store(kb.lanes_of(out, kb.arange(0, 4)), lt);
+  kb.store(kb.lanes_of(out, kb.arange(4, 8)), eq);
+  kb.ret();
+  double buf[4];
+  uint8_t o[8];
+  assert_true(kb.run(Grid{}, {arg_ptr(buf, 32), arg_ptr(o, 8)}, true).is_ok());
+  const uint8_t want[8] = {1, 1, 0, 0, 0, 0, 1, 0};
+  assert_memory_equal(o, want, 8);
+}
+
 void fcmp_all_predicates(void**) {
   const char* preds[] = {"oeq", "one", "olt", "ole", "ogt", "oge", "ord", "ueq", "une", "ult", "ule", "ugt", "uge", "uno"};
   std::vector<float> e = f32_edges();
@@ -418,19 +436,29 @@ void fcmp_all_predicates(void**) {
       a.push_back(f32_bits(x));
       b.push_back(f32_bits(y));
     }
+  // f16 from the same values: those outside f16's range become +-inf or 0 on both sides alike,
+  // so compare the f16 values themselves in the reference.
   for (const char* p : preds) {
-    for (Scalar s : {Scalar::F32, Scalar::F64}) {
+    for (Scalar s : {Scalar::F32, Scalar::F64, Scalar::F16}) {
       std::vector<uint64_t> ia = a, ib = b;
-      if (s == Scalar::F64)
-        for (size_t i = 0; i < a.size(); ++i) {
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (s == Scalar::F64) {
           ia[i] = f64_bits(fa[i]);
           ib[i] = f64_bits(fb[i]);
+        } else if (s == Scalar::F16) {
+          ia[i] = f16_bits(static_cast<_Float16>(fa[i]));
+          ib[i] = f16_bits(static_cast<_Float16>(fb[i]));
         }
+      }
       std::vector<uint64_t> got =
           run_elementwise(Opcode::FCmp, {s, s}, Scalar::I1, {ia, ib}, {enum_attr(Opcode::FCmp, "pred", p)});
       std::string ps = p;
       for (size_t i = 0; i < a.size(); ++i) {
         float x = fa[i], y = fb[i];
+        if (s == Scalar::F16) {
+          x = static_cast<float>(static_cast<_Float16>(x));
+          y = static_cast<float>(static_cast<_Float16>(y));
+        }
         bool uno = std::isunordered(x, y);
         bool w = ps == "oeq" ? x == y : ps == "one" ? (x < y || x > y) : ps == "olt" ? x < y : ps == "ole" ? x <= y
                : ps == "ogt" ? x > y : ps == "oge" ? x >= y : ps == "ord" ? !uno : ps == "ueq" ? (uno || x == y)
@@ -645,6 +673,7 @@ int main(void) {
       cmocka_unit_test(float_ops_f16_bf16),
       cmocka_unit_test(float_ops_f8),
       cmocka_unit_test(cmp_all_predicates),
+      cmocka_unit_test(cmp_pointers),
       cmocka_unit_test(fcmp_all_predicates),
       cmocka_unit_test(select_lanes),
       cmocka_unit_test(integer_casts),

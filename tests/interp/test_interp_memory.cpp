@@ -230,6 +230,39 @@ void float_atomics(void**) {
   assert_int_equal(r1, f16_bits(static_cast<_Float16>(5.0f)));
 }
 
+void atomics_every_width(void**) {
+  // add and max on i8, i16, i64 (wrapping, signed compare), xchg on f64 and add on bf16.
+  const std::vector<int64_t> idx = {0, 0, 1, 1, 0, 1, 0, 1};
+  for (Scalar s : {Scalar::I8, Scalar::I16, Scalar::I64}) {
+    const int w = tri::ir::scalar_bits(s);
+    const uint64_t mask = w == 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+    const std::vector<uint64_t> vals = {100 & mask, 100 & mask, mask, 1, 50, mask - 5, 1, 2};
+    for (const char* kind : {"add", "max", "umin"}) {
+      std::vector<uint8_t> mem(16, 0);
+      std::vector<uint64_t> olds;
+      run_atomic(kind, s, idx, vals, &mem, &olds);
+      std::vector<uint64_t> want = {0, 0};
+      for (int i = 0; i < 8; ++i) {
+        uint64_t& cell = want[idx[i]];
+        assert_int_equal(olds[i], cell);
+        int64_t a = static_cast<int64_t>(cell << (64 - w)) >> (64 - w), b = static_cast<int64_t>(vals[i] << (64 - w)) >> (64 - w);
+        std::string k = kind;
+        cell = k == "add" ? (cell + vals[i]) & mask : k == "max" ? (a > b ? cell : vals[i]) : std::min(cell, vals[i]);
+      }
+      assert_true(unpack(mem, 2, s) == want);
+    }
+  }
+  std::vector<uint8_t> mem(16, 0);
+  std::vector<uint64_t> olds;
+  run_atomic("xchg", Scalar::F64, idx, {f64_bits(1.5), f64_bits(2.5), f64_bits(-1), f64_bits(4), f64_bits(5), f64_bits(6),
+                                         f64_bits(7), f64_bits(8)}, &mem, &olds);
+  assert_true(unpack(mem, 2, Scalar::F64) == std::vector<uint64_t>({f64_bits(7), f64_bits(8)}));
+  assert_int_equal(olds[6], f64_bits(5));
+  std::memset(mem.data(), 0, mem.size());
+  run_atomic("add", Scalar::BF16, idx, std::vector<uint64_t>(8, 0x3f80), &mem, &olds);  // += 1.0 four times each
+  assert_true(unpack(mem, 2, Scalar::BF16) == std::vector<uint64_t>({0x4080, 0x4080}));
+}
+
 void atomic_cas_lanes(void**) {
   KB kb;
   ValueId p = kb.param("p", kb.ptr(Scalar::I64));
@@ -248,6 +281,23 @@ void atomic_cas_lanes(void**) {
   assert_int_equal(mem[1], 5);
   const int64_t want[4] = {0, 5, 100, 5};
   assert_memory_equal(olds, want, sizeof want);
+}
+
+void atomic_cas_compares_bits(void**) {
+  // A float CAS compares bit patterns: -0.0 does not match +0.0, and a NaN matches itself.
+  KB kb;
+  ValueId p = kb.param("p", kb.ptr(Scalar::F32));
+  ValueId ptrs = kb.lanes_of(p, kb.arange(0, 2));
+  ValueId cmpv = kb.load(ptrs);
+  ValueId zero = kb.cf(kb.blk({2}, Scalar::F32), -0.0);
+  ValueId nz = kb.cf(kb.blk({2}, Scalar::F32), 9.0);
+  kb.cas(ptrs, zero, nz);
+  kb.cas(ptrs, cmpv, kb.cf(kb.blk({2}, Scalar::F32), 3.0));
+  kb.ret();
+  float mem[2] = {0.0f, std::nanf("")};
+  assert_true(kb.run(Grid{}, {arg_ptr(mem, 8)}, true).is_ok());
+  assert_true(mem[0] == 3.0f);  // not 9 (+0 vs -0 differ), then 3 (bits equal)
+  assert_true(mem[1] == 3.0f);  // NaN == NaN bitwise
 }
 
 void atomics_across_programs(void**) {
@@ -699,7 +749,9 @@ int main(void) {
       cmocka_unit_test(scalar_load_store),
       cmocka_unit_test(atomics_every_kind),
       cmocka_unit_test(float_atomics),
+      cmocka_unit_test(atomics_every_width),
       cmocka_unit_test(atomic_cas_lanes),
+      cmocka_unit_test(atomic_cas_compares_bits),
       cmocka_unit_test(atomics_across_programs),
       cmocka_unit_test(out_of_bounds_past_the_end),
       cmocka_unit_test(out_of_bounds_before_the_start),
