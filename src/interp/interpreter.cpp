@@ -24,7 +24,11 @@
 //    index of a strictly better value; a NaN never beats anything. Float atomics min/max follow
 //    fmin/fmax with NaN propagation; atomic_cas compares bit patterns.
 //  - dot sums over K in order, c = c + a*b with a separate rounding for the multiply and the add.
-//  - Device calls nest at most kMaxCallDepth deep (deeper is Code::Runtime).
+//  - Integer division or remainder by zero gives 0 (numeric.h). Checked mode reports it at the
+//    first lane with a defined zero divisor; division has no mask, so that includes lanes a later
+//    masked store discards (a masked load's `other` of 0 used as a divisor is reported).
+//  - Device calls nest at most kMaxCallDepth deep (deeper is Code::Runtime); the verifier already
+//    forbids recursion. A grid with a zero dimension runs no instance.
 //  - print sends, per program instance and print op, one text of lines
 //      <prefix>pid (x, y, z) idx (i, j): v0, v1
 //    one line per active lane in row-major order (`idx (...)` is left out when every value is a
