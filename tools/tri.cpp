@@ -165,12 +165,13 @@ bool render(const tri_module* m, bool binary, std::string* out) {
   return true;
 }
 
-// True when `input` is binary IR: it starts as every binary the library writes does. Comparing
-// with the module's own binary keeps the tool free of the format's magic constant.
+// True when `input` is binary IR: it starts with the 8-byte magic (docs/format.md) that every
+// binary the library writes starts with. Comparing with the library's own output keeps the
+// magic's bytes in one place.
 bool input_is_binary(const tri_module* m, const std::string& input) {
   std::string bin;
   if (!render(m, true, &bin)) return false;
-  const size_t k = 4;
+  const size_t k = 8;
   return input.size() >= k && bin.size() >= k && input.compare(0, k, bin, 0, k) == 0;
 }
 
