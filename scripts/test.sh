@@ -7,8 +7,8 @@
 #   bash scripts/test.sh --sanitize   the CTest suite in an ASan+UBSan Debug build (build-asan/)
 #                                     instead; the fuzzers are skipped (they are ASan builds already)
 #
-# Environment: JOBS (default: nproc) parallel jobs; TRI_FUZZ_SECONDS (default 30) per fuzz target,
-# 0 skips fuzzing.
+# Environment: JOBS (default: nproc) parallel jobs; TRI_FUZZ_SECONDS (default 30) how long each
+# fuzz target runs (scripts/fuzz.sh SECONDS), 0 skips fuzzing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -46,9 +46,11 @@ cmake --build "$build" -j "$jobs"
 step "ctest in $build"
 (cd "$build" && ctest --output-on-failure -j "$jobs")
 
-if [[ $sanitize -eq 0 && -f scripts/fuzz.sh && ${TRI_FUZZ_SECONDS:-30} -gt 0 ]]; then
-  step "fuzzers, ${TRI_FUZZ_SECONDS:-30} s per target"
-  TRI_FUZZ_SECONDS=${TRI_FUZZ_SECONDS:-30} bash scripts/fuzz.sh
+fuzz_seconds=${TRI_FUZZ_SECONDS:-30}
+if [[ $sanitize -eq 0 && -f scripts/fuzz.sh && $fuzz_seconds -gt 0 ]]; then
+  # fuzz.sh builds the targets (clang, build-fuzz/) and runs them side by side for that long.
+  step "fuzzers, $fuzz_seconds s each"
+  TRI_FUZZ_JOBS=$jobs bash scripts/fuzz.sh "$fuzz_seconds"
 fi
 
 step "all tests passed"

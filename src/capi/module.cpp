@@ -130,8 +130,8 @@ Status build_tables(tri_module* mod) {
   const size_t off_index = off_params + np * sizeof(ParamRec);
   const size_t off_chars = off_index + nf * sizeof(uint32_t);
   const size_t size = off_chars + chars;
-  static_assert(alignof(FunctionRec) >= alignof(ParamRec) || sizeof(FunctionRec) % alignof(ParamRec) == 0,
-                "records must stay aligned in the block");
+  static_assert(sizeof(FunctionRec) % alignof(ParamRec) == 0 && sizeof(ParamRec) % alignof(uint32_t) == 0,
+                "each table must start aligned for its records");
   void* block = capi::mem_alloc(mod->context, size, alignof(std::max_align_t));
   if (!block) return Status(Code::OutOfMemory, "tri_module_create: the allocator returned NULL");
   mod->table = block;
