@@ -831,6 +831,7 @@ struct bytes {
 };
 
 static void put(struct bytes* b, const void* data, size_t n) {
+  if (n == 0) return;
   if (b->n + n > b->cap) {
     b->cap = (b->n + n) * 2;
     b->p = (unsigned char*)realloc(b->p, b->cap);
@@ -998,6 +999,12 @@ static void huge_counts_are_refused_before_allocating(void** state) {
   tri_context* c = new_context();
   struct bytes payload = {NULL, 0, 0};
   struct bytes f;
+
+  /* A header whose payload size is 2^63 (the file has none). */
+  f = binary_file(&payload, 1);
+  f.p[12 + 7] = 0x80;
+  assert_int_equal(try_create(c, f.p, f.n, "huge.trib"), TRI_ERROR_CORRUPT_BINARY);
+  free(f.p);
 
   /* A string count of 2^62 in a tiny file. */
   put_u(&payload, (uint64_t)1 << 62);
