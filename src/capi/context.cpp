@@ -39,7 +39,6 @@ void mem_free(const tri_context_options& o, void* ptr, size_t size) {
     std::free(ptr);
 }
 
-
 void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
 
 void context_release(tri_context* c) {
