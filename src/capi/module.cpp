@@ -2,8 +2,6 @@
 // precomputes every answer the reflection calls give, so that a module is immutable afterwards
 // and may be read from many threads without locks.
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -25,21 +23,12 @@ static_assert(TRI_DTYPE_I1 == static_cast<int>(ir::Scalar::I1) && TRI_DTYPE_F64 
 
 namespace {
 
-// A constexpr default as IR text, written the way the canonical printer writes literals: floats
-// in the shortest form that reads back, always with a '.' or an exponent.
+// A constexpr default as IR text, spelled as the canonical printer spells literals.
 std::string literal_text(const ir::Attr& a) {
   switch (a.kind) {
     case ir::Attr::Kind::Int: return std::to_string(a.i);
     case ir::Attr::Kind::Bool: return a.i ? "true" : "false";
-    case ir::Attr::Kind::Float: {
-      if (std::isnan(a.f)) return "nan";
-      if (std::isinf(a.f)) return a.f < 0 ? "-inf" : "inf";
-      char buf[64];
-      auto r = std::to_chars(buf, buf + sizeof buf, a.f);
-      std::string s(buf, r.ptr);
-      if (s.find_first_of(".e") == std::string::npos) s += ".0";
-      return s;
-    }
+    case ir::Attr::Kind::Float: return ir::format_float(a.f);
     case ir::Attr::Kind::Sym: return a.s;
     default: return std::string();
   }
