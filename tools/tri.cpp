@@ -117,6 +117,9 @@ bool write_output(const std::string& path, const void* data, size_t size) {
 // Owns the context and one module at a time; releases them on every path out.
 class Session {
  public:
+  Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
   ~Session() {
     tri_module_destroy(module_);
     tri_context_destroy(context_);
