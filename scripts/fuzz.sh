@@ -35,9 +35,15 @@ for t in "${targets[@]}"; do
   dict=()
   [ "$kind" = text ] && dict=(-dict="$build/text.dict")
   mkdir -p "$build/artifacts/$t"
-  # shellcheck disable=SC2086
-  "$build/fuzz/$t" "$build/corpus/$kind" -max_total_time="$secs" -timeout=25 -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/$t/" "${dict[@]}" ${TRI_FUZZ_ARGS:-} >"$build/logs/$t.log" 2>&1 &
+  (
+    start=$(date +%s)
+    rc=0
+    # shellcheck disable=SC2086
+    "$build/fuzz/$t" "$build/corpus/$kind" -max_total_time="$secs" -timeout=25 -print_final_stats=1 \
+      -artifact_prefix="$build/artifacts/$t/" "${dict[@]}" ${TRI_FUZZ_ARGS:-} || rc=$?
+    echo "tri-fuzz-seconds: $(($(date +%s) - start))"
+    exit $rc
+  ) >"$build/logs/$t.log" 2>&1 &
   pids[$t]=$!
 done
 
@@ -47,7 +53,8 @@ for t in "${targets[@]}"; do
   wait "${pids[$t]}" || rc=$?
   execs=$(grep -h 'stat::number_of_executed_units' "$build/logs/$t.log" | awk '{s += $2} END {print s + 0}')
   cov=$(grep -o 'cov: [0-9]*' "$build/logs/$t.log" | tail -1 || true)
-  echo "$t: $execs executions in ${secs}s ($cov), exit $rc, log $build/logs/$t.log"
+  ran=$(sed -n 's/^tri-fuzz-seconds: //p' "$build/logs/$t.log")
+  echo "$t: $execs executions in ${ran}s ($cov), exit $rc, log $build/logs/$t.log"
   if [ "$rc" -ne 0 ]; then
     status=1
     grep -h -E 'ERROR: |==== tri fuzz|Test unit written to|SUMMARY' "$build/logs/$t.log" | head -20 >&2 || true

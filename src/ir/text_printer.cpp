@@ -19,6 +19,8 @@
 namespace tri::ir {
 namespace {
 
+}  // namespace
+
 // The shortest decimal that reads back to the same double (to_chars without a precision picks
 // it, fixed or scientific, whichever is shorter), always with a '.' or an exponent so it reads
 // back as a float; to_chars/from_chars ignore the locale.
@@ -31,6 +33,8 @@ std::string format_float(double v) {
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
+
+namespace {
 
 std::string quote_string(const std::string& s) {
   std::string out = "\"";
