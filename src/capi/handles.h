@@ -19,6 +19,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "capi/compiled.h"
 #include "ir/ir.h"
 #include "tri/tri.h"
 
@@ -78,6 +79,8 @@ struct tri_module {
   uint32_t function_count = 0;
   const tri::capi::ParamRec* params = nullptr;
   const uint32_t* by_name = nullptr;  // function indices sorted by name
+
+  tri::capi::CompileCache kernels;  // compiled specializations, by key (capi/kernel.cpp)
 };
 
 // Bytes handed to the caller. One allocation from the hook holds this header and then the bytes.
@@ -100,6 +103,12 @@ const std::string& last_error();
 
 void context_retain(tri_context* c);
 void context_release(tri_context* c);
+void module_retain(tri_module* m);
+void module_release(tri_module* m);
+
+// Makes a blob holding `bytes` from the context's allocator; the blob keeps the context alive.
+// `what` names the calling function in the error message.
+tri_result make_blob(tri_context* c, const std::string& bytes, const char* what, tri_blob** out);
 
 // Memory from the options' allocator hook, or from the C library when there is none. mem_alloc
 // returns NULL when the allocator fails; mem_free takes the size that was asked for.

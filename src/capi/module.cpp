@@ -12,6 +12,8 @@
 #include "ir/verifier.h"
 
 using namespace tri;
+using tri::capi::make_blob;
+using tri::capi::module_release;
 using tri::capi::FunctionRec;
 using tri::capi::guard;
 using tri::capi::ParamRec;
@@ -177,26 +179,6 @@ Status load(const void* data, size_t size, const std::string& source_name, std::
   return Status::ok();
 }
 
-void module_release(tri_module* m) {
-  if (!m || m->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  tri_context* c = m->context;
-  capi::mem_free(c, m->table, m->table_size);
-  m->~tri_module();
-  capi::mem_free(c, m, sizeof(tri_module));
-  capi::context_release(c);
-}
-
-// Makes a blob holding `bytes`; it keeps the context alive because its allocator frees it.
-tri_result make_blob(tri_context* c, const std::string& bytes, const char* what, tri_blob** out) {
-  void* mem = capi::mem_alloc(c, sizeof(tri_blob) + bytes.size(), alignof(tri_blob));
-  if (!mem) return set_error(Code::OutOfMemory, std::string(what) + ": the allocator returned NULL");
-  auto* b = new (mem) tri_blob{c, bytes.size()};
-  if (!bytes.empty()) std::memcpy(b->bytes(), bytes.data(), bytes.size());
-  capi::context_retain(c);
-  *out = b;
-  return TRI_OK;
-}
-
 // The function record for `index`, or a NOT_FOUND error naming the index.
 tri_result function_at(const tri_module* m, uint32_t index, const char* what, const FunctionRec** out) {
   if (index >= m->function_count)
@@ -219,6 +201,32 @@ tri_result param_at(const tri_module* m, uint32_t index, uint32_t param, const c
 }
 
 }  // namespace
+
+namespace tri::capi {
+
+void module_retain(tri_module* m) { m->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void module_release(tri_module* m) {
+  if (!m || m->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  tri_context* c = m->context;
+  capi::mem_free(c, m->table, m->table_size);
+  m->~tri_module();
+  capi::mem_free(c, m, sizeof(tri_module));
+  capi::context_release(c);
+}
+
+// Makes a blob holding `bytes`; it keeps the context alive because its allocator frees it.
+tri_result make_blob(tri_context* c, const std::string& bytes, const char* what, tri_blob** out) {
+  void* mem = capi::mem_alloc(c, sizeof(tri_blob) + bytes.size(), alignof(tri_blob));
+  if (!mem) return set_error(Code::OutOfMemory, std::string(what) + ": the allocator returned NULL");
+  auto* b = new (mem) tri_blob{c, bytes.size()};
+  if (!bytes.empty()) std::memcpy(b->bytes(), bytes.data(), bytes.size());
+  capi::context_retain(c);
+  *out = b;
+  return TRI_OK;
+}
+
+}  // namespace tri::capi
 
 extern "C" {
 
