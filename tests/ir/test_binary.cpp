@@ -690,6 +690,21 @@ void huge_counts_fail_fast(void** state) {
   p.append((kMaxFunctions + 1) * 10, '\0');
   expect_error(file_of(p), Code::LimitExceeded, "65537 functions exceed the limit of 65536 (kMaxFunctions)");
 
+  // More types than kMaxTypes, with room for them.
+  p.clear();
+  put_u(&p, 0);
+  put_u(&p, 0);
+  put_u(&p, kMaxTypes + 1);
+  p.append((kMaxTypes + 1) * 2, '\0');
+  expect_error(file_of(p), Code::LimitExceeded, "1048577 types exceed the limit of 1048576 (kMaxTypes)");
+
+  // A dimension past kMaxDim.
+  {
+    auto m = std::make_unique<Module>();
+    m->types.block({Dim::lit(kMaxDim + 1)}, m->types.scalar(Scalar::F32));
+    expect_error(write_binary(*m), Code::LimitExceeded, "dimension 1048577 at byte");
+  }
+
   // More types than there is room for.
   p.clear();
   put_u(&p, 0);
