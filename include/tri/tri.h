@@ -105,8 +105,13 @@ TRI_API void tri_context_options_destroy(tri_context_options* options);
  * off. Since 0.1. */
 TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri_log_fn fn, void* user,
                                               int32_t max_level);
-/* Sets the host allocator used for the context's and its children's memory; both functions
- * NULL restores the default. The allocator must outlive the context. Since 0.1. */
+/* Sets the host allocator; both functions NULL restores the default (malloc/free). It receives
+ * the memory of the objects behind handles: the context itself, each module with its reflection
+ * tables (the strings the reflection calls return included), and each blob with its bytes. The
+ * IR a module holds, options, error messages, and temporaries while parsing, verifying and
+ * printing come from the C++ heap, not from this allocator. alloc may return NULL: the call that
+ * needed the memory fails with TRI_ERROR_OUT_OF_MEMORY. The allocator must outlive every object
+ * made from the context. Since 0.1. */
 TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self,
                                                     tri_alloc_fn alloc, tri_free_fn free);
 /* Sets the directory of the compiled-kernel cache (copied); NULL or "" means no disk cache.
@@ -135,14 +140,17 @@ typedef struct tri_module tri_module;
  * NULL) names the input in diagnostics: "softmax.tri:12:9: error: ...". The bytes are not kept.
  * Errors: TRI_ERROR_INVALID_ARGUMENT (NULL context, NULL data, size 0), TRI_ERROR_PARSE,
  * TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_VERIFY,
- * TRI_ERROR_LIMIT_EXCEEDED. The caller owns *out_module; it keeps the context alive.
- * Since 0.1. */
+ * TRI_ERROR_LIMIT_EXCEEDED (input over 1 GiB, nesting deeper than 64, tables past their limits),
+ * TRI_ERROR_OUT_OF_MEMORY. A failure's message also goes to the context's log sink at
+ * TRI_LOG_ERROR. The caller owns *out_module; it keeps the context alive. Since 0.1. */
 TRI_API tri_result tri_module_create(tri_context* context, const void* data, size_t size, const char* source_name,
                                      tri_module** out_module);
 /* Releases the module; NULL is allowed. Since 0.1. */
 TRI_API void tri_module_destroy(tri_module* module);
 
-/* ---- Bytes returned by the library -------------------------------------------------------- */
+/* ---- Bytes returned by the library --------------------------------------------------------
+ * A blob owns a copy of its bytes: it stays valid after the module it came from is destroyed,
+ * and keeps that module's context alive (its memory came from the context's allocator). */
 typedef struct tri_blob tri_blob;
 
 /* The blob's bytes (not NUL-terminated) and their count; NULL and 0 for a NULL blob.
@@ -152,7 +160,8 @@ TRI_API size_t tri_blob_size(const tri_blob* blob);
 /* Releases a blob; NULL is allowed. Since 0.1. */
 TRI_API void tri_blob_destroy(tri_blob* blob);
 
-/* The module as canonical IR text. The caller owns *out_text. Since 0.1. */
+/* The module as canonical IR text (what `tri fmt` writes; not NUL-terminated). The caller owns
+ * *out_text. Since 0.1. */
 TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_text);
 /* The module as binary IR (docs/format.md). The caller owns *out_binary. Since 0.1. */
 TRI_API tri_result tri_module_to_binary(const tri_module* module, tri_blob** out_binary);
@@ -199,17 +208,99 @@ TRI_API tri_result tri_module_param_name(const tri_module* module, uint32_t inde
 TRI_API tri_result tri_module_param_kind(const tri_module* module, uint32_t index, uint32_t param,
                                          int32_t* out_kind);
 /* The parameter's type: its kind (TRI_TYPE_*), its element type (TRI_DTYPE_*; for a pointer,
- * the pointee) and its text as written in IR ("ptr<f32>", "i32"). Since 0.1. */
+ * the pointee; for a block, its element, or its element's pointee) and its canonical IR text
+ * ("ptr<f32>", "i32", "<BLOCK x f32>"). A constexpr's type is a scalar. Since 0.1. */
 TRI_API tri_result tri_module_param_type(const tri_module* module, uint32_t index, uint32_t param,
                                          int32_t* out_type_kind, int32_t* out_dtype, const char** out_text);
 /* The facts a runtime parameter declares: alignment in bytes and divisibility (0 when not
- * declared), and noalias (0 or 1). Since 0.1. */
+ * declared), and noalias (0 or 1). A constexpr declares none: all three are 0. Since 0.1. */
 TRI_API tri_result tri_module_param_facts(const tri_module* module, uint32_t index, uint32_t param,
                                           uint32_t* out_align, uint32_t* out_divisible, int32_t* out_noalias);
 /* A constexpr's default value as IR text ("1024", "true", "0.5"), or NULL when it has none.
  * TRI_ERROR_INVALID_ARGUMENT for a runtime parameter. Since 0.1. */
 TRI_API tri_result tri_module_param_default(const tri_module* module, uint32_t index, uint32_t param,
                                             const char** out_text);
+
+/* ---- Compiling kernels ---------------------------------------------------------------------
+ * tri_kernel_compile specializes one kernel of a module on its constexpr values and on facts
+ * about its arguments, canonicalizes it and compiles it for a target:
+ *   "interp"  the reference interpreter (slow, exact; with checked mode, a debugging tool)
+ *   "cpu"     LLVM ORC JIT for the host CPU; program instances run on the context's threads
+ * Compiling the same kernel with the same options again returns the compiled code the module
+ * already holds, and concurrent compiles of one specialization compile it once. */
+typedef struct tri_compile_options tri_compile_options;
+typedef struct tri_kernel tri_kernel;
+
+/* Creates compile options: target "cpu", no constexpr values (defaults apply), no extra facts,
+ * checked mode off. The caller owns *out_options. Not thread-safe. Since 0.1. */
+TRI_API tri_result tri_compile_options_create(tri_compile_options** out_options);
+/* Releases options; NULL is allowed. Since 0.1. */
+TRI_API void tri_compile_options_destroy(tri_compile_options* options);
+/* Sets the target by name ("interp", "cpu"); an unknown name is TRI_ERROR_INVALID_ARGUMENT.
+ * Since 0.1. */
+TRI_API tri_result tri_compile_options_set_target(tri_compile_options* options, const char* target);
+/* Checked mode (target "interp" only; TRI_ERROR_UNSUPPORTED at compile for other targets):
+ * every memory access is bounds-checked against the extents given at launch, and uses of
+ * masked-off lanes of loads without `other` are reported with the op's location. Since 0.1. */
+TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options, int32_t on);
+/* Sets a constexpr's value by name (copied). Integer values suit integer and i1 constexprs
+ * (0 or 1), float values float constexprs; the kernel's declared types are checked at compile
+ * (TRI_ERROR_SPECIALIZE). Setting a name twice keeps the last value. Since 0.1. */
+TRI_API tri_result tri_compile_options_set_constexpr_int(tri_compile_options* options, const char* name,
+                                                         int64_t value);
+TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* options, const char* name,
+                                                           double value);
+/* Promises that runtime parameter `param` (0-based among the runtime parameters) is aligned to
+ * `align` bytes (a pointer; power of two) or divisible by `divisible` (an integer), in addition
+ * to what the IR declares. 0 withdraws the promise. Since 0.1. */
+TRI_API tri_result tri_compile_options_set_arg_align(tri_compile_options* options, uint32_t param, uint32_t align);
+TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* options, uint32_t param,
+                                                         uint32_t divisible);
+
+/* Compiles kernel `name` of the module. options may be NULL for defaults. Errors:
+ * TRI_ERROR_NOT_FOUND (no such kernel), TRI_ERROR_SPECIALIZE (a constexpr unknown, missing,
+ * of the wrong type, or not a power of two where it is a block dimension), TRI_ERROR_VERIFY
+ * (the specialized IR breaks a rule), TRI_ERROR_UNSUPPORTED (target unknown here, or an op the
+ * target cannot run). The caller owns *out_kernel; it keeps the module alive. A kernel may be
+ * launched from many threads at once. Since 0.1. */
+TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
+                                      tri_kernel** out_kernel);
+/* Releases the kernel; NULL is allowed. Since 0.1. */
+TRI_API void tri_kernel_destroy(tri_kernel* kernel);
+/* The specialized, canonicalized IR the kernel was compiled from, as text. Since 0.1. */
+TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
+/* Number of runtime arguments tri_launch expects. Since 0.1. */
+TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_count);
+
+/* ---- Launching -----------------------------------------------------------------------------
+ * One argument per runtime parameter, in order. `kind` and `dtype` say what the caller passes
+ * and must match the parameter exactly (reflection tells what it is):
+ *   kind TRI_TYPE_SCALAR:  dtype the scalar's TRI_DTYPE_*; value.i for integer types (the low
+ *                          bits are used), value.f for float types (rounded to the type)
+ *   kind TRI_TYPE_POINTER: dtype the pointee's TRI_DTYPE_*; value.p the address; extent the
+ *                          size in bytes of the buffer it points into (0: unknown), which
+ *                          checked mode uses
+ * The struct is 24 bytes and frozen for the 0.x ABI. */
+typedef struct tri_arg {
+  union {
+    int64_t i;
+    double f;
+    const void* p;
+  } value;
+  uint64_t extent;
+  int32_t kind;
+  int32_t dtype;
+} tri_arg;
+
+/* Runs the kernel over a grid of grid_x * grid_y * grid_z program instances (each >= 1) and
+ * returns when they have finished (CPU and interpreter targets). `stream` is for GPU targets and
+ * must be NULL for the others. Errors: TRI_ERROR_LAUNCH_ARGS (argument count, kind or dtype
+ * that does not match the kernel, naming the argument), TRI_ERROR_INVALID_ARGUMENT (a zero grid
+ * dimension), TRI_ERROR_RUNTIME (a failed `assert`, or a checked-mode violation with the op's
+ * location, the lane and the address). Nothing is compiled or allocated on this path once the
+ * kernel exists, apart from the interpreter's own working memory. Thread-safe. Since 0.1. */
+TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                              void* stream, const tri_arg* args, uint32_t num_args);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,156 @@
+#include "capi/compiled.h"
+
+#include <cstring>
+
+#include "interp/numeric.h"
+#include "passes/pipeline.h"
+#ifdef TRI_HAVE_LLVM_LAYER
+#include "jit/cpu_kernel.h"
+#endif
+
+namespace tri::capi {
+
+using namespace ir;
+
+Compiled::~Compiled() = default;
+
+std::string CompileRequest::key(const std::string& kernel) const {
+  std::string k = kernel;
+  k += target == Target::Cpu ? "|cpu" : "|interp";
+  k += checked ? "|checked" : "";
+  for (const auto& [name, v] : constexprs) {
+    k += "|" + name + "=";
+    if (v.kind == Attr::Kind::Float) {
+      uint64_t bits;
+      std::memcpy(&bits, &v.f, 8);
+      k += "f" + std::to_string(bits);
+    } else {
+      k += "i" + std::to_string(v.i);
+    }
+  }
+  for (const auto& [param, f] : facts) k += "|%" + std::to_string(param) + ":" + std::to_string(f.first) + "," + std::to_string(f.second);
+  return k;
+}
+
+Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out) {
+  if (req.checked && req.target != Target::Interp)
+    return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
+  std::vector<passes::ConstexprBinding> values;
+  for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
+  std::vector<passes::ArgFacts> facts;
+  for (const auto& [param, f] : req.facts) facts.push_back({param, f.first, f.second});
+
+  auto c = std::make_shared<Compiled>();
+  c->target = req.target;
+  c->checked = req.checked;
+  passes::PipelineOptions popt;
+  TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
+
+  const Function& k = c->kernel();
+  for (const Param& p : k.params) {
+    ParamSig s;
+    s.name = p.name;
+    s.is_ptr = c->ir->types.is_ptr(p.type);
+    TypeId scalar = s.is_ptr ? c->ir->types.get(p.type).pointee : p.type;
+    s.dtype = c->ir->types.get(scalar).scalar;
+    c->params.push_back(s);
+  }
+
+  if (req.target == Target::Cpu) {
+#ifdef TRI_HAVE_LLVM_LAYER
+    jit::CpuCompileOptions copt;
+    TRI_RETURN_IF_ERROR(jit::compile_cpu(*c->ir, k, copt, &c->cpu));
+#else
+    return Status(Code::Unsupported, "this build of Tri has no CPU backend (built without LLVM)");
+#endif
+  }
+  *out = std::move(c);
+  return Status::ok();
+}
+
+namespace {
+
+const char* dtype_name(int32_t d) {
+  static const char* const names[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
+  return d >= 0 && d < 11 ? names[d] : "an unknown dtype";
+}
+
+// A scalar argument's bits (base/launch.h): integers truncated to their width, floats rounded
+// to their format exactly as the interpreter rounds (one definition of every float format).
+uint64_t encode_scalar(Scalar s, const tri_arg& a) {
+  if (is_float(s)) return interp::encode_float(static_cast<long double>(a.value.f), s);
+  return interp::trunc_bits(static_cast<uint64_t>(a.value.i), scalar_bits(s));
+}
+
+}  // namespace
+
+Status encode_args(const Compiled& c, const tri_arg* args, uint32_t n, ArgValue* out) {
+  const std::string& kname = c.kernel().name;
+  if (n != c.params.size())
+    return Status(Code::LaunchArgs, "kernel @" + kname + " takes " + std::to_string(c.params.size()) +
+                                        " runtime arguments, but " + std::to_string(n) + " were given");
+  if (n && !args) return Status(Code::InvalidArgument, "tri_launch: args is NULL but num_args is " + std::to_string(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    const ParamSig& p = c.params[i];
+    const tri_arg& a = args[i];
+    auto mismatch = [&](const std::string& what) {
+      std::string expected = p.is_ptr ? std::string("ptr<") + scalar_name(p.dtype) + ">" : scalar_name(p.dtype);
+      return Status(Code::LaunchArgs, "argument " + std::to_string(i) + " (%" + p.name + ") of kernel @" + kname +
+                                          " is " + expected + ", but " + what);
+    };
+    int32_t want_kind = p.is_ptr ? TRI_TYPE_POINTER : TRI_TYPE_SCALAR;
+    if (a.kind != want_kind)
+      return mismatch(a.kind == TRI_TYPE_POINTER ? "a pointer was given"
+                      : a.kind == TRI_TYPE_SCALAR ? "a scalar was given"
+                                                  : "the argument's kind is " + std::to_string(a.kind));
+    if (a.dtype != static_cast<int32_t>(p.dtype))
+      return mismatch(std::string(p.is_ptr ? "a pointer to " : "") + dtype_name(a.dtype) + " was given");
+    if (p.is_ptr) {
+      out[i].bits = reinterpret_cast<uintptr_t>(a.value.p);
+      out[i].extent = a.extent;
+    } else {
+      out[i].bits = encode_scalar(p.dtype, a);
+      out[i].extent = 0;
+    }
+  }
+  return Status::ok();
+}
+
+Status CompileCache::get(const std::string& key, const std::function<Status(std::shared_ptr<Compiled>*)>& make,
+                         std::shared_ptr<Compiled>* out) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      auto it = done_.find(key);
+      if (it != done_.end()) {
+        *out = it->second;
+        return Status::ok();
+      }
+      if (!in_flight_.count(key)) break;
+      cv_.wait(lock);  // another thread compiles this key; take its result (or try after its failure)
+    }
+    in_flight_[key] = true;
+  }
+  std::shared_ptr<Compiled> c;
+  Status st;
+  try {
+    st = make(&c);
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight_.erase(key);
+    }
+    cv_.notify_all();
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.erase(key);
+    if (st.is_ok()) done_[key] = c;
+  }
+  cv_.notify_all();
+  if (st.is_ok()) *out = std::move(c);
+  return st;
+}
+
+}  // namespace tri::capi

@@ -1,0 +1,80 @@
+// A compiled kernel: one specialization of one kernel for one target, and the launch path that
+// turns C API arguments into backend arguments. tri_kernel handles share these (a module caches
+// them by specialization key, so compiling the same thing twice returns the same object).
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/launch.h"
+#include "base/status.h"
+#include "ir/ir.h"
+#include "passes/specialize.h"
+#include "tri/tri.h"
+
+namespace tri::jit {
+class CpuKernel;
+}
+
+namespace tri::capi {
+
+enum class Target : uint8_t { Interp, Cpu };
+
+// What tri_compile_options holds, in a form that makes a stable cache key.
+struct CompileRequest {
+  Target target = Target::Cpu;
+  bool checked = false;
+  std::map<std::string, ir::Attr> constexprs;          // by name: last set wins
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> facts;  // param -> (align, divisible)
+
+  std::string key(const std::string& kernel) const;
+};
+
+struct ParamSig {
+  std::string name;
+  bool is_ptr = false;
+  ir::Scalar dtype = ir::Scalar::I32;  // the scalar's type, or the pointee's
+};
+
+class Compiled {
+ public:
+  ~Compiled();
+
+  std::unique_ptr<ir::Module> ir;  // specialized and canonicalized; the kernel is functions[0]
+  Target target = Target::Cpu;
+  bool checked = false;
+  std::vector<ParamSig> params;
+  // target Cpu. A shared_ptr so this header needs no LLVM-side definition (its deleter is bound
+  // where the kernel is made).
+  std::shared_ptr<const jit::CpuKernel> cpu;
+
+  const ir::Function& kernel() const { return *ir->functions[0]; }
+};
+
+// Prepares and compiles kernel `name` of `m` as `req` says.
+Status compile(const ir::Module& m, const std::string& name, const CompileRequest& req,
+               std::shared_ptr<Compiled>* out);
+
+// Checks the arguments against the kernel's signature and encodes them (base/launch.h). `out`
+// has room for n values.
+Status encode_args(const Compiled& c, const tri_arg* args, uint32_t n, ArgValue* out);
+
+// Compiles each key once, even when several threads ask at the same time; later requests for a
+// key get the same object. Failed compiles are not remembered.
+class CompileCache {
+ public:
+  Status get(const std::string& key, const std::function<Status(std::shared_ptr<Compiled>*)>& make,
+             std::shared_ptr<Compiled>* out);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::shared_ptr<Compiled>> done_;
+  std::map<std::string, bool> in_flight_;
+};
+
+}  // namespace tri::capi
