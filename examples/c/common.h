@@ -1,0 +1,186 @@
+/* Shared helpers for the example host programs: load a kernel file, compile it for the best
+ * target present, launch it a few times and report the median time. They use only the public
+ * C API (tri/tri.h), the way an application embedding Tri would.
+ *
+ * Environment: TRI_TARGET picks the target ("cpu" by default; "interp" runs the reference
+ * interpreter); TRI_EXAMPLES_DIR says where the .tri files are (default: the source tree). */
+#ifndef TRI_EXAMPLES_COMMON_H_
+#define TRI_EXAMPLES_COMMON_H_
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tri/tri.h"
+
+#ifndef TRI_EXAMPLES_DIR
+#define TRI_EXAMPLES_DIR "examples"
+#endif
+
+static void ex_fail(const char* what, tri_result r) {
+  char msg[4096];
+  tri_last_error_message(msg, sizeof msg);
+  fprintf(stderr, "%s failed: %s\n%s\n", what, tri_result_name(r), msg);
+  exit(1);
+}
+
+#define EX_CHECK(call)                      \
+  do {                                      \
+    tri_result ex_r_ = (call);              \
+    if (ex_r_ != TRI_OK) ex_fail(#call, ex_r_); \
+  } while (0)
+
+static const char* ex_target(void) {
+  const char* t = getenv("TRI_TARGET");
+  return t && *t ? t : "cpu";
+}
+
+static char* ex_read_file(const char* name, size_t* size) {
+  const char* dir = getenv("TRI_EXAMPLES_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : TRI_EXAMPLES_DIR, name);
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s (set TRI_EXAMPLES_DIR to the folder holding the .tri files)\n", path);
+    exit(1);
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* buf = (char*)malloc((size_t)n + 1);
+  if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    fprintf(stderr, "cannot read %s\n", path);
+    exit(1);
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return buf;
+}
+
+typedef struct {
+  const char* name;
+  int64_t value;
+} ex_const;
+
+/* Compiles kernel `kernel` of file `file` with integer constexprs. */
+static tri_kernel* ex_compile(const char* file, const char* kernel, const ex_const* consts, int nconsts) {
+  tri_context* ctx;
+  tri_module* mod;
+  tri_compile_options* opts;
+  tri_kernel* k;
+  size_t size;
+  char* text = ex_read_file(file, &size);
+  EX_CHECK(tri_context_create(NULL, TRI_VERSION_NUMBER, &ctx));
+  EX_CHECK(tri_module_create(ctx, text, size, file, &mod));
+  free(text);
+  EX_CHECK(tri_compile_options_create(&opts));
+  EX_CHECK(tri_compile_options_set_target(opts, ex_target()));
+  for (int i = 0; i < nconsts; ++i) EX_CHECK(tri_compile_options_set_constexpr_int(opts, consts[i].name, consts[i].value));
+  EX_CHECK(tri_kernel_compile(mod, kernel, opts, &k));
+  tri_compile_options_destroy(opts);
+  /* The kernel keeps the module and the context alive. */
+  tri_module_destroy(mod);
+  tri_context_destroy(ctx);
+  return k;
+}
+
+static tri_arg ex_ptr(const void* p, size_t bytes, int32_t dtype) {
+  tri_arg a;
+  memset(&a, 0, sizeof a);
+  a.value.p = p;
+  a.extent = bytes;
+  a.kind = TRI_TYPE_POINTER;
+  a.dtype = dtype;
+  return a;
+}
+
+static tri_arg ex_i32(int64_t v) {
+  tri_arg a;
+  memset(&a, 0, sizeof a);
+  a.value.i = v;
+  a.kind = TRI_TYPE_SCALAR;
+  a.dtype = TRI_DTYPE_I32;
+  return a;
+}
+
+static tri_arg ex_f32(double v) {
+  tri_arg a;
+  memset(&a, 0, sizeof a);
+  a.value.f = v;
+  a.kind = TRI_TYPE_SCALAR;
+  a.dtype = TRI_DTYPE_F32;
+  return a;
+}
+
+static double ex_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int ex_cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Launches `reps` times (after the one launch whose result was checked) and returns the median
+ * seconds of one launch. */
+static double ex_time(tri_kernel* k, uint32_t gx, uint32_t gy, const tri_arg* args, uint32_t nargs, int reps) {
+  double t[64];
+  if (reps > 64) reps = 64;
+  for (int i = 0; i < reps; ++i) {
+    double t0 = ex_now();
+    EX_CHECK(tri_launch(k, gx, gy, 1, NULL, args, nargs));
+    t[i] = ex_now() - t0;
+  }
+  qsort(t, (size_t)reps, sizeof t[0], ex_cmp_double);
+  return t[reps / 2];
+}
+
+/* Deterministic pseudo-random floats in [lo, hi). */
+static uint64_t ex_rng = 0x9e3779b97f4a7c15ull;
+static float ex_rand(float lo, float hi) {
+  ex_rng ^= ex_rng << 13;
+  ex_rng ^= ex_rng >> 7;
+  ex_rng ^= ex_rng << 17;
+  return lo + (hi - lo) * (float)((ex_rng >> 40) * (1.0 / 16777216.0));
+}
+
+/* IEEE half <-> float, for the f16 examples' host side (round to nearest even). */
+static float ex_half_to_float(uint16_t h) {
+  uint32_t s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), (int)e - 25);
+  return s ? -v : v;
+}
+
+static uint16_t ex_float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t s = (x >> 16) & 0x8000;
+  float a = fabsf(f);
+  if (a != a) return (uint16_t)(s | 0x7e00);
+  if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);
+  if (a < 6.103515625e-05f) return (uint16_t)(s | (uint16_t)nearbyintf(a * 16777216.0f));
+  int e;
+  frexpf(a, &e);
+  float scaled = ldexpf(a, 11 - e); /* in [1024, 2048) */
+  uint32_t q = (uint32_t)nearbyintf(scaled);
+  if (q == 2048) {
+    q = 1024;
+    ++e;
+  }
+  return (uint16_t)(s | (uint32_t)(e + 14) << 10 | (q & 1023));
+}
+
+/* Prints the one-line result every example ends with. */
+static void ex_report(const char* name, int ok, double seconds, double bytes, double flops) {
+  printf("%-18s %-6s %-4s %9.3f ms", name, ex_target(), ok ? "ok" : "FAIL", seconds * 1e3);
+  if (bytes > 0) printf("  %8.2f GB/s", bytes / seconds / 1e9);
+  if (flops > 0) printf("  %8.2f GFLOP/s", flops / seconds / 1e9);
+  printf("\n");
+}
+
+#endif

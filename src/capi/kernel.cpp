@@ -1,0 +1,211 @@
+// Compile options, kernels and launches: tri_compile_options_*, tri_kernel_*, tri_launch.
+//
+// A tri_kernel is a small handle on a Compiled object that its module caches by specialization
+// key, so compiling the same thing twice is a map lookup and concurrent compiles of one key
+// compile once (CompileCache). The launch path checks and encodes the arguments into a stack
+// array and calls the backend; it takes no lock and compiles nothing.
+#include <cstring>
+
+#include "capi/compiled.h"
+#include "capi/handles.h"
+#include "interp/interpreter.h"
+#ifdef TRI_HAVE_LLVM_LAYER
+#include "base/thread_pool.h"
+#include "jit/cpu_kernel.h"
+#endif
+
+using namespace tri;
+using tri::capi::guard;
+using tri::capi::set_error;
+
+struct tri_compile_options {
+  capi::CompileRequest req;
+};
+
+struct tri_kernel {
+  tri_module* module;  // holds a reference
+  std::shared_ptr<capi::Compiled> compiled;
+};
+
+namespace {
+
+bool parse_target(const char* name, capi::Target* out) {
+  if (std::strcmp(name, "cpu") == 0) { *out = capi::Target::Cpu; return true; }
+  if (std::strcmp(name, "interp") == 0) { *out = capi::Target::Interp; return true; }
+  return false;
+}
+
+// Sends `print` output of a kernel to the context's log callback at info level.
+PrintSink print_sink(const tri_context* c) {
+  return [c](const std::string& text) { c->log(TRI_LOG_INFO, text); };
+}
+
+}  // namespace
+
+extern "C" {
+
+TRI_API tri_result tri_compile_options_create(tri_compile_options** out_options) {
+  return guard([&] {
+    TRI_CHECK_ARG(out_options);
+    *out_options = new tri_compile_options();
+    return TRI_OK;
+  });
+}
+
+TRI_API void tri_compile_options_destroy(tri_compile_options* options) { delete options; }
+
+TRI_API tri_result tri_compile_options_set_target(tri_compile_options* options, const char* target) {
+  TRI_CHECK_ARG(options);
+  TRI_CHECK_ARG(target);
+  return guard([&] {
+    capi::Target t;
+    if (!parse_target(target, &t))
+      return set_error(Code::InvalidArgument, std::string("tri_compile_options_set_target: unknown target '") + target +
+                                                  "' (known: \"interp\", \"cpu\")");
+    options->req.target = t;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options, int32_t on) {
+  TRI_CHECK_ARG(options);
+  options->req.checked = on != 0;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_compile_options_set_constexpr_int(tri_compile_options* options, const char* name,
+                                                         int64_t value) {
+  TRI_CHECK_ARG(options);
+  TRI_CHECK_ARG(name);
+  return guard([&] {
+    options->req.constexprs[name] = ir::Attr::of_int(value);
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* options, const char* name,
+                                                           double value) {
+  TRI_CHECK_ARG(options);
+  TRI_CHECK_ARG(name);
+  return guard([&] {
+    options->req.constexprs[name] = ir::Attr::of_float(value);
+    return TRI_OK;
+  });
+}
+
+static tri_result set_fact(tri_compile_options* options, uint32_t param, uint32_t align, uint32_t divisible,
+                           bool is_align) {
+  return guard([&] {
+    auto& f = options->req.facts[param];
+    (is_align ? f.first : f.second) = is_align ? align : divisible;
+    if (f.first == 0 && f.second == 0) options->req.facts.erase(param);
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_compile_options_set_arg_align(tri_compile_options* options, uint32_t param, uint32_t align) {
+  TRI_CHECK_ARG(options);
+  if (align & (align - 1))
+    return set_error(Code::InvalidArgument,
+                     "tri_compile_options_set_arg_align: alignment " + std::to_string(align) + " is not a power of two");
+  return set_fact(options, param, align, 0, true);
+}
+
+TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* options, uint32_t param,
+                                                         uint32_t divisible) {
+  TRI_CHECK_ARG(options);
+  return set_fact(options, param, 0, divisible, false);
+}
+
+TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
+                                      tri_kernel** out_kernel) {
+  TRI_CHECK_ARG(module);
+  TRI_CHECK_ARG(name);
+  TRI_CHECK_ARG(out_kernel);
+  return guard([&] {
+    static const tri_compile_options kDefaults;
+    const capi::CompileRequest& req = (options ? *options : kDefaults).req;
+    std::shared_ptr<capi::Compiled> compiled;
+    Status st = module->kernels.get(
+        req.key(name), [&](std::shared_ptr<capi::Compiled>* out) { return capi::compile(*module->ir, name, req, out); },
+        &compiled);
+    if (!st.is_ok()) {
+      module->context->log(TRI_LOG_ERROR, st.message());
+      return set_error(st);
+    }
+    auto* k = new tri_kernel{module, std::move(compiled)};
+    capi::module_retain(module);
+    *out_kernel = k;
+    return TRI_OK;
+  });
+}
+
+TRI_API void tri_kernel_destroy(tri_kernel* kernel) {
+  if (!kernel) return;
+  tri_module* m = kernel->module;
+  delete kernel;
+  capi::module_release(m);
+}
+
+TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text) {
+  TRI_CHECK_ARG(kernel);
+  TRI_CHECK_ARG(out_text);
+  return guard([&] {
+    return capi::make_blob(kernel->module->context, ir::print_text(*kernel->compiled->ir), "tri_kernel_to_text",
+                           out_text);
+  });
+}
+
+TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_count) {
+  TRI_CHECK_ARG(kernel);
+  TRI_CHECK_ARG(out_count);
+  *out_count = static_cast<uint32_t>(kernel->compiled->params.size());
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                              void* stream, const tri_arg* args, uint32_t num_args) {
+  TRI_CHECK_ARG(kernel);
+  return guard([&] {
+    const capi::Compiled& c = *kernel->compiled;
+    if (grid_x == 0 || grid_y == 0 || grid_z == 0)
+      return set_error(Code::InvalidArgument, "tri_launch: grid (" + std::to_string(grid_x) + ", " +
+                                                  std::to_string(grid_y) + ", " + std::to_string(grid_z) +
+                                                  ") has a zero dimension; each must be at least 1");
+    if (stream)
+      return set_error(Code::InvalidArgument,
+                       "tri_launch: a stream was given, but this kernel's target runs on the host; pass NULL");
+    constexpr uint32_t kInline = 32;
+    ArgValue inline_args[kInline];
+    std::vector<ArgValue> heap_args;
+    ArgValue* av = inline_args;
+    if (num_args > kInline) {
+      heap_args.resize(num_args);
+      av = heap_args.data();
+    }
+    Status st = capi::encode_args(c, args, num_args, av);
+    if (!st.is_ok()) return set_error(st);
+    Grid grid{grid_x, grid_y, grid_z};
+    const tri_context* ctx = kernel->module->context;
+    switch (c.target) {
+      case capi::Target::Interp: {
+        interp::Options opt;
+        opt.checked = c.checked;
+        opt.print = print_sink(ctx);
+        st = interp::run(*c.ir, c.kernel(), grid, av, num_args, opt);
+        break;
+      }
+      case capi::Target::Cpu:
+#ifdef TRI_HAVE_LLVM_LAYER
+        st = c.cpu->run(grid, av, num_args, capi::context_pool(kernel->module->context), print_sink(ctx));
+#else
+        st = Status(Code::Unsupported, "this build of Tri has no CPU backend");
+#endif
+        break;
+    }
+    if (!st.is_ok()) ctx->log(TRI_LOG_ERROR, st.message());
+    return set_error(st);
+  });
+}
+
+}  // extern "C"

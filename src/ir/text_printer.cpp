@@ -1,0 +1,275 @@
+// The canonical IR text printer (what `tri fmt` writes; docs/ir.md, "Text format"). Canonical
+// means one spelling per module: two-space indentation per region, one op per line, a blank line
+// between functions, attributes in table order with defaults left out, optional operands by name
+// after the positional ones, and floats in the shortest form that reads back to the same bits.
+// Its output always parses back to an equal module (the golden tests check print(parse(x)) is a
+// fixed point), so it also prints modules made by Builder, naming unnamed values %0, %1, ... in
+// order of appearance without colliding with names that were written.
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_set>
+
+#include "ir/limits.h"
+#include "ir/text.h"
+#include "ir/text_lexer.h"
+
+namespace tri::ir {
+namespace {
+
+// %.1g .. %.17g, the first that reads back exactly; to_chars/from_chars ignore the locale.
+std::string format_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  std::string s;
+  for (int p = 1; p <= 17; ++p) {
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, p);
+    double back = 0;
+    std::from_chars(buf, r.ptr, back);
+    s.assign(buf, r.ptr);
+    if (std::memcmp(&back, &v, sizeof v) == 0) break;
+  }
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string quote_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u >= 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "\\%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// The default of an attribute as the parser would store it if written out.
+Attr default_attr(const AttrSpec& spec) {
+  if (!spec.has_default) return Attr::none();
+  const std::string& t = spec.default_text;
+  switch (spec.kind) {
+    case AttrKind::Int: return Attr::of_int(std::strtoll(t.c_str(), nullptr, 0));
+    case AttrKind::Num:
+      if (t.find_first_of(".eEn") != std::string::npos) return Attr::of_float(std::strtod(t.c_str(), nullptr));
+      return Attr::of_int(std::strtoll(t.c_str(), nullptr, 0));
+    case AttrKind::Bool: return Attr::of_bool(t == "true");
+    case AttrKind::Str: return Attr::of_str(t.size() >= 2 ? t.substr(1, t.size() - 2) : t);
+    case AttrKind::Enum:
+      for (size_t i = 0; i < spec.enum_values.size(); ++i)
+        if (spec.enum_values[i] == t) return Attr::of_enum(static_cast<int64_t>(i));
+      return Attr::none();
+    case AttrKind::Func:
+    case AttrKind::Ints: return Attr::none();
+  }
+  return Attr::none();
+}
+
+bool valid_value_name(const std::string& s) {
+  if (s.empty() || s.size() > kMaxStringBytes) return false;
+  for (char c : s)
+    if (!text::is_name_char(c)) return false;
+  return true;
+}
+
+class Printer {
+ public:
+  explicit Printer(const Module& m) : m_(m) {}
+
+  std::string run() {
+    for (size_t i = 0; i < m_.functions.size(); ++i) {
+      if (i) out_ += '\n';
+      print_function(*m_.functions[i]);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  std::string type(TypeId t) const { return t < m_.types.size() ? m_.type_str(t) : "<bad type>"; }
+
+  // The printed name of a value, fixed the first time it is asked for (in text order).
+  const std::string& name(ValueId v, const std::string* preferred = nullptr) {
+    static const std::string kBad = "%<bad value>";
+    if (v >= names_.size()) return kBad;
+    std::string& n = names_[v];
+    if (!n.empty()) return n;
+    const std::string& want = preferred && valid_value_name(*preferred) ? *preferred : f_->values[v].name;
+    if (valid_value_name(want) && used_.insert(want).second) {
+      n = "%" + want;
+      return n;
+    }
+    for (;;) {
+      std::string g = std::to_string(next_++);
+      if (reserved_.count(g) || !used_.insert(g).second) continue;
+      n = "%" + g;
+      return n;
+    }
+  }
+
+  void attr_value(const Attr& a, const AttrSpec& spec) {
+    switch (a.kind) {
+      case Attr::Kind::None: break;
+      case Attr::Kind::Int: out_ += std::to_string(a.i); break;
+      case Attr::Kind::Float: out_ += format_float(a.f); break;
+      case Attr::Kind::Bool: out_ += a.i ? "true" : "false"; break;
+      case Attr::Kind::Str: out_ += quote_string(a.s); break;
+      case Attr::Kind::Func: out_ += "@" + a.s; break;
+      case Attr::Kind::Sym: out_ += a.s; break;
+      case Attr::Kind::Ints:
+        out_ += '[';
+        for (size_t i = 0; i < a.ints.size(); ++i) out_ += (i ? ", " : "") + std::to_string(a.ints[i]);
+        out_ += ']';
+        break;
+      case Attr::Kind::Enum:
+        if (a.i >= 0 && static_cast<size_t>(a.i) < spec.enum_values.size()) out_ += spec.enum_values[a.i];
+        else out_ += std::to_string(a.i);
+        break;
+    }
+  }
+
+  void indent(int n) { out_.append(static_cast<size_t>(n), ' '); }
+
+  void print_ops(BlockId b, int ind) {
+    for (OpId o : f_->block(b).ops) print_op(o, ind);
+  }
+
+  void print_op(OpId o, int ind) {
+    const OpData& d = f_->op(o);
+    const OpInfo& info = op_info(d.code);
+    indent(ind);
+    for (size_t i = 0; i < d.results.size(); ++i) out_ += (i ? ", " : "") + name(d.results[i]);
+    if (!d.results.empty()) out_ += " = ";
+    out_ += info.name;
+
+    bool open = false;
+    for (size_t i = 0; i < info.attrs.size() && i < d.attrs.size(); ++i) {
+      const Attr& a = d.attrs[i];
+      if (!a.present() || a == default_attr(info.attrs[i])) continue;
+      out_ += open ? ", " : "[";
+      open = true;
+      out_ += info.attrs[i].name + "=";
+      attr_value(a, info.attrs[i]);
+    }
+    if (open) out_ += ']';
+
+    std::vector<const OperandSlot*> optional;
+    for (const OperandSlot& s : info.operands)
+      if (s.kind == SlotKind::Optional) optional.push_back(&s);
+    size_t npos = d.operands.size() >= optional.size() ? d.operands.size() - optional.size() : d.operands.size();
+    bool first = true;
+    auto sep = [&] {
+      out_ += first ? " " : ", ";
+      first = false;
+    };
+    for (size_t i = 0; i < npos; ++i) {
+      sep();
+      out_ += name(d.operands[i]);
+    }
+    if (npos != d.operands.size()) {
+      for (size_t k = 0; k < optional.size(); ++k) {
+        ValueId v = d.operands[npos + k];
+        if (v == kNoValue) continue;
+        sep();
+        out_ += optional[k]->name + "=" + name(v);
+      }
+    }
+
+    for (BlockId r : d.regions) {
+      const BlockData& blk = f_->block(r);
+      out_ += " {\n";
+      if (!blk.args.empty()) {
+        indent(ind);
+        out_ += "^(";
+        for (size_t i = 0; i < blk.args.size(); ++i) {
+          ValueId a = blk.args[i];
+          out_ += (i ? ", " : "") + name(a) + ": " + type(f_->type_of(a));
+        }
+        out_ += "):\n";
+      }
+      print_ops(r, ind + 2);
+      indent(ind);
+      out_ += '}';
+    }
+    if (!d.results.empty()) {
+      out_ += " : ";
+      for (size_t i = 0; i < d.results.size(); ++i) out_ += (i ? ", " : "") + type(f_->type_of(d.results[i]));
+    }
+    out_ += '\n';
+  }
+
+  void print_function(const Function& f) {
+    f_ = &f;
+    names_.assign(f.values.size(), std::string());
+    used_.clear();
+    reserved_.clear();
+    next_ = 0;
+    for (const ValueData& v : f.values)
+      if (valid_value_name(v.name)) reserved_.insert(v.name);
+    for (const Param& p : f.params)
+      if (valid_value_name(p.name)) reserved_.insert(p.name);
+
+    out_ += f.is_kernel ? "kernel @" : "func @";
+    out_ += f.name + "(";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const Param& p = f.params[i];
+      if (i) out_ += ", ";
+      out_ += p.value != kNoValue ? name(p.value, &p.name) : "%" + p.name;
+      out_ += ": " + type(p.type);
+      std::vector<std::string> facts;
+      if (p.align) facts.push_back("align=" + std::to_string(p.align));
+      if (p.divisible) facts.push_back("divisible=" + std::to_string(p.divisible));
+      if (p.noalias) facts.push_back("noalias");
+      for (size_t k = 0; k < facts.size(); ++k) out_ += (k ? ", " : " {") + facts[k];
+      if (!facts.empty()) out_ += '}';
+    }
+    out_ += ')';
+    if (f.is_kernel && !f.constexprs.empty()) {
+      out_ += " constexpr(";
+      for (size_t i = 0; i < f.constexprs.size(); ++i) {
+        const Constexpr& c = f.constexprs[i];
+        out_ += (i ? ", " : "") + c.name + ": " + scalar_name(c.type);
+        if (c.default_value.present()) {
+          out_ += " = ";
+          attr_value(c.default_value, AttrSpec{});
+        }
+      }
+      out_ += ')';
+    }
+    if (!f.is_kernel && !f.results.empty()) {
+      out_ += " -> (";
+      for (size_t i = 0; i < f.results.size(); ++i) out_ += (i ? ", " : "") + type(f.results[i]);
+      out_ += ')';
+    }
+    out_ += " {\n";
+    if (f.body != kNoBlock && f.body < f.blocks.size()) print_ops(f.body, 2);
+    out_ += "}\n";
+  }
+
+  const Module& m_;
+  std::string out_;
+  const Function* f_ = nullptr;
+  std::vector<std::string> names_;  // per ValueId: the printed name with '%', empty until assigned
+  std::unordered_set<std::string> used_;      // names given out so far
+  std::unordered_set<std::string> reserved_;  // names written in the module, kept for their values
+  uint64_t next_ = 0;
+};
+
+}  // namespace
+
+std::string print_text(const Module& m) { return Printer(m).run(); }
+
+}  // namespace tri::ir

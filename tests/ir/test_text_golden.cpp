@@ -1,0 +1,137 @@
+// Data-driven tests of the IR text format.
+//  - tests/golden/text/NAME.tri (any spelling: comments, odd spacing, defaults written out) must
+//    print as NAME.expected, the canonical form; print(parse(x)) must be a fixed point, and every
+//    .expected must itself be canonical. Together the .expected files use every op of ops.def.
+//  - tests/golden/parse_fail/NAME.tri must fail to parse with the message on its first line,
+//    `// expect: NAME.tri:3:9: error: ...`, and the code on an optional second line
+//    `// code: LimitExceeded` (Parse when absent). The source name is the file name.
+// Set TRI_UPDATE_GOLDEN=1 to rewrite the .expected files from the printer (then review the diff).
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/text.h"
+#include "test_main.h"
+
+using namespace tri;
+using namespace tri::ir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> files_in(const std::string& dir, const std::string& ext) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(tri_test::source_path(dir), ec))
+    if (e.path().extension() == ext) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void write_file(const fs::path& p, const std::string& s) {
+  std::ofstream out(p, std::ios::binary);
+  out << s;
+}
+
+}  // namespace
+
+static void text_goldens(void** state) {
+  std::vector<fs::path> inputs = files_in("tests/golden/text", ".tri");
+  if (inputs.size() < 10) fail_msg("expected the golden inputs under tests/golden/text, found %zu", inputs.size());
+  bool update = std::getenv("TRI_UPDATE_GOLDEN") != nullptr;
+  int failures = 0;
+  for (const fs::path& in : inputs) {
+    std::string name = in.filename().string();
+    std::unique_ptr<Module> m;
+    Status st = parse_text(tri_test::read_file(in.string()), name, &m);
+    if (!st) {
+      print_error("%s: %s\n", name.c_str(), st.message().c_str());
+      ++failures;
+      continue;
+    }
+    std::string once = print_text(*m);
+    fs::path exp_path = in;
+    exp_path.replace_extension(".expected");
+    if (update) write_file(exp_path, once);
+    std::string expected = tri_test::read_file(exp_path.string());
+    if (once != expected) {
+      print_error("%s: printed text differs from %s:\n%s\n", name.c_str(), exp_path.filename().c_str(), once.c_str());
+      ++failures;
+    }
+    std::unique_ptr<Module> m2;
+    st = parse_text(once, name, &m2);
+    if (!st || print_text(*m2) != once) {
+      print_error("%s: print(parse(x)) is not a fixed point\n", name.c_str());
+      ++failures;
+    }
+    std::unique_ptr<Module> m3;
+    st = parse_text(expected, exp_path.filename().string(), &m3);
+    if (!st || print_text(*m3) != expected) {
+      print_error("%s: not canonical\n", exp_path.filename().c_str());
+      ++failures;
+    }
+  }
+  assert_int_equal(failures, 0);
+}
+
+static void goldens_cover_every_op(void** state) {
+  std::set<Opcode> seen;
+  for (const fs::path& p : files_in("tests/golden/text", ".expected")) {
+    std::unique_ptr<Module> m;
+    Status st = parse_text(tri_test::read_file(p.string()), p.filename().string(), &m);
+    if (!st) fail_msg("%s", st.message().c_str());
+    for (const auto& f : m->functions)
+      for (const OpData& op : f->ops) seen.insert(op.code);
+  }
+  std::string missing;
+  for (uint32_t i = 0; i < kNumOpcodes; ++i)
+    if (!seen.count(static_cast<Opcode>(i))) missing += " " + op_info(static_cast<Opcode>(i)).name;
+  if (!missing.empty()) fail_msg("ops in no golden .expected file:%s", missing.c_str());
+}
+
+static void parse_failures(void** state) {
+  std::vector<fs::path> inputs = files_in("tests/golden/parse_fail", ".tri");
+  if (inputs.size() < 25) fail_msg("expected at least 25 must-fail inputs, found %zu", inputs.size());
+  const std::string kExpect = "// expect: ";
+  const std::string kCode = "// code: ";
+  int failures = 0;
+  for (const fs::path& in : inputs) {
+    std::string name = in.filename().string();
+    std::string text = tri_test::read_file(in.string());
+    size_t eol = text.find('\n');
+    std::string first = text.substr(0, eol);
+    if (first.rfind(kExpect, 0) != 0) fail_msg("%s: first line must be '%s<message>'", name.c_str(), kExpect.c_str());
+    std::string want = first.substr(kExpect.size());
+    Code want_code = Code::Parse;
+    if (eol != std::string::npos && text.compare(eol + 1, kCode.size(), kCode) == 0) {
+      size_t start = eol + 1 + kCode.size();
+      size_t eol2 = text.find('\n', start);
+      std::string code = text.substr(start, eol2 == std::string::npos ? eol2 : eol2 - start);
+      if (code == "LimitExceeded") want_code = Code::LimitExceeded;
+      else if (code != "Parse") fail_msg("%s: unknown code '%s'", name.c_str(), code.c_str());
+    }
+    std::unique_ptr<Module> m;
+    Status st = parse_text(text, name, &m);
+    if (st.is_ok()) {
+      print_error("%s: parsed, expected: %s\n", name.c_str(), want.c_str());
+      ++failures;
+    } else if (st.message() != want || st.code() != want_code) {
+      print_error("%s:\n  got  (%s) %s\n  want (%s) %s\n", name.c_str(), code_name(st.code()), st.message().c_str(),
+                  code_name(want_code), want.c_str());
+      ++failures;
+    }
+  }
+  assert_int_equal(failures, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(text_goldens),
+      cmocka_unit_test(goldens_cover_every_op),
+      cmocka_unit_test(parse_failures),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

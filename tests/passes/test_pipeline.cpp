@@ -1,0 +1,223 @@
+// Specialization and canonicalization, checked on IR text: each case gives a module, the
+// constexpr values, and the expected canonical text of the specialized kernel (compared after
+// both sides go through the printer, so only meaning and order matter, not spacing).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/text.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "test_main.h"
+
+using namespace tri;
+using namespace tri::ir;
+using namespace tri::passes;
+
+static std::unique_ptr<Module> parse_ok(const std::string& text) {
+  std::unique_ptr<Module> m;
+  Status st = parse_text(text, "t.tri", &m);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  st = verify(*m);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  return m;
+}
+
+static std::string canon(const std::string& text) {
+  std::unique_ptr<Module> m;
+  Status st = parse_text(text, "expected.tri", &m);
+  if (!st.is_ok()) fail_msg("expected text does not parse: %s", st.message().c_str());
+  return print_text(*m);
+}
+
+static Status prepare(const Module& m, const std::vector<ConstexprBinding>& values, std::unique_ptr<Module>* out,
+                      const std::vector<ArgFacts>& facts = {}) {
+  PipelineOptions opt;
+  opt.verify_each = true;
+  return prepare_kernel(m, "k", values, facts, opt, out);
+}
+
+static void expect_error(const Status& st, Code code, const char* text) {
+  if (st.is_ok()) fail_msg("expected an error containing '%s'", text);
+  if (st.message().find(text) == std::string::npos) fail_msg("message '%s' lacks '%s'", st.message().c_str(), text);
+  assert_int_equal(static_cast<int>(st.code()), static_cast<int>(code));
+}
+
+static const char* kBlockKernel = R"(
+kernel @k(%x: ptr<f32>, %n: i32) constexpr(BLOCK: i32 = 128, SCALE: f32 = 2.0) {
+  %r = arange[start=0, end=BLOCK] : <BLOCK x i32>
+  %s = const[value=SCALE] : <BLOCK x f32>
+  %xb = splat %x : <BLOCK x ptr<f32>>
+  %p = addptr %xb, %r : <BLOCK x ptr<f32>>
+  %v = load %p : <BLOCK x f32>
+  %w = mul %v, %s : <BLOCK x f32>
+  store %p, %w
+  return
+}
+)";
+
+static void specializes_types_and_attributes(void** state) {
+  auto m = parse_ok(kBlockKernel);
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {{"BLOCK", Attr::of_int(64)}}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  std::string want = canon(R"(
+kernel @k(%x: ptr<f32>, %n: i32) constexpr(BLOCK: i32 = 64, SCALE: f32 = 2.0) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %s = const[value=2.0] : <64 x f32>
+  %xb = splat %x : <64 x ptr<f32>>
+  %p = addptr %xb, %r : <64 x ptr<f32>>
+  %v = load %p : <64 x f32>
+  %w = mul %v, %s : <64 x f32>
+  store %p, %w
+  return
+}
+)");
+  assert_string_equal(print_text(*s).c_str(), want.c_str());
+  // The source module is untouched.
+  assert_true(print_text(*m).find("<BLOCK x f32>") != std::string::npos);
+}
+
+static void reports_bad_bindings(void** state) {
+  auto m = parse_ok(kBlockKernel);
+  std::unique_ptr<Module> s;
+  expect_error(prepare(*m, {{"BLOK", Attr::of_int(64)}}, &s), Code::Specialize,
+               "kernel @k has no constexpr 'BLOK' (its constexprs: BLOCK, SCALE)");
+  expect_error(prepare(*m, {{"BLOCK", Attr::of_int(100)}}, &s), Code::Specialize,
+               "constexpr 'BLOCK' is used as a block dimension, so it must be a power of two");
+  expect_error(prepare(*m, {{"BLOCK", Attr::of_float(64.0)}}, &s), Code::Specialize,
+               "constexpr 'BLOCK' of kernel @k is i32, but the value given");
+  expect_error(prepare(*m, {{"BLOCK", Attr::of_int(64)}, {"BLOCK", Attr::of_int(32)}}, &s), Code::Specialize,
+               "given twice");
+  expect_error(prepare(*m, {}, &s, {{0, 3, 0}}), Code::Specialize, "needs a pointer parameter and a power of two");
+  expect_error(prepare(*m, {}, &s, {{7, 16, 0}}), Code::Specialize, "argument facts for parameter 7");
+  auto none = parse_ok("kernel @k(%x: ptr<f32>) constexpr(N: i32) {\n  return\n}\n");
+  expect_error(prepare(*none, {}, &s), Code::Specialize, "kernel @k needs a value for constexpr 'N'");
+  expect_error(prepare_kernel(*m, "nope", {}, {}, {}, &s), Code::NotFound, "no kernel named @nope");
+}
+
+static void facts_are_recorded(void** state) {
+  auto m = parse_ok(kBlockKernel);
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {}, &s, {{0, 16, 0}, {1, 0, 16}});
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  assert_int_equal(s->functions[0]->params[0].align, 16);
+  assert_int_equal(s->functions[0]->params[1].divisible, 16);
+}
+
+static const char* kCausalKernel = R"(
+kernel @k(%x: ptr<f32>) constexpr(CAUSAL: i1 = false) {
+  %c = const[value=CAUSAL] : i1
+  %one = const[value=1.0] : f32
+  %two = const[value=2.0] : f32
+  %v = if %c {
+    yield %one
+  } {
+    yield %two
+  } : f32
+  store %x, %v
+  return
+}
+)";
+
+static void folds_if_on_constexpr(void** state) {
+  auto m = parse_ok(kCausalKernel);
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {{"CAUSAL", Attr::of_int(1)}}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  std::string want = canon(R"(
+kernel @k(%x: ptr<f32>) constexpr(CAUSAL: i1 = true) {
+  %one = const[value=1.0] : f32
+  store %x, %one
+  return
+}
+)");
+  assert_string_equal(print_text(*s).c_str(), want.c_str());
+  st = prepare(*m, {}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  assert_true(print_text(*s).find("store %x, %two") != std::string::npos);
+}
+
+static void folds_integer_constants_and_cse(void** state) {
+  auto m = parse_ok(R"(
+kernel @k(%x: ptr<i32>, %n: i32) constexpr(B: i32 = 8) {
+  %b = const[value=B] : i32
+  %two = const[value=2] : i32
+  %b2 = mul %b, %two : i32
+  %a1 = add %n, %b2 : i32
+  %a2 = add %n, %b2 : i32
+  %s = add %a1, %a2 : i32
+  %dead = mul %s, %s : i32
+  store %x, %s
+  return
+}
+)");
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  std::string want = canon(R"(
+kernel @k(%x: ptr<i32>, %n: i32) constexpr(B: i32 = 8) {
+  %b2 = const[value=16] : i32
+  %a1 = add %n, %b2 : i32
+  %s = add %a1, %a1 : i32
+  store %x, %s
+  return
+}
+)");
+  assert_string_equal(print_text(*s).c_str(), want.c_str());
+}
+
+static void reports_rules_that_need_values(void** state) {
+  auto m = parse_ok(R"(
+kernel @k(%x: ptr<f32>) constexpr(A: i32 = 4, B: i32 = 8) {
+  %v = const[value=0.0] : <A x f32>
+  %w = reshape %v : <B x f32>
+  %xb = splat %x : <B x ptr<f32>>
+  store %xb, %w
+  return
+}
+)");
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {}, &s);
+  expect_error(st, Code::Verify, "specialized with A=4, B=8");
+  st = prepare(*m, {{"A", Attr::of_int(8)}}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+}
+
+static void device_functions_follow_the_kernel(void** state) {
+  auto m = parse_ok(R"(
+func @twice(%v: <B x f32>) -> (<B x f32>) {
+  %w = add %v, %v : <B x f32>
+  return %w
+}
+
+kernel @k(%x: ptr<f32>) constexpr(B: i32 = 4) {
+  %r = arange[start=0, end=B] : <B x i32>
+  %xb = splat %x : <B x ptr<f32>>
+  %p = addptr %xb, %r : <B x ptr<f32>>
+  %v = load %p : <B x f32>
+  %w = call[callee=@twice] %v : <B x f32>
+  store %p, %w
+  return
+}
+)");
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {{"B", Attr::of_int(16)}}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  assert_int_equal(s->functions.size(), 2);
+  assert_string_equal(s->functions[0]->name.c_str(), "k");
+  assert_true(print_text(*s).find("func @twice(%v: <16 x f32>) -> (<16 x f32>)") != std::string::npos);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(specializes_types_and_attributes),
+      cmocka_unit_test(reports_bad_bindings),
+      cmocka_unit_test(facts_are_recorded),
+      cmocka_unit_test(folds_if_on_constexpr),
+      cmocka_unit_test(folds_integer_constants_and_cse),
+      cmocka_unit_test(reports_rules_that_need_values),
+      cmocka_unit_test(device_functions_follow_the_kernel),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
