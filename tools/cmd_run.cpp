@@ -221,6 +221,10 @@ bool make_arg(const std::string& name, const std::string& spec, const ParamInfo&
     return true;
   }
   // A scalar: DT:V or V.
+  if (p.type_kind == TRI_TYPE_SCALAR && spec.find('[') != std::string::npos) {
+    *error = "%" + name + " is " + p.type_text + ", a scalar: give DT:V or V, not '" + spec + "'";
+    return false;
+  }
   if (p.type_kind != TRI_TYPE_SCALAR) {
     *error = "%" + name + " is " + p.type_text + ": give a buffer (rand:, fill:, zeros:, iota:, npy:), not '" +
              spec + "'";
