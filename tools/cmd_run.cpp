@@ -375,8 +375,10 @@ int tri_cmd_run(int argc, char** argv) {
     std::fprintf(stderr, "tri run: cannot create a context: %s\n", last_error().c_str());
     return 1;
   }
+  // `print` output arrives at level info; errors are reported from the failing call instead.
   session.set_log_handler([](int32_t level, const std::string& msg) {
-    std::printf("%s%s\n", level == TRI_LOG_INFO ? "" : "log: ", msg.c_str());
+    if (level == TRI_LOG_INFO) std::printf("%s\n", msg.c_str());
+    if (level == TRI_LOG_WARNING) std::fprintf(stderr, "warning: %s\n", msg.c_str());
   });
   std::string bytes, err;
   if (!read_file(file, &bytes, &err)) {

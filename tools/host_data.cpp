@@ -271,7 +271,9 @@ HostBuffer::HostBuffer(int32_t dtype, std::vector<int64_t> shape) : dtype_(dtype
   data_.reset(p);
 }
 
-HostBuffer::HostBuffer(const HostBuffer& o) : HostBuffer(o.dtype_, o.shape_) {
+HostBuffer::HostBuffer(const HostBuffer& o) {
+  if (!o.data_) return;  // a default-constructed buffer has no memory to copy
+  *this = HostBuffer(o.dtype_, o.shape_);
   std::memcpy(data_.get(), o.data_.get(), alloc_);
 }
 

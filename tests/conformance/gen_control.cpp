@@ -183,10 +183,10 @@ Group calls(uint64_t seed) {
   b.g.grid[0] = tile.grid;
   b.constexprs = "constexpr(BLOCK: i32 = 64)";
   b.prelude =
-      "func @axpy(%a: f32, %x: <BLOCK x f32>, %y: <BLOCK x f32>) -> (<BLOCK x f32>) {\n"
-      "  %av = splat %a : <BLOCK x f32>\n"
-      "  %m = mul %av, %x : <BLOCK x f32>\n"
-      "  %r = add %m, %y : <BLOCK x f32>\n"
+      "func @axpy(%a: f32, %x: <64 x f32>, %y: <64 x f32>) -> (<64 x f32>) {\n"
+      "  %av = splat %a : <64 x f32>\n"
+      "  %m = mul %av, %x : <64 x f32>\n"
+      "  %r = add %m, %y : <64 x f32>\n"
       "  return %r\n"
       "}\n\n"
       "func @divmod(%a: i32, %b: i32) -> (i32, i32) {\n"
@@ -198,9 +198,9 @@ Group calls(uint64_t seed) {
       "  %r = arange[start=0, end=BLOCK] : <BLOCK x i32>\n"
       "  return %r\n"
       "}\n\n"
-      "func @twice_axpy(%a: f32, %x: <BLOCK x f32>, %y: <BLOCK x f32>) -> (<BLOCK x f32>, <BLOCK x i32>) {\n"
-      "  %t = call[callee=@axpy] %a, %x, %y : <BLOCK x f32>\n"
-      "  %u = call[callee=@axpy] %a, %x, %t : <BLOCK x f32>\n"
+      "func @twice_axpy(%a: f32, %x: <64 x f32>, %y: <64 x f32>) -> (<64 x f32>, <BLOCK x i32>) {\n"
+      "  %t = call[callee=@axpy] %a, %x, %y : <64 x f32>\n"
+      "  %u = call[callee=@axpy] %a, %x, %t : <64 x f32>\n"
       "  %l = call[callee=@lanes] : <BLOCK x i32>\n"
       "  return %u, %l\n"
       "}\n\n";
@@ -208,17 +208,21 @@ Group calls(uint64_t seed) {
   std::string x = b.in_buf("x", gen_buffer(b.rng, TRI_DTYPE_F32, n, Dist::Small));
   std::string y = b.in_buf("y", gen_buffer(b.rng, TRI_DTYPE_F32, n, Dist::Small));
   std::string o = b.out_buf("axpy2", TRI_DTYPE_F32, n);
-  std::string ol = b.out_buf("lanes", TRI_DTYPE_I32, n);
+  std::string ol = b.out_buf("lanes", TRI_DTYPE_I32, 64);
   std::string od = b.out_buf("divmod", TRI_DTYPE_I32, 8 * 2);
   std::string a = b.scalar("a", TRI_DTYPE_F32, double_to_float_bits(TRI_DTYPE_F32, 1.5));
   TileIR t = emit_tile(b, tile);
-  const std::string bf = blk(t.dims, kF), bi = blk(t.dims, kI);
+  const std::string bf = blk(t.dims, kF);
   std::string xv = load_tile(b, t, x, TRI_DTYPE_F32, "0.0");
   std::string yv = load_tile(b, t, y, TRI_DTYPE_F32, "0.0");
-  std::vector<std::string> r = b.ops("call[callee=@twice_axpy] " + a + ", " + xv + ", " + yv, {bf, bi});
+  std::vector<std::string> r = b.ops("call[callee=@twice_axpy] " + a + ", " + xv + ", " + yv, {bf, "<BLOCK x i32>"});
   store_tile(b, t, o, TRI_DTYPE_F32, r[0]);
-  store_tile(b, t, ol, TRI_DTYPE_I32, r[1]);
+  // The <BLOCK x i32> result is stored by program 0 only, through BLOCK-shaped pointers.
   std::string pid = b.op("program_id[axis=0]", kI);
+  std::string first = b.op("cmp[pred=eq] " + pid + ", " + b.op("const[value=0]", kI), "i1");
+  std::string fm = b.op("splat " + first, "<BLOCK x i1>");
+  std::string lp = b.op("addptr " + b.op("splat " + ol, "<BLOCK x ptr<i32>>") + ", " + r[1], "<BLOCK x ptr<i32>>");
+  b.stmt("store " + lp + ", " + r[1] + ", mask=" + fm);
   std::string num = b.op("add " + b.op("mul " + pid + ", " + b.op("const[value=-37]", kI), kI) + ", " +
                              b.op("const[value=5]", kI),
                          kI);

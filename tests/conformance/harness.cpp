@@ -3,11 +3,15 @@
 #include "harness.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cctype>
 #include <cinttypes>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 namespace conf {
 
@@ -401,9 +405,9 @@ void store_tile(Builder& b, const TileIR& t, const std::string& ptr, int32_t dty
 
 std::vector<Tile> standard_tiles() {
   return {
-      Tile{{64}, {250}, 4},
-      Tile{{8, 16}, {5, 13}, 1},
-      Tile{{2, 4, 8}, {2, 3, 7}, 1},
+      Tile{{16}, {250}, 16},
+      Tile{{4, 8}, {3, 7}, 1},
+      Tile{{2, 2, 4}, {1, 2, 3}, 1},
   };
 }
 
@@ -550,6 +554,7 @@ size_t Runner::compare(const Group& g, const Check& c, const HostBuffer& want, c
 }
 
 bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>* lines) {
+  auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> details;
   int cases = 0, failed = 0;
   const size_t others = targets_.size() - 1;
@@ -562,6 +567,15 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
     details.push_back(why);
   };
 
+  if (const char* dir = std::getenv("TRI_CONF_DUMP")) {
+    // Each group's IR, for rerunning a kernel by hand (`tri run`, `tri check`).
+    std::string name;
+    for (char ch : g.title) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    if (FILE* f = std::fopen((std::string(dir) + "/" + name + ".tri").c_str(), "w")) {
+      std::fwrite(g.ir.data(), 1, g.ir.size(), f);
+      std::fclose(f);
+    }
+  }
   tri_module* m = nullptr;
   if (tri_module_create(ctx_, g.ir.data(), g.ir.size(), g.title.c_str(), &m) != TRI_OK) {
     whole_group_fails("the module does not load: " + last_error() + "\n--- IR ---\n" + g.ir + "----------");
@@ -573,8 +587,9 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
       if (!res.back().ok && g.expect_error == TRI_OK) any_failed_run = true;
     }
     tri_module_destroy(m);
-    if (any_failed_run && allow_split && g.split) {
-      for (size_t t = 0; t < targets_.size(); ++t)
+    static const bool force_split = std::getenv("TRI_CONF_SPLIT") != nullptr;
+    if ((any_failed_run || force_split) && allow_split && g.split) {
+      for (size_t t = 0; t < targets_.size() && any_failed_run; ++t)
         if (!res[t].ok)
           lines->push_back("  (batch failed on " + targets_[t] + ": " + res[t].stage + ": " + res[t].message +
                            "; running its ops one by one)");
@@ -643,17 +658,63 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
                      (failed ? std::to_string(failed) + " of " + std::to_string(cases) + " failed"
                              : std::to_string(cases) + " passed") +
                      "]";
+  char secs[32];
+  std::snprintf(secs, sizeof secs, " %.2fs", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  line += secs;
   lines->push_back(line);
   for (const std::string& d : details) lines->push_back("    " + d);
   if (failed) lines->push_back("    (reproduce with TRI_SEED=" + std::to_string(seed_) + ")");
   return failed == 0;
 }
 
-void Runner::run(const Group& g) {
+std::vector<std::string> Runner::run(const Group& g) {
   std::vector<std::string> lines;
   run_one(g, true, &lines);
-  for (const std::string& l : lines) std::printf("%s\n", l.c_str());
-  std::fflush(stdout);
+  return lines;
+}
+
+Totals run_all(const std::vector<Group>& groups, uint64_t seed, const std::vector<std::string>& targets,
+               bool checked_oracle, unsigned jobs) {
+  std::mutex mu;
+  size_t next = 0, printed = 0;
+  std::vector<std::vector<std::string>> done(groups.size());
+  std::vector<uint8_t> finished(groups.size(), 0);
+  Totals total;
+  auto worker = [&]() {
+    Runner r(seed, targets, checked_oracle);
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next >= groups.size()) break;
+        i = next++;
+      }
+      std::vector<std::string> lines;
+      if (r.ok()) {
+        lines = r.run(groups[i]);
+      } else {
+        lines = {"FAIL " + groups[i].title + "  [no context: " + last_error() + "]"};
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      done[i] = std::move(lines);
+      finished[i] = 1;
+      // Print in group order as soon as the next group in line is finished.
+      while (printed < groups.size() && finished[printed]) {
+        for (const std::string& l : done[printed]) std::printf("%s\n", l.c_str());
+        done[printed].clear();
+        ++printed;
+      }
+      std::fflush(stdout);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (!r.ok()) total.failed += 1;
+    total.passed += r.totals().passed;
+    total.failed += r.totals().failed;
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::max(jobs, 1u); ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  return total;
 }
 
 }  // namespace conf

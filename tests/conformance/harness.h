@@ -198,7 +198,9 @@ void store_tile(Builder& b, const TileIR& t, const std::string& ptr, int32_t dty
 // A splat constant of the tile's shape.
 std::string const_tile(Builder& b, const TileIR& t, int32_t dtype, const std::string& value_text);
 
-// The standard tiles: a 1-D tile over several programs, a 2-D and a 3-D tile with partial extents.
+// The standard tiles: a 1-D tile over several programs, a 2-D and a 3-D tile with partial
+// extents. Blocks are small on purpose: the CPU backend's compile time grows with the lanes of
+// ops it has to scalarize (integer division, for one), and the suite compiles ~100 kernels.
 std::vector<Tile> standard_tiles();
 
 // ---- running
@@ -207,13 +209,14 @@ struct Totals {
   int passed = 0, failed = 0;
 };
 
-// Runs every group and prints one line per group (and details for failures).
+// Runs groups on one context (one per thread: the log of `print` is captured per context) and
+// returns the report lines of each: one line per group, and details for failures.
 class Runner {
  public:
   Runner(uint64_t seed, std::vector<std::string> targets, bool checked_oracle);
   ~Runner();
   bool ok() const { return ctx_ != nullptr; }
-  void run(const Group& g);
+  std::vector<std::string> run(const Group& g);
   const Totals& totals() const { return totals_; }
   const std::vector<std::string>& targets() const { return targets_; }
 
@@ -251,5 +254,9 @@ void gen_atomics(uint64_t seed, const GroupSink& sink);
 void gen_reduce(uint64_t seed, const GroupSink& sink);
 void gen_dot(uint64_t seed, const GroupSink& sink);
 void gen_control(uint64_t seed, const GroupSink& sink);
+
+// Runs `groups` on `jobs` threads, printing each group's lines in order; returns the totals.
+Totals run_all(const std::vector<Group>& groups, uint64_t seed, const std::vector<std::string>& targets,
+               bool checked_oracle, unsigned jobs);
 
 }  // namespace conf
