@@ -17,6 +17,11 @@ namespace conf {
 
 using namespace tri_tool;
 
+namespace {
+// The byte output buffers start filled with (an i1 store writes 0 or 1, never this).
+constexpr unsigned char kSentinel = 0x5a;
+}  // namespace
+
 uint64_t mix_seed(uint64_t seed, const std::string& salt) {
   uint64_t h = 1469598103934665603ull ^ seed;
   for (unsigned char c : salt) h = (h ^ c) * 1099511628211ull;
@@ -231,13 +236,16 @@ std::string Builder::in_buf(const std::string& name, HostBuffer data, std::strin
   g.args.push_back(a);
   g.bufs.push_back(std::move(data));
   g.names.push_back(name);
+  out_count_.push_back(0);
   return "%" + name;
 }
 
 std::string Builder::out_buf(const std::string& name, int32_t dtype, size_t count, size_t guard) {
   HostBuffer b(dtype, {static_cast<int64_t>(count + guard)});
-  std::memset(b.data(), 0x5a, b.byte_size());
-  return in_buf(name, std::move(b));
+  std::memset(b.data(), kSentinel, b.byte_size());
+  std::string v = in_buf(name, std::move(b));
+  out_count_.back() = count;
+  return v;
 }
 
 std::string Builder::scalar(const std::string& name, int32_t dtype, uint64_t bits) {
@@ -302,6 +310,7 @@ Check& Builder::check(const std::string& what, const std::string& out, Cmp cmp, 
   c.buf = buf_index(out);
   c.cmp = cmp;
   for (const std::string& i : inputs) c.inputs.push_back(buf_index(i));
+  c.written = out_count_[c.buf];
   g.checks.push_back(std::move(c));
   return g.checks.back();
 }
@@ -442,10 +451,10 @@ Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& 
   }
   tri_compile_options* o = nullptr;
   tri_compile_options_create(&o);
-  tri_compile_options_set_target(o, target.c_str());
-  if (target == targets_[0] && checked_) tri_compile_options_set_checked(o, 1);
+  tri_result rc = tri_compile_options_set_target(o, target.c_str());
+  if (rc == TRI_OK && target == targets_[0] && checked_) rc = tri_compile_options_set_checked(o, 1);
   tri_kernel* k = nullptr;
-  tri_result rc = tri_kernel_compile(m, g.kernel.c_str(), o, &k);
+  if (rc == TRI_OK) rc = tri_kernel_compile(m, g.kernel.c_str(), o, &k);
   tri_compile_options_destroy(o);
   if (rc != TRI_OK) {
     r.code = rc;
@@ -612,6 +621,20 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
       whole_group_fails("the oracle (" + targets_[0] + ") failed at " + res[0].stage + " (" +
                         tri_result_name(res[0].code) + "): " + res[0].message);
     } else {
+      for (const Check& c : g.checks) {
+        if (!c.written) continue;
+        const HostBuffer& out = res[0].bufs[c.buf];
+        const auto* bytes = static_cast<const unsigned char*>(out.data());
+        size_t n = std::min(c.written, out.count()) * dtype_bytes(out.dtype());
+        bool any = false;
+        for (size_t i = 0; i < n && !any; ++i) any = bytes[i] != kSentinel;
+        if (!any) {
+          ++cases;
+          ++failed;
+          details.push_back(c.what + ": the oracle stored nothing in " + g.names[c.buf] +
+                            " (a mask that is never true?)");
+        }
+      }
       for (const RefCheck& rc : g.refs) {
         ++cases;
         if (compare(g, rc.check, rc.expected, res[0].bufs[rc.check.buf], "C", targets_[0].c_str(), &details))

@@ -82,6 +82,10 @@ struct Check {
   std::vector<uint8_t> skip;   // lanes whose value is unspecified (1 = not compared); may be empty
   std::vector<int> inputs;     // buffers whose lane i is printed for a failing lane i
   std::function<std::string(size_t)> describe;  // or: a description of lane i's inputs
+  // For outputs made by Builder::out_buf: the elements before the guard. The oracle must have
+  // written at least one of them, so that a kernel that stores nothing (a mask that is never
+  // true) cannot pass by leaving the same initial bytes on every target.
+  size_t written = 0;
 };
 
 // The oracle against a value computed in C: `expected` has the output buffer's layout.
@@ -159,6 +163,7 @@ class Builder {
   Group finish();
 
  private:
+  std::vector<size_t> out_count_;  // per buffer: elements before the guard (0: an input)
   std::string params_;
   std::string body_;
   int indent_ = 1;
