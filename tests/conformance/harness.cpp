@@ -80,10 +80,14 @@ std::vector<uint64_t> edge_values(int32_t dt, Dist dist) {
     }
   }
   if (dt == TRI_DTYPE_F32 || dt == TRI_DTYPE_F64) max_fin = d.bits == 32 ? 0x7f7fffffull : 0x7fefffffffffffffull;
+  // A signaling NaN (quiet bit clear, payload 1), where the format has one: random bit patterns
+  // produce them too, so they are better tested on purpose than by chance.
+  uint64_t exp_all = ((uint64_t(1) << d.exp_bits) - 1) << d.man_bits;
+  uint64_t snan = d.ieee_special && d.man_bits >= 2 ? (exp_all | 1) : f(NAN);
   std::vector<uint64_t> all = {f(0.0),  f(-0.0),   f(1.0),   f(-1.0),  f(0.5),  f(-0.5),     f(1.5),
                                f(2.5),  f(-2.5),   f(3.0),   f(100.0), f(-100), 1,           sign | 1,
                                max_sub, min_norm,  sign | min_norm,      max_fin, sign | max_fin,
-                               f(INFINITY), f(-INFINITY), f(NAN)};
+                               f(INFINITY), f(-INFINITY), f(NAN), snan, sign | snan};
   for (uint64_t v : all) {
     double x = float_bits_to_double(dt, v);
     if (std::isnan(x) && (dist == Dist::NoNaN || dist == Dist::Unit || dist == Dist::Near1)) continue;
@@ -530,6 +534,20 @@ bool lane_matches(int32_t dt, const Check& c, size_t i, uint64_t want, uint64_t 
 
 }  // namespace
 
+namespace {
+// An element for a failure report: NaNs show their bits (a quiet and a signaling NaN can behave
+// differently, and both print as "nan").
+std::string show(int32_t dt, uint64_t bits) {
+  std::string s = format_bits(dt, bits);
+  if (dtype_is_float(dt) && float_bits_is_nan(dt, bits)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "(0x%llx)", static_cast<unsigned long long>(bits & bits_mask(dt)));
+    s += buf;
+  }
+  return s;
+}
+}  // namespace
+
 size_t Runner::compare(const Group& g, const Check& c, const HostBuffer& want, const HostBuffer& got,
                        const char* want_name, const char* got_name, std::vector<std::string>* details) {
   size_t bad = 0;
@@ -545,11 +563,11 @@ size_t Runner::compare(const Group& g, const Check& c, const HostBuffer& want, c
     } else {
       for (int in : c.inputs) {
         const HostBuffer& b = g.bufs[in];
-        line += " " + g.names[in] + "=" + (i < b.count() ? format_bits(b.dtype(), b.get(i)) : std::string("(guard)"));
+        line += " " + g.names[in] + "=" + (i < b.count() ? show(b.dtype(), b.get(i)) : std::string("(guard)"));
       }
     }
-    line += " -> " + std::string(want_name) + " " + format_bits(dt, want.get(i)) + ", " + got_name + " " +
-            format_bits(dt, got.get(i));
+    line += " -> " + std::string(want_name) + " " + show(dt, want.get(i)) + ", " + got_name + " " +
+            show(dt, got.get(i));
     if (c.cmp == Cmp::Tol && i < c.tol.size()) {
       char buf[64];
       std::snprintf(buf, sizeof buf, " (tolerance %.3g)", c.tol[i]);
