@@ -105,8 +105,13 @@ TRI_API void tri_context_options_destroy(tri_context_options* options);
  * off. Since 0.1. */
 TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri_log_fn fn, void* user,
                                               int32_t max_level);
-/* Sets the host allocator used for the context's and its children's memory; both functions
- * NULL restores the default. The allocator must outlive the context. Since 0.1. */
+/* Sets the host allocator; both functions NULL restores the default (malloc/free). It receives
+ * the memory of the objects behind handles: the context itself, each module with its reflection
+ * tables (the strings the reflection calls return included), and each blob with its bytes. The
+ * IR a module holds, options, error messages, and temporaries while parsing, verifying and
+ * printing come from the C++ heap, not from this allocator. alloc may return NULL: the call that
+ * needed the memory fails with TRI_ERROR_OUT_OF_MEMORY. The allocator must outlive every object
+ * made from the context. Since 0.1. */
 TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self,
                                                     tri_alloc_fn alloc, tri_free_fn free);
 /* Sets the directory of the compiled-kernel cache (copied); NULL or "" means no disk cache.
@@ -135,14 +140,17 @@ typedef struct tri_module tri_module;
  * NULL) names the input in diagnostics: "softmax.tri:12:9: error: ...". The bytes are not kept.
  * Errors: TRI_ERROR_INVALID_ARGUMENT (NULL context, NULL data, size 0), TRI_ERROR_PARSE,
  * TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_VERIFY,
- * TRI_ERROR_LIMIT_EXCEEDED. The caller owns *out_module; it keeps the context alive.
- * Since 0.1. */
+ * TRI_ERROR_LIMIT_EXCEEDED (input over 1 GiB, nesting deeper than 64, tables past their limits),
+ * TRI_ERROR_OUT_OF_MEMORY. A failure's message also goes to the context's log sink at
+ * TRI_LOG_ERROR. The caller owns *out_module; it keeps the context alive. Since 0.1. */
 TRI_API tri_result tri_module_create(tri_context* context, const void* data, size_t size, const char* source_name,
                                      tri_module** out_module);
 /* Releases the module; NULL is allowed. Since 0.1. */
 TRI_API void tri_module_destroy(tri_module* module);
 
-/* ---- Bytes returned by the library -------------------------------------------------------- */
+/* ---- Bytes returned by the library --------------------------------------------------------
+ * A blob owns a copy of its bytes: it stays valid after the module it came from is destroyed,
+ * and keeps that module's context alive (its memory came from the context's allocator). */
 typedef struct tri_blob tri_blob;
 
 /* The blob's bytes (not NUL-terminated) and their count; NULL and 0 for a NULL blob.
@@ -152,7 +160,8 @@ TRI_API size_t tri_blob_size(const tri_blob* blob);
 /* Releases a blob; NULL is allowed. Since 0.1. */
 TRI_API void tri_blob_destroy(tri_blob* blob);
 
-/* The module as canonical IR text. The caller owns *out_text. Since 0.1. */
+/* The module as canonical IR text (what `tri fmt` writes; not NUL-terminated). The caller owns
+ * *out_text. Since 0.1. */
 TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_text);
 /* The module as binary IR (docs/format.md). The caller owns *out_binary. Since 0.1. */
 TRI_API tri_result tri_module_to_binary(const tri_module* module, tri_blob** out_binary);
@@ -199,11 +208,12 @@ TRI_API tri_result tri_module_param_name(const tri_module* module, uint32_t inde
 TRI_API tri_result tri_module_param_kind(const tri_module* module, uint32_t index, uint32_t param,
                                          int32_t* out_kind);
 /* The parameter's type: its kind (TRI_TYPE_*), its element type (TRI_DTYPE_*; for a pointer,
- * the pointee) and its text as written in IR ("ptr<f32>", "i32"). Since 0.1. */
+ * the pointee; for a block, its element, or its element's pointee) and its canonical IR text
+ * ("ptr<f32>", "i32", "<BLOCK x f32>"). A constexpr's type is a scalar. Since 0.1. */
 TRI_API tri_result tri_module_param_type(const tri_module* module, uint32_t index, uint32_t param,
                                          int32_t* out_type_kind, int32_t* out_dtype, const char** out_text);
 /* The facts a runtime parameter declares: alignment in bytes and divisibility (0 when not
- * declared), and noalias (0 or 1). Since 0.1. */
+ * declared), and noalias (0 or 1). A constexpr declares none: all three are 0. Since 0.1. */
 TRI_API tri_result tri_module_param_facts(const tri_module* module, uint32_t index, uint32_t param,
                                           uint32_t* out_align, uint32_t* out_divisible, int32_t* out_noalias);
 /* A constexpr's default value as IR text ("1024", "true", "0.5"), or NULL when it has none.

@@ -1,9 +1,8 @@
 #include "capi/compiled.h"
 
-#include <cmath>
 #include <cstring>
 
-#include "base/fp.h"
+#include "interp/numeric.h"
 #include "passes/pipeline.h"
 #ifdef TRI_HAVE_LLVM_LAYER
 #include "jit/cpu_kernel.h"
@@ -76,29 +75,11 @@ const char* dtype_name(int32_t d) {
   return d >= 0 && d < 11 ? names[d] : "an unknown dtype";
 }
 
+// A scalar argument's bits (base/launch.h): integers truncated to their width, floats rounded
+// to their format exactly as the interpreter rounds (one definition of every float format).
 uint64_t encode_scalar(Scalar s, const tri_arg& a) {
-  switch (s) {
-    case Scalar::F16: return fp::f32_to_f16(static_cast<float>(a.value.f));
-    case Scalar::BF16: return fp::f32_to_bf16(static_cast<float>(a.value.f));
-    case Scalar::F8E4M3: return fp::f32_to_f8e4m3(static_cast<float>(a.value.f));
-    case Scalar::F8E5M2: return fp::f32_to_f8e5m2(static_cast<float>(a.value.f));
-    case Scalar::F32: {
-      float f = static_cast<float>(a.value.f);
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      return u;
-    }
-    case Scalar::F64: {
-      uint64_t u;
-      std::memcpy(&u, &a.value.f, 8);
-      return u;
-    }
-    default: {
-      int bits = scalar_bits(s);
-      uint64_t v = static_cast<uint64_t>(a.value.i);
-      return bits >= 64 ? v : v & ((uint64_t(1) << bits) - 1);
-    }
-  }
+  if (is_float(s)) return interp::encode_float(static_cast<long double>(a.value.f), s);
+  return interp::trunc_bits(static_cast<uint64_t>(a.value.i), scalar_bits(s));
 }
 
 }  // namespace

@@ -48,7 +48,9 @@ class Compiled {
   Target target = Target::Cpu;
   bool checked = false;
   std::vector<ParamSig> params;
-  std::unique_ptr<jit::CpuKernel> cpu;  // target Cpu
+  // target Cpu. A shared_ptr so this header needs no LLVM-side definition (its deleter is bound
+  // where the kernel is made).
+  std::shared_ptr<const jit::CpuKernel> cpu;
 
   const ir::Function& kernel() const { return *ir->functions[0]; }
 };

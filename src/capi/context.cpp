@@ -1,4 +1,6 @@
-// tri_version, results, the thread-local last error, context options and contexts.
+// tri_version, results, the thread-local last error, context options, contexts, and the memory
+// helpers that route the C API's own allocations through a context's allocator hook.
+#include <cstdlib>
 #include <cstring>
 
 #include "capi/handles.h"
@@ -20,10 +22,35 @@ tri_result set_error(const Status& st) {
 
 tri_result set_error(Code code, const std::string& message) { return set_error(Status(code, message)); }
 
+const std::string& last_error() { return t_last_error; }
+
+void* mem_alloc(const tri_context_options& o, size_t size, size_t align) {
+  if (o.alloc_fn) return o.alloc_fn(o.alloc_self, size, align);
+  if (align <= alignof(std::max_align_t)) return std::malloc(size ? size : 1);
+  size_t rounded = (size + align - 1) / align * align;  // aligned_alloc wants a multiple of align
+  return std::aligned_alloc(align, rounded ? rounded : align);
+}
+
+void mem_free(const tri_context_options& o, void* ptr, size_t size) {
+  if (!ptr) return;
+  if (o.free_fn)
+    o.free_fn(o.alloc_self, ptr, size);
+  else
+    std::free(ptr);
+}
+
 void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
 
 void context_release(tri_context* c) {
-  if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete c;
+  if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The context lives in memory from its own allocator: keep a copy of the hook to free it.
+    tri_context_options hook;
+    hook.alloc_self = c->options.alloc_self;
+    hook.alloc_fn = c->options.alloc_fn;
+    hook.free_fn = c->options.free_fn;
+    c->~tri_context();
+    mem_free(hook, c, sizeof(tri_context));
+  }
 }
 
 }  // namespace tri::capi
@@ -67,26 +94,30 @@ TRI_API void tri_context_options_destroy(tri_context_options* options) { delete 
 
 TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri_log_fn fn, void* user,
                                               int32_t max_level) {
-  TRI_CHECK_ARG(options);
-  if (max_level < TRI_LOG_ERROR || max_level > TRI_LOG_DEBUG)
-    return set_error(Code::InvalidArgument, "tri_context_options_set_log: max_level " + std::to_string(max_level) +
-                                                " is not a TRI_LOG_* level (0..3)");
-  options->log_fn = fn;
-  options->log_user = user;
-  options->log_max_level = max_level;
-  return TRI_OK;
+  return guard([&] {
+    TRI_CHECK_ARG(options);
+    if (max_level < TRI_LOG_ERROR || max_level > TRI_LOG_DEBUG)
+      return set_error(Code::InvalidArgument, "tri_context_options_set_log: max_level " +
+                                                  std::to_string(max_level) + " is not a TRI_LOG_* level (0..3)");
+    options->log_fn = fn;
+    options->log_user = user;
+    options->log_max_level = max_level;
+    return TRI_OK;
+  });
 }
 
 TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self, tri_alloc_fn alloc,
                                                     tri_free_fn free_fn) {
-  TRI_CHECK_ARG(options);
-  if ((alloc == nullptr) != (free_fn == nullptr))
-    return set_error(Code::InvalidArgument,
-                     "tri_context_options_set_allocator: give both alloc and free, or neither");
-  options->alloc_self = self;
-  options->alloc_fn = alloc;
-  options->free_fn = free_fn;
-  return TRI_OK;
+  return guard([&] {
+    TRI_CHECK_ARG(options);
+    if ((alloc == nullptr) != (free_fn == nullptr))
+      return set_error(Code::InvalidArgument,
+                       "tri_context_options_set_allocator: give both alloc and free, or neither");
+    options->alloc_self = self;
+    options->alloc_fn = alloc;
+    options->free_fn = free_fn;
+    return TRI_OK;
+  });
 }
 
 TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path) {
@@ -108,8 +139,18 @@ TRI_API tri_result tri_context_create(const tri_context_options* options, uint32
                            std::to_string(major) + "." + std::to_string(minor) + ", but this library is " +
                            std::to_string(TRI_VERSION_MAJOR) + "." + std::to_string(TRI_VERSION_MINOR) +
                            "; rebuild against the installed header or install a matching library");
-    auto* c = new tri_context();
-    if (options) c->options = *options;
+    tri_context_options defaults;
+    const tri_context_options& o = options ? *options : defaults;
+    void* mem = tri::capi::mem_alloc(o, sizeof(tri_context), alignof(tri_context));
+    if (!mem) return set_error(Code::OutOfMemory, "tri_context_create: the allocator returned NULL");
+    tri_context* c = new (mem) tri_context();  // cannot throw: members default-construct
+    try {
+      c->options = o;  // copies the cache directory string
+    } catch (...) {
+      c->~tri_context();
+      tri::capi::mem_free(o, mem, sizeof(tri_context));
+      throw;
+    }
     *out_context = c;
     return TRI_OK;
   });

@@ -3,16 +3,24 @@
 // from crossing the boundary.
 //
 // Lifetime: handles are reference counted. tri_X_destroy drops the caller's reference; a child
-// holds a reference on its parent (a module on its context), so a host may destroy in any order.
+// holds a reference on its parent (a module on its context, a blob on its context), so a host may
+// destroy in any order.
+//
+// Memory: the handle objects themselves, a module's reflection tables and a blob's bytes come from
+// the context's allocator hook (mem_alloc / mem_free); what lives behind them (the IR, option
+// strings, temporaries while parsing) uses the C++ heap. docs/capi.md says the same to users.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
 
 #include "base/status.h"
+#include "capi/compiled.h"
+#include "ir/ir.h"
 #include "tri/tri.h"
 
 struct tri_context_options {
@@ -34,13 +42,80 @@ struct tri_context {
 
 namespace tri::capi {
 
+// One parameter of a function as the reflection calls report it. Strings point into the
+// module's string table; default_text is NULL when there is no default.
+struct ParamRec {
+  const char* name;
+  const char* type_text;
+  const char* default_text;
+  int32_t kind;       // TRI_PARAM_*
+  int32_t type_kind;  // TRI_TYPE_*
+  int32_t dtype;      // TRI_DTYPE_*
+  uint32_t align;
+  uint32_t divisible;
+  int32_t noalias;
+};
+
+struct FunctionRec {
+  const char* name;
+  int32_t kind;  // TRI_FUNCTION_*
+  uint32_t first_param;
+  uint32_t param_count;
+};
+
+}  // namespace tri::capi
+
+// A verified module, immutable once created (so reads need no lock). Everything the reflection
+// calls return is computed at creation into one block from the allocator hook: the function and
+// parameter records, the function indices sorted by name (for find_function), and the strings.
+struct tri_module {
+  std::atomic<int32_t> refs{1};
+  tri_context* context = nullptr;  // holds a reference
+  std::unique_ptr<tri::ir::Module> ir;
+
+  void* table = nullptr;  // the reflection block, from the allocator hook
+  size_t table_size = 0;
+  const tri::capi::FunctionRec* functions = nullptr;
+  uint32_t function_count = 0;
+  const tri::capi::ParamRec* params = nullptr;
+  const uint32_t* by_name = nullptr;  // function indices sorted by name
+
+  tri::capi::CompileCache kernels;  // compiled specializations, by key (capi/kernel.cpp)
+};
+
+// Bytes handed to the caller. One allocation from the hook holds this header and then the bytes.
+struct tri_blob {
+  tri_context* context;  // holds a reference (its allocator frees the blob)
+  size_t size;
+  const unsigned char* bytes() const { return reinterpret_cast<const unsigned char*>(this + 1); }
+  unsigned char* bytes() { return reinterpret_cast<unsigned char*>(this + 1); }
+};
+
+namespace tri::capi {
+
 // Records `st` as the calling thread's last error (when it is an error) and returns its code.
 tri_result set_error(const Status& st);
 tri_result set_error(Code code, const std::string& message);
 inline tri_result ok() { return TRI_OK; }
 
+// The calling thread's last error message.
+const std::string& last_error();
+
 void context_retain(tri_context* c);
 void context_release(tri_context* c);
+void module_retain(tri_module* m);
+void module_release(tri_module* m);
+
+// Makes a blob holding `bytes` from the context's allocator; the blob keeps the context alive.
+// `what` names the calling function in the error message.
+tri_result make_blob(tri_context* c, const std::string& bytes, const char* what, tri_blob** out);
+
+// Memory from the options' allocator hook, or from the C library when there is none. mem_alloc
+// returns NULL when the allocator fails; mem_free takes the size that was asked for.
+void* mem_alloc(const tri_context_options& o, size_t size, size_t align);
+void mem_free(const tri_context_options& o, void* ptr, size_t size);
+inline void* mem_alloc(const tri_context* c, size_t size, size_t align) { return mem_alloc(c->options, size, align); }
+inline void mem_free(const tri_context* c, void* ptr, size_t size) { mem_free(c->options, ptr, size); }
 
 // Runs `body` (which returns tri_result) and turns any C++ exception into a result code, so
 // nothing escapes the C boundary.

@@ -9,6 +9,7 @@
 #include "capi/compiled.h"
 #include "capi/handles.h"
 #include "interp/interpreter.h"
+#include "ir/text.h"
 #ifdef TRI_HAVE_LLVM_LAYER
 #include "base/thread_pool.h"
 #include "jit/cpu_kernel.h"

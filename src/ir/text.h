@@ -20,4 +20,8 @@ Status parse_text(std::string_view text, const std::string& source_name, std::un
 // The canonical text of a module. print_text(parse_text(print_text(m))) == print_text(m).
 std::string print_text(const Module& m);
 
+// A float literal as the canonical printer writes it: the shortest decimal that reads back to the
+// same double, always with a '.' or an exponent ("0.5", "100.0", "1e+30", "-inf", "nan").
+std::string format_float(double v);
+
 }  // namespace tri::ir

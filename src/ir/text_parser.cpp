@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/limits.h"
 #include "ir/text.h"
@@ -161,6 +162,16 @@ class Parser {
     return true;
   }
 
+  // Module::intern scans every symbol; a module with many distinct names must stay linear.
+  SymId intern(const std::string& name) {
+    auto it = symbols_.find(name);
+    if (it != symbols_.end()) return it->second;
+    m_->symbols.push_back(name);
+    SymId id = static_cast<SymId>(m_->symbols.size() - 1);
+    symbols_.emplace(name, id);
+    return id;
+  }
+
   void push_scope() { scopes_.emplace_back(); }
   void pop_scope() {
     for (NameInfo* info : scopes_.back()) info->visible = false;
@@ -228,7 +239,7 @@ class Parser {
           return fail(loc, "name longer than kMaxStringBytes (" + std::to_string(kMaxStringBytes) + ")",
                       Code::LimitExceeded);
         glued = name.find('x') != std::string::npos ? name : std::string();
-        dims.push_back(Dim::name(m_->intern(name)));
+        dims.push_back(Dim::name(intern(name)));
       } else {
         has_peek_ = false;
         return fail_expected("a block dimension or element type", peek());
@@ -237,9 +248,10 @@ class Parser {
         return fail(type_loc, "block type has more than " + std::to_string(kMaxBlockRank) + " dimensions");
       lex_.skip_space();
       if (lex_.at_end() || lex_.peek_char() != 'x') {
-        const Token& t = peek();
-        if (glued.empty() || t.kind == Tok::Error || t.kind == Tok::End) return fail_expected("'x' in block type", t);
-        return fail(t.loc, "expected 'x' in block type, found '" + lexeme(t) + "' ('" + text::quote_for_diag(glued) +
+        const Token& found = peek();
+        if (glued.empty() || found.kind == Tok::Error || found.kind == Tok::End)
+          return fail_expected("'x' in block type", found);
+        return fail(found.loc, "expected 'x' in block type, found '" + lexeme(found) + "' ('" + text::quote_for_diag(glued) +
                                "' reads as one name: put spaces around 'x' after a constexpr name)");
       }
       glued.clear();
@@ -637,7 +649,11 @@ class Parser {
       Constexpr c;
       c.name = std::string(n.text);
       c.loc = n.loc;
-      if (f->constexpr_index(c.name) >= 0) return fail(n.loc, "constexpr '" + c.name + "' declared twice");
+      Scalar unused;
+      if (c.name == "true" || c.name == "false" || c.name == "inf" || c.name == "nan" || c.name == "ptr" ||
+          scalar_from_name(c.name, &unused))
+        return fail(n.loc, "'" + c.name + "' cannot name a constexpr (it is a literal or a type)");
+      if (!constexpr_names_.insert(c.name).second) return fail(n.loc, "constexpr '" + c.name + "' declared twice");
       if (!expect(Tok::Colon, "':'") || !parse_scalar(&c.type)) return false;
       if (peek().kind == Tok::Equal) {
         take();
@@ -656,7 +672,8 @@ class Parser {
     bool kernel = kw.text == "kernel";
     Token name;
     if (!expect(Tok::Func, "a function name (@f)", &name)) return false;
-    if (m_->find(name.text)) return fail(name.loc, "function '@" + std::string(name.text) + "' defined twice");
+    if (!function_names_.insert(std::string(name.text)).second)
+      return fail(name.loc, "function '@" + std::string(name.text) + "' defined twice");
     if (m_->functions.size() >= kMaxFunctions)
       return fail(kw.loc, "module has more than kMaxFunctions (" + std::to_string(kMaxFunctions) + ") functions",
                   Code::LimitExceeded);
@@ -668,6 +685,7 @@ class Parser {
     f_ = f;
     names_.clear();
     scopes_.clear();
+    constexpr_names_.clear();
 
     std::vector<Token> param_names;
     if (!expect(Tok::LParen, "'('")) return false;
@@ -722,6 +740,9 @@ class Parser {
   Builder* b_ = nullptr;
   std::unordered_map<std::string, NameInfo> names_;  // node-based: NameInfo pointers stay valid
   std::vector<std::vector<NameInfo*>> scopes_;
+  std::unordered_map<std::string, SymId> symbols_;  // mirrors m_->symbols
+  std::unordered_set<std::string> function_names_;
+  std::unordered_set<std::string> constexpr_names_;  // of the function being parsed
 };
 
 }  // namespace

@@ -19,22 +19,22 @@
 namespace tri::ir {
 namespace {
 
-// %.1g .. %.17g, the first that reads back exactly; to_chars/from_chars ignore the locale.
+}  // namespace
+
+// The shortest decimal that reads back to the same double (to_chars without a precision picks
+// it, fixed or scientific, whichever is shorter), always with a '.' or an exponent so it reads
+// back as a float; to_chars/from_chars ignore the locale.
 std::string format_float(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   char buf[64];
-  std::string s;
-  for (int p = 1; p <= 17; ++p) {
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, p);
-    double back = 0;
-    std::from_chars(buf, r.ptr, back);
-    s.assign(buf, r.ptr);
-    if (std::memcmp(&back, &v, sizeof v) == 0) break;
-  }
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
+
+namespace {
 
 std::string quote_string(const std::string& s) {
   std::string out = "\"";

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Seeds the fuzz corpora in a fuzz build dir (never in the source tree):
+#   BUILD/corpus/text    examples/*.tri, tests/golden/*/*.tri (must-fail inputs included: near
+#                        misses are good seeds), tests/golden/binary/v*/*.tri
+#   BUILD/corpus/binary  the binary forms of those that parse, and tests/golden/binary/v*/*.trib
+#   BUILD/text.dict      keywords, op, slot, attribute and enum names (from the op table)
+# Existing corpus files are kept: the corpora grow across runs.
+# usage: fuzz/make_corpus.sh BUILD_DIR
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:?usage: fuzz/make_corpus.sh BUILD_DIR}
+seeds="$build/fuzz/tri_fuzz_seeds"
+mkdir -p "$build/corpus/text" "$build/corpus/binary"
+
+shopt -s nullglob
+texts=("$root"/examples/*.tri "$root"/tests/golden/*/*.tri "$root"/tests/golden/binary/v*/*.tri)
+for f in "${texts[@]}"; do
+  # golden files of different folders may share a name: prefix the folder
+  rel=${f#"$root"/}
+  cp -n "$f" "$build/corpus/text/${rel//\//_}" 2>/dev/null || true
+done
+if [ ${#texts[@]} -gt 0 ]; then
+  tmp=$(mktemp -d)
+  for f in "${texts[@]}"; do
+    rel=${f#"$root"/}
+    cp "$f" "$tmp/${rel//\//_}"
+  done
+  "$seeds" binary "$build/corpus/binary" "$tmp"/*.tri
+  rm -rf "$tmp"
+fi
+for f in "$root"/tests/golden/binary/v*/*.trib; do
+  rel=${f#"$root"/}
+  cp -n "$f" "$build/corpus/binary/${rel//\//_}" 2>/dev/null || true
+done
+"$seeds" dict "$build/text.dict"
+echo "corpus: ${#texts[@]} text seeds; $(ls "$build/corpus/text" | wc -l) text, $(ls "$build/corpus/binary" | wc -l) binary inputs in $build/corpus"

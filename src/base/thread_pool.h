@@ -1,0 +1,64 @@
+// A fixed pool of worker threads that runs a batch of N independent tasks and waits for them.
+//
+// The CPU backend runs the program instances of a launch on it (in chunks, so scheduling costs
+// are amortized). Tasks run only on the pool's own threads, never on the caller's: their stacks
+// have a size the pool chooses (JIT-compiled kernels keep whole blocks on the stack), while the
+// caller's stack may be small (a Rust or Go thread). The pool owns no global state; a context
+// owns one and several pools may coexist.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tri {
+
+class ThreadPool {
+ public:
+  // Starts `num_threads` workers (0: std::thread::hardware_concurrency(), at least 1), each with a
+  // stack of `stack_bytes` (0: kDefaultStackBytes). Threads are created here, not lazily: the
+  // owner creates the pool lazily when it first needs one.
+  explicit ThreadPool(unsigned num_threads = 0, size_t stack_bytes = 0);
+  // Joins the workers. No batch may be running.
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  static constexpr size_t kDefaultStackBytes = size_t(64) << 20;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()); }
+  size_t stack_bytes() const { return stack_bytes_; }
+
+  // Runs task(i) for every i in [0, n), each exactly once, on the workers (in no particular order,
+  // concurrently), and returns when all have finished. Tasks must not throw. Batches from several
+  // calling threads are serialized; a task must not call run() on the same pool (it would wait
+  // for itself).
+  void run(uint64_t n, const std::function<void(uint64_t)>& task);
+
+ private:
+  struct Worker;
+  static void* worker_main(void* arg);
+  void work();
+
+  size_t stack_bytes_ = 0;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  std::mutex run_mu_;  // serializes run() calls
+  std::mutex mu_;      // guards the fields below
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t generation_ = 0;  // bumped for each batch
+  bool stop_ = false;
+  const std::function<void(uint64_t)>* task_ = nullptr;
+  uint64_t n_ = 0;
+  std::atomic_uint64_t next_{0};      // next task index to hand out
+  std::atomic_uint64_t finished_{0};  // tasks finished in this batch
+  unsigned busy_ = 0;                 // workers inside the current batch
+};
+
+}  // namespace tri

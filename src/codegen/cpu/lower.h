@@ -1,0 +1,98 @@
+// Lowering of one specialized kernel (and the device functions it calls) to an LLVM module for
+// the host CPU.
+//
+// The generated module has one entry point, kEntryFn, that runs a contiguous range of program
+// instances (linear id = x + gx * (y + gy * z)); the JIT calls it once per chunk from the thread
+// pool:
+//   int32_t entry(const uint64_t* args, void* launch, uint32_t gx, uint32_t gy, uint32_t gz,
+//                 uint64_t begin, uint64_t end)
+// `args` are the runtime arguments as base/launch.h describes; `launch` is handed back unchanged
+// to the runtime callbacks (print, assert). It returns 0, or 1 when an assert failed (the
+// callback has recorded which; the remaining instances of the range are not run).
+//
+// How blocks are lowered (the reasons are in lower.cpp): a block value is either a buffer on the
+// stack, or a lazy per-element expression that its consumers inline into their own loops;
+// loads, reductions, scans, dots and values that are expensive and used more than once are
+// buffers. Every loop runs over whole blocks with constant trip counts, so LLVM's O3 vectorizes
+// them; masked lanes are branches the vectorizer turns into masked loads and stores.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/ir.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace tri::codegen::cpu {
+
+// Names the generated code uses for the runtime: the JIT binds them to host addresses.
+inline constexpr const char* kEntryFn = "tri.entry";
+inline constexpr const char* kPrintFn = "tri.rt.print";    // (launch, site, pid[3], values[], mask)
+inline constexpr const char* kAssertFn = "tri.rt.assert";  // (launch, site, pid[3], cond, mask)
+inline constexpr const char* kErrorFn = "tri.rt.error";    // (launch, site, pid[3], i64 value)
+
+using EntryFn = int32_t (*)(const uint64_t* args, void* launch, uint32_t gx, uint32_t gy, uint32_t gz,
+                            uint64_t begin, uint64_t end);
+
+// One operand of a print op as the runtime receives it: a pointer to its elements in memory
+// (row-major; a scalar is one element; i1 is one byte; small floats are their bits).
+struct PrintOperand {
+  ir::Scalar scalar = ir::Scalar::I32;
+  bool is_ptr = false;
+  std::vector<int64_t> shape;  // empty for a scalar
+};
+
+struct PrintSite {
+  std::string prefix;
+  Loc loc;
+  std::vector<PrintOperand> operands;
+  std::vector<int64_t> lanes;  // the shape the lanes (and the mask, one byte each) have; empty: one lane
+  bool has_mask = false;
+};
+
+struct AssertSite {
+  std::string msg;
+  Loc loc;
+  std::vector<int64_t> lanes;  // the condition's shape (its bytes and the mask's are passed); empty: scalar
+  std::string type;            // the condition's type as IR text, for the message
+  bool has_mask = false;
+};
+
+// A runtime error other than an assert, with one integer in its message:
+// before + value + after (a `for` whose step is not positive).
+struct ErrorSite {
+  Loc loc;
+  std::string before, after;
+};
+
+// What the runtime callbacks need to know about the print and assert ops of a kernel; the
+// generated code passes a site index.
+struct RuntimeSites {
+  std::string source;  // the module's source name, for "file:line:col" in messages
+  std::vector<PrintSite> prints;
+  std::vector<AssertSite> asserts;
+  std::vector<ErrorSite> errors;
+};
+
+struct LoweredKernel {
+  std::unique_ptr<llvm::Module> module;
+  RuntimeSites sites;
+  // Bytes of stack the block buffers of all lowered functions take together (an upper bound of
+  // one program instance's frame, recursion aside).
+  uint64_t stack_bytes = 0;
+};
+
+// Lowers `kernel` of `m` into a new module in `ctx`. The IR must be verified and specialized
+// (every type concrete, no constexpr name in an attribute). Errors: Code::Unsupported for ops
+// this backend does not run (inline_asm), Code::Compile for IR it cannot lower (with the op's
+// location). The module has no target triple or data layout yet: the caller sets them.
+Status lower_kernel(const ir::Module& m, const ir::Function& kernel, llvm::LLVMContext& ctx, LoweredKernel* out);
+
+}  // namespace tri::codegen::cpu

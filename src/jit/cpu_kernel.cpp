@@ -1,0 +1,248 @@
+// compile_cpu: lower -> verify -> O3 (new pass manager, host CPU) -> ORC LLJIT; and the launch
+// loop over the thread pool.
+#include "jit/cpu_kernel.h"
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include "codegen/cpu/lower.h"
+#include "jit/cpu_runtime.h"
+
+namespace tri::jit {
+namespace {
+
+using codegen::cpu::EntryFn;
+using codegen::cpu::RuntimeSites;
+
+void init_native_target() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+std::string take_message(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+// The instances of a launch run with IEEE defaults whatever the host thread set (a game engine
+// may have turned on flush-to-zero): round to nearest, denormals kept, exceptions masked.
+class FpEnvGuard {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  FpEnvGuard() : saved_(_mm_getcsr()) { _mm_setcsr(0x1f80); }
+  ~FpEnvGuard() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+struct Built {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::Module> mod;
+  RuntimeSites sites;
+  uint64_t stack_bytes = 0;
+};
+
+Status make_jtmb(const CpuCompileOptions& opts, std::unique_ptr<llvm::orc::JITTargetMachineBuilder>* out) {
+  init_native_target();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return Status(Code::Unsupported, "cannot target the host CPU: " + take_message(jtmb.takeError()));
+  if (!opts.cpu.empty()) jtmb->setCPU(opts.cpu);
+  if (!opts.features.empty()) {
+    llvm::SubtargetFeatures f(opts.features);
+    jtmb->setFeatures(f.getString());
+  }
+  int lvl = std::clamp(opts.opt_level, 0, 3);
+  static const llvm::CodeGenOptLevel levels[] = {llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+                                                 llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
+  jtmb->setCodeGenOptLevel(levels[lvl]);
+  *out = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*jtmb));
+  return Status::ok();
+}
+
+Status build(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+             llvm::orc::JITTargetMachineBuilder& jtmb, Built* out) {
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) return Status(Code::Unsupported, "cannot create a target machine: " + take_message(tm.takeError()));
+  out->ctx = std::make_unique<llvm::LLVMContext>();
+  codegen::cpu::LoweredKernel lk;
+  TRI_RETURN_IF_ERROR(codegen::cpu::lower_kernel(m, kernel, *out->ctx, &lk));
+  llvm::Module& mod = *lk.module;
+  mod.setDataLayout((*tm)->createDataLayout());
+  mod.setTargetTriple((*tm)->getTargetTriple().str());
+  std::string cpu = (*tm)->getTargetCPU().str();
+  std::string features = (*tm)->getTargetFeatureString().str();
+  for (llvm::Function& f : mod) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", cpu);
+    if (!features.empty()) f.addFnAttr("target-features", features);
+  }
+  {
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(mod, &os)) {
+      std::string text;
+      llvm::raw_string_ostream ts(text);
+      mod.print(ts, nullptr);
+      return Status(Code::Internal, "cpu backend made invalid LLVM IR for kernel '" + kernel.name + "': " + os.str() +
+                                        "\n" + ts.str());
+    }
+  }
+  const int lvl = std::clamp(opts.opt_level, 0, 3);
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = lvl >= 2;
+  pto.SLPVectorization = lvl >= 2;
+  // LLVM's runtime unroller is off: the lowering's loops are already vectorized and interleaved,
+  // and unrolling them again tripled the compile time of a softmax for no speed (measured);
+  // the lowering asks for full unrolling of its tiny innermost loops itself.
+  pto.LoopUnrolling = false;
+  pto.LoopInterleaving = lvl >= 2;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm->get(), pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  static const llvm::OptimizationLevel levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                                   llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::ModulePassManager mpm =
+      lvl == 0 ? pb.buildO0DefaultPipeline(levels[0]) : pb.buildPerModuleDefaultPipeline(levels[lvl]);
+  mpm.run(mod, mam);
+  out->mod = std::move(lk.module);
+  out->sites = std::move(lk.sites);
+  out->stack_bytes = lk.stack_bytes;
+  return Status::ok();
+}
+
+std::string module_text(const llvm::Module& mod) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mod.print(os, nullptr);
+  return os.str();
+}
+
+}  // namespace
+
+struct CpuKernel::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  EntryFn entry = nullptr;
+  RuntimeSites sites;
+  std::string name;
+  size_t num_params = 0;
+  std::string ir;
+  double compile_ms = 0;
+  uint64_t stack_bytes = 0;
+};
+
+CpuKernel::CpuKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CpuKernel::~CpuKernel() = default;
+
+const std::string& CpuKernel::name() const { return impl_->name; }
+size_t CpuKernel::num_params() const { return impl_->num_params; }
+const std::string& CpuKernel::llvm_ir() const { return impl_->ir; }
+double CpuKernel::compile_ms() const { return impl_->compile_ms; }
+uint64_t CpuKernel::stack_bytes() const { return impl_->stack_bytes; }
+
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::unique_ptr<CpuKernel>* out) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
+  TRI_RETURN_IF_ERROR(make_jtmb(opts, &jtmb));
+  Built built;
+  TRI_RETURN_IF_ERROR(build(m, kernel, opts, *jtmb, &built));
+  auto impl = std::make_unique<CpuKernel::Impl>();
+  impl->name = kernel.name;
+  impl->num_params = kernel.params.size();
+  impl->sites = std::move(built.sites);
+  impl->stack_bytes = built.stack_bytes;
+  if (opts.keep_llvm_ir) impl->ir = module_text(*built.mod);
+
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).setNumCompileThreads(0).create();
+  if (!jit) return Status(Code::Compile, "cannot start the JIT: " + take_message(jit.takeError()));
+  llvm::orc::SymbolMap syms;
+  for (const HostSymbol& hs : host_symbols()) {
+    syms[(*jit)->mangleAndIntern(hs.name)] = llvm::orc::ExecutorSymbolDef(
+        llvm::orc::ExecutorAddr::fromPtr(hs.address), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  }
+  if (llvm::Error e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms))))
+    return Status(Code::Compile, "cannot define the runtime symbols: " + take_message(std::move(e)));
+  if (llvm::Error e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(built.mod), std::move(built.ctx))))
+    return Status(Code::Compile, "cannot add kernel '" + kernel.name + "' to the JIT: " + take_message(std::move(e)));
+  auto sym = (*jit)->lookup(codegen::cpu::kEntryFn);
+  if (!sym)
+    return Status(Code::Compile, "cannot compile kernel '" + kernel.name + "': " + take_message(sym.takeError()));
+  impl->entry = sym->toPtr<EntryFn>();
+  impl->jit = std::move(*jit);
+  impl->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  out->reset(new CpuKernel(std::move(impl)));
+  return Status::ok();
+}
+
+Status cpu_llvm_ir(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts, std::string* out) {
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
+  TRI_RETURN_IF_ERROR(make_jtmb(opts, &jtmb));
+  Built built;
+  TRI_RETURN_IF_ERROR(build(m, kernel, opts, *jtmb, &built));
+  *out = module_text(*built.mod);
+  return Status::ok();
+}
+
+Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool,
+                      const PrintSink& print) const {
+  const Impl& k = *impl_;
+  if (nargs != k.num_params)
+    return Status(Code::LaunchArgs, "kernel '" + k.name + "' takes " + std::to_string(k.num_params) +
+                                        " arguments, got " + std::to_string(nargs));
+  if (nargs > 0 && !args) return Status(Code::InvalidArgument, "launch arguments are NULL");
+  const uint64_t count = grid.count();
+  if (count == 0) return Status::ok();
+  std::vector<uint64_t> bits(nargs);
+  for (size_t i = 0; i < nargs; ++i) bits[i] = args[i].bits;
+  LaunchState ls;
+  ls.sites = &k.sites;
+  ls.print = &print;
+  ls.grid = grid;
+  std::unique_ptr<ThreadPool> own;
+  if (!pool) {
+    own = std::make_unique<ThreadPool>(1);
+    pool = own.get();
+  }
+  // Enough chunks per worker to balance uneven instances, few enough to amortize the hand-out.
+  uint64_t chunks = std::min<uint64_t>(count, uint64_t(pool->size()) * 16);
+  const uint64_t per = (count + chunks - 1) / chunks;
+  chunks = (count + per - 1) / per;
+  EntryFn entry = k.entry;
+  pool->run(chunks, [&](uint64_t c) {
+    if (ls.stop.load(std::memory_order_relaxed)) return;
+    uint64_t begin = c * per, end = std::min(count, begin + per);
+    FpEnvGuard fp;
+    entry(bits.data(), &ls, grid.x, grid.y, grid.z, begin, end);
+  });
+  if (ls.failed) return ls.failure;
+  return Status::ok();
+}
+
+}  // namespace tri::jit

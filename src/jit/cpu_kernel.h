@@ -1,0 +1,80 @@
+// The CPU backend's compiled kernel: specialized IR lowered to LLVM IR (codegen/cpu), optimized
+// with LLVM's O3 pipeline for the host CPU, compiled by ORC LLJIT, and launched as a grid of
+// program instances spread over a ThreadPool.
+//
+// Ownership and threads: a CpuKernel owns its JIT session (code, memory, symbols); it shares
+// nothing with other CpuKernels, so any number may coexist and be destroyed in any order. run()
+// is const and may be called from several threads at once; it compiles nothing. LLVM's native
+// target is initialized once per process (std::call_once); nothing else is global.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "base/launch.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "ir/ir.h"
+
+namespace tri::jit {
+
+struct CpuCompileOptions {
+  // 0..3: the new pass manager's default pipeline at that level (and codegen at that level).
+  int opt_level = 3;
+  // Keep the optimized module's text, for CpuKernel::llvm_ir() (debugging, golden tests).
+  bool keep_llvm_ir = false;
+  // Target CPU and features ("+avx2,-avx512f"); empty: the host's, as LLVM detects them.
+  std::string cpu;
+  std::string features;
+};
+
+class CpuKernel {
+ public:
+  ~CpuKernel();
+  CpuKernel(const CpuKernel&) = delete;
+  CpuKernel& operator=(const CpuKernel&) = delete;
+
+  // Runs every program instance of `grid` with the given runtime arguments (base/launch.h: one
+  // per runtime parameter, in order) and returns when all have finished. Instances run on
+  // `pool`'s threads in chunks of consecutive linear ids (x fastest); pool == nullptr runs them
+  // on one temporary thread. `print` receives the text of `print` ops (one call per op per
+  // instance with active lanes; calls are serialized); it may be empty.
+  // Errors: Code::LaunchArgs when nargs does not match the kernel; Code::Runtime when an
+  // `assert` failed ("file:line:col: error: 'assert' lane [i, j] of <4 x 8 x i1> failed: msg;
+  // program (x, y, z)") or a `for` that would run had a step <= 0. The failure of the instance
+  // with the lowest linear id among those that ran is reported; an instance stops at its first
+  // failure, and chunks not yet started are skipped.
+  Status run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool, const PrintSink& print) const;
+
+  const std::string& name() const;
+  size_t num_params() const;
+  // The optimized LLVM module as text; empty unless CpuCompileOptions::keep_llvm_ir.
+  const std::string& llvm_ir() const;
+  // Wall time compile_cpu spent on this kernel, in milliseconds (lowering, O3, machine code).
+  double compile_ms() const;
+  // Bytes of stack one program instance's block buffers take (an upper bound).
+  uint64_t stack_bytes() const;
+
+ private:
+  friend Status compile_cpu(const ir::Module&, const ir::Function&, const CpuCompileOptions&,
+                            std::unique_ptr<CpuKernel>*);
+  struct Impl;
+  explicit CpuKernel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Compiles kernel `kernel` of `m` (verified and specialized: every type concrete, no constexpr
+// name left) for the host CPU. *out is set only on success. Errors: Code::Unsupported for ops
+// the CPU cannot run (inline_asm) and targets LLVM cannot build for, Code::LimitExceeded when a
+// program instance would need more than 48 MiB of block buffers, Code::Compile for IR the
+// backend cannot lower or a JIT failure (the message names the op's location or the missing
+// symbol).
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::unique_ptr<CpuKernel>* out);
+
+// The LLVM IR the CPU backend makes for `kernel`, after its optimization pipeline at
+// opts.opt_level (no machine code is made). For debugging and golden tests.
+Status cpu_llvm_ir(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts, std::string* out);
+
+}  // namespace tri::jit

@@ -1,0 +1,44 @@
+// The host side of the CPU backend's generated code: the state of one launch that the code
+// hands back to the runtime callbacks (print, assert), the callbacks themselves, and the table
+// of host symbols (callbacks, libm, memcpy & co.) that the JIT binds by address so that symbol
+// lookup never depends on what the host process happens to export.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/launch.h"
+#include "base/status.h"
+#include "codegen/cpu/lower.h"
+
+namespace tri::jit {
+
+// One launch's shared state. The generated code sees it as an opaque pointer.
+struct LaunchState {
+  const codegen::cpu::RuntimeSites* sites = nullptr;
+  const PrintSink* print = nullptr;
+  Grid grid;
+  std::atomic<bool> stop{false};  // set on the first failure: chunks not yet started are skipped
+  std::mutex mu;                  // guards the fields below and serializes the print sink
+  bool failed = false;
+  uint64_t failed_instance = 0;   // linear id of the instance whose failure is kept (the lowest)
+  Status failure;
+};
+
+struct HostSymbol {
+  const char* name;
+  void* address;
+};
+
+// Every host function the generated code may call, by the name it calls it.
+const std::vector<HostSymbol>& host_symbols();
+
+// Formats one element of a print operand as the reference interpreter does: integers in signed
+// decimal (i1 as 0/1), floats in the shortest form that reads back to the same f32/f64 (f16,
+// bf16 and f8 through f32: "1", "0.1", "1e+30", "inf", "nan"), pointers as 0x hex.
+std::string format_element(const codegen::cpu::PrintOperand& op, const void* data, int64_t index);
+
+}  // namespace tri::jit

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix, then builds and runs an outside project
+# (tests/install/consumer) against it twice: through find_package(tri) and through pkg-config.
+#
+# usage: install_test.sh BUILD_DIR LIBDIR C_COMPILER [EXTRA_C_FLAGS]
+#   LIBDIR is CMAKE_INSTALL_LIBDIR; EXTRA_C_FLAGS is for sanitized builds, whose libtri.so needs
+#   the sanitizer runtime in the host program too.
+set -euo pipefail
+
+build=${1:?build dir}
+libdir=${2:?libdir}
+cc=${3:?C compiler}
+extra_cflags=${4:-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/tri-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+echo "== cmake --install into $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
+for f in include/tri/tri.h "$libdir/libtri.so" "$libdir/libtri.a" "$libdir/cmake/tri/triConfig.cmake" \
+         "$libdir/pkgconfig/tri.pc" bin/tri; do
+  [[ -e $prefix/$f ]] || { echo "missing after install: $f" >&2; exit 1; }
+done
+
+echo "== find_package(tri) consumer"
+cmake -S "$here/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+      -DCMAKE_C_FLAGS="$extra_cflags" -DCMAKE_EXE_LINKER_FLAGS="$extra_cflags" >"$work/configure.log" \
+  || { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/cmake-build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
+out=$("$work/cmake-build/consumer")
+echo "$out"
+[[ $out == *"1 kernel(s)"* ]]
+
+echo "== pkg-config consumer"
+flags=$(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs tri)
+echo "pkg-config --cflags --libs tri: $flags"
+# shellcheck disable=SC2086  # the flags are words
+"$cc" $extra_cflags "$here/consumer/main.c" -o "$work/consumer-pc" $flags
+out=$(LD_LIBRARY_PATH="$prefix/$libdir" "$work/consumer-pc")
+echo "$out"
+[[ $out == *"1 kernel(s)"* ]]
+
+echo "== the installed tool"
+"$prefix/bin/tri" --version
+echo "install test passed"

@@ -1,0 +1,14 @@
+# Tests of the `tri` command (tests/capi/tool_test.sh): check, fmt, convert and info on every
+# example, located errors for bad input, usage and help, standard input.
+file(GLOB _tri_examples CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/examples/*.tri)
+foreach(_ex ${_tri_examples})
+  get_filename_component(_name ${_ex} NAME_WE)
+  add_test(NAME tool/example/${_name} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/capi/tool_test.sh example ${_ex})
+  list(APPEND _tri_tool_tests tool/example/${_name})
+endforeach()
+foreach(_mode errors usage stdin)
+  add_test(NAME tool/${_mode} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/capi/tool_test.sh ${_mode})
+  list(APPEND _tri_tool_tests tool/${_mode})
+endforeach()
+set_tests_properties(${_tri_tool_tests} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool
+                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
