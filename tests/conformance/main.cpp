@@ -88,6 +88,8 @@ int main() {
   std::printf("targets:");
   for (size_t i = 0; i < targets.size(); ++i) std::printf(" %s%s", targets[i].c_str(), i ? "" : " (oracle)");
   std::printf("\n");
+  if (targets.size() == 1)
+    std::printf("note: only the oracle is present; its C reference checks run, no backend is compared\n");
 
   const char* unchecked = std::getenv("TRI_CONF_UNCHECKED");
   const bool checked = !(unchecked && std::strcmp(unchecked, "1") == 0);
