@@ -39,6 +39,11 @@ void mem_free(const tri_context_options& o, void* ptr, size_t size) {
     std::free(ptr);
 }
 
+ThreadPool* context_pool(tri_context* c) {
+  std::call_once(c->pool_once, [c] { c->pool = std::make_unique<ThreadPool>(); });
+  return c->pool.get();
+}
+
 void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
 
 void context_release(tri_context* c) {
