@@ -471,14 +471,15 @@ void run_line(Session& session, tri_module* module, const std::string& file, con
       } else {
         std::printf("FAIL %s: expected %s%s%s, got %s%s%s\n", tag.c_str(), rl.error_code.c_str(),
                     rl.error_text.empty() ? "" : " containing \"", rl.error_text.empty() ? "" : (rl.error_text + "\"").c_str(),
-                    ok ? "success" : tri_result_name(out.code), ok ? "" : ": ", ok ? "" : out.message.c_str());
+                    ok ? "success" : tri_result_name(out.code), ok ? "" : ": ",
+                    ok ? "" : first_lines(out.message, opts.verbose ? 1000000 : 8).c_str());
         res->failed += 1;
       }
       continue;
     }
     if (!ok) {
       std::printf("FAIL %s: %s failed (%s): %s\n", tag.c_str(), out.stage.c_str(), tri_result_name(out.code),
-                  out.message.c_str());
+                  first_lines(out.message, opts.verbose ? 1000000 : 8).c_str());
       res->failed += 1;
       continue;
     }
@@ -605,8 +606,9 @@ const char kUsage[] =
     "\n"
     "Runs every '// run:' line of each IR file on each target present (or the targets named),\n"
     "the interpreter in checked mode, and checks its expectations. Prints PASS or FAIL per run\n"
-    "line and target, then 'N passed, M failed'; exits 1 when anything failed. The run-line\n"
-    "syntax is in docs/testing.md.\n";
+    "line and target, then 'N passed, M failed'; exits 1 when anything failed. -v adds compile\n"
+    "and launch times and prints error messages whole (a backend's can hold a module). The\n"
+    "run-line syntax is in docs/testing.md.\n";
 
 }  // namespace
 

@@ -296,4 +296,17 @@ std::string last_error() {
   return s;
 }
 
+std::string first_lines(const std::string& message, int max_lines) {
+  size_t pos = 0;
+  for (int i = 0; i < max_lines; ++i) {
+    pos = message.find('\n', pos);
+    if (pos == std::string::npos) return message;
+    ++pos;
+  }
+  size_t rest = 0;
+  for (size_t i = pos; i < message.size(); ++i) rest += message[i] == '\n';
+  if (message.back() != '\n') ++rest;
+  return message.substr(0, pos) + "... (" + std::to_string(rest) + " more lines)";
+}
+
 }  // namespace tri_tool

@@ -110,4 +110,8 @@ std::string describe_shape(int32_t dtype, const std::vector<int64_t>& shape);
 // The calling thread's last Tri error as a string.
 std::string last_error();
 
+// The first `max_lines` lines of a message, and a note of how many were left out: a backend's
+// message can hold a whole LLVM module, which drowns a test report.
+std::string first_lines(const std::string& message, int max_lines);
+
 }  // namespace tri_tool

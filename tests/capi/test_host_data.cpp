@@ -114,11 +114,19 @@ static void ulps_and_text(void** state) {
   assert_true(float_bits_to_double(TRI_DTYPE_F64, bits) == 3.0);
 }
 
+static void first_lines_cuts_long_messages(void** state) {
+  assert_string_equal(first_lines("one line", 3).c_str(), "one line");
+  assert_string_equal(first_lines("a\nb\nc", 3).c_str(), "a\nb\nc");
+  assert_string_equal(first_lines("a\nb\nc\nd\ne", 2).c_str(), "a\nb\n... (3 more lines)");
+  assert_string_equal(first_lines("a\nb\nc\n", 1).c_str(), "a\n... (2 more lines)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(narrow_patterns_round_trip),
       cmocka_unit_test(narrowing_is_nearest_even),
       cmocka_unit_test(ulps_and_text),
+      cmocka_unit_test(first_lines_cuts_long_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -618,8 +618,8 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
     if ((any_failed_run || force_split) && allow_split && g.split) {
       for (size_t t = 0; t < targets_.size() && any_failed_run; ++t)
         if (!res[t].ok)
-          lines->push_back("  (batch failed on " + targets_[t] + ": " + res[t].stage + ": " + res[t].message +
-                           "; running its ops one by one)");
+          lines->push_back("  (batch failed on " + targets_[t] + ": " + res[t].stage + ": " +
+                           first_lines(res[t].message, 1) + "; running its ops one by one)");
       bool all_ok = true;
       for (const Group& part : g.split()) all_ok = run_one(part, false, lines) && all_ok;
       return all_ok;
@@ -632,12 +632,12 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
           details.push_back(targets_[t] + ": expected the launch to fail with " + tri_result_name(g.expect_error) +
                             ", got " + (res[t].ok ? std::string("success")
                                                   : res[t].stage + " " + tri_result_name(res[t].code) + ": " +
-                                                        res[t].message));
+                                                        first_lines(res[t].message, 8)));
         }
       }
     } else if (!res[0].ok) {
       whole_group_fails("the oracle (" + targets_[0] + ") failed at " + res[0].stage + " (" +
-                        tri_result_name(res[0].code) + "): " + res[0].message);
+                        tri_result_name(res[0].code) + "): " + first_lines(res[0].message, 8));
     } else {
       for (const Check& c : g.checks) {
         if (!c.written) continue;
@@ -663,7 +663,7 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
           cases += static_cast<int>(g.checks.size());
           failed += static_cast<int>(g.checks.size());
           details.push_back(targets_[t] + " failed at " + res[t].stage + " (" + tri_result_name(res[t].code) +
-                            "): " + res[t].message);
+                            "): " + first_lines(res[t].message, 8));
           continue;
         }
         for (const Check& c : g.checks) {
