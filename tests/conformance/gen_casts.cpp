@@ -74,8 +74,6 @@ void gen_casts(uint64_t seed, const GroupSink& sink) {
   std::vector<Tile> tiles = standard_tiles();
   for (int32_t src = 0; src < kNumDtypes; ++src) {
     for (size_t ti : {size_t(0), size_t(2)}) {
-      // Every cast on the 1-D tile; on the 3-D tile, from a few types (compiles cost time).
-      if (ti == 2 && src != TRI_DTYPE_I32 && src != TRI_DTYPE_F32 && src != TRI_DTYPE_F16) continue;
       const Tile& tile = tiles[ti];
       std::string title = std::string("casts from ") + dtype_name(src) + " " + tile.name();
       std::vector<CastOp> ops = casts_from(src);

@@ -101,8 +101,7 @@ void gen_dot(uint64_t seed, const GroupSink& sink) {
     sink(make_dot(seed, {in.dt, in.tf32, {16, 16}, {16, 16}, {13, 9}, {9, 11}}));
     if (in.dt == TRI_DTYPE_F16 || in.dt == TRI_DTYPE_F32 || in.dt == TRI_DTYPE_I8) {
       sink(make_dot(seed, {in.dt, in.tf32, {32, 64}, {64, 16}, {32, 64}, {64, 16}}));
-      if (in.dt == TRI_DTYPE_F16)
-        sink(make_dot(seed, {in.dt, in.tf32, {2, 16, 16}, {2, 16, 32}, {2, 15, 16}, {2, 16, 27}}));
+      sink(make_dot(seed, {in.dt, in.tf32, {2, 16, 16}, {2, 16, 32}, {2, 15, 16}, {2, 16, 27}}));
     }
   }
 }
