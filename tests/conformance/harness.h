@@ -205,7 +205,8 @@ std::string const_tile(Builder& b, const TileIR& t, int32_t dtype, const std::st
 
 // The standard tiles: a 1-D tile over several programs, a 2-D and a 3-D tile with partial
 // extents. Blocks are small on purpose: the CPU backend's compile time grows with the lanes of
-// ops it has to scalarize (integer division, for one), and the suite compiles ~100 kernels.
+// ops it has to scalarize (integer division, for one), and the suite compiles over a hundred
+// kernels.
 std::vector<Tile> standard_tiles();
 
 // ---- running
