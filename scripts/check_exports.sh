@@ -10,7 +10,9 @@ lib=${1:?usage: check_exports.sh LIBTRI_SO [TRI_H]}
 header=${2:-}
 [[ -f $lib ]] || { echo "check_exports: no such file: $lib" >&2; exit 1; }
 
-defined=$(nm -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u)
+# Only symbols a host can bind to: global (upper-case type) or unique (u). Local entries that the
+# linker leaves in .dynsym (seen when libLLVM is a shared library: t, r) bind nothing.
+defined=$(nm -D --defined-only "$lib" | awk 'NF >= 3 && ($2 ~ /^[A-Z]$/ || $2 == "u") { print $3 }' | sed 's/@.*//' | sort -u)
 leaks=$(grep -Ev '^(tri_[A-Za-z0-9_]+|_init|_fini|_edata|_end|__bss_start)$' <<<"$defined" || true)
 status=0
 if [[ -n $leaks ]]; then

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "capi/compiled.h"
 #include "ir/ir.h"
 #include "tri/tri.h"
@@ -36,6 +37,9 @@ struct tri_context_options {
 struct tri_context {
   std::atomic<int32_t> refs{1};
   tri_context_options options;
+  // The CPU backend's workers, started on the first CPU launch (capi::context_pool).
+  std::once_flag pool_once;
+  std::unique_ptr<tri::ThreadPool> pool;
 
   void log(int32_t level, const std::string& message) const;
 };
@@ -102,6 +106,8 @@ inline tri_result ok() { return TRI_OK; }
 const std::string& last_error();
 
 void context_retain(tri_context* c);
+// The context's thread pool, sized to the hardware's threads, created on first use.
+ThreadPool* context_pool(tri_context* c);
 void context_release(tri_context* c);
 void module_retain(tri_module* m);
 void module_release(tri_module* m);

@@ -201,6 +201,14 @@ Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCom
   return Status::ok();
 }
 
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::shared_ptr<const CpuKernel>* out) {
+  std::unique_ptr<CpuKernel> k;
+  TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, opts, &k));
+  *out = std::move(k);
+  return Status::ok();
+}
+
 Status cpu_llvm_ir(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts, std::string* out) {
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
   TRI_RETURN_IF_ERROR(make_jtmb(opts, &jtmb));

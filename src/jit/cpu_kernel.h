@@ -72,6 +72,9 @@ class CpuKernel {
 // symbol).
 Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
                    std::unique_ptr<CpuKernel>* out);
+// The same, for owners that share the compiled kernel (the C API's cache of compiled kernels).
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::shared_ptr<const CpuKernel>* out);
 
 // The LLVM IR the CPU backend makes for `kernel`, after its optimization pipeline at
 // opts.opt_level (no machine code is made). For debugging and golden tests.
