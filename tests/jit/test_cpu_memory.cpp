@@ -182,9 +182,8 @@ static void atomic_kinds(void** state) {
     ValueId cells = f.param(md.p(s)), olds = f.param(md.p(s));
     TypeId t = md.s(s), i32 = md.s(Scalar::I32), bt = md.blk({B}, s), bi = md.blk({B}, Scalar::I32);
     ValueId id = f.bin(Opcode::Add, f.splat(f.bin(Opcode::Mul, f.pid(), f.cint(i32, B)), bi), f.arange(B));  // 0..1023
-    ValueId v = f.cast(Opcode::SExt, f.bin(Opcode::Sub, f.bin(Opcode::Mul, id, f.splat(f.cint(i32, 37), bi)),
-                                             f.splat(f.cint(i32, 500), bi)), s);
-    if (s == Scalar::I32) v = f.op1(Opcode::Bitcast, {v}, bt);
+    ValueId v = f.bin(Opcode::Sub, f.bin(Opcode::Mul, id, f.splat(f.cint(i32, 37), bi)), f.splat(f.cint(i32, 500), bi));
+    if (s == Scalar::I64) v = f.cast(Opcode::SExt, v, s);
     for (int k = 0; k < 9; ++k) {
       ValueId p = f.splat(f.addptr(cells, f.cint(i32, k)), md.blk({B}, md.p(s)));
       ValueId old = f.op1(Opcode::Atomic, {p, v, tri::ir::kNoValue}, bt,
