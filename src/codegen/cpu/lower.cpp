@@ -159,8 +159,9 @@ class FnLowering {
     enum class Kind { AllOn, Box, Masked } kind = Kind::Masked;
     std::vector<llvm::Value*> lo, hi;
   };
-  // Emits `body` once per walk the mask may need, behind run-time tests: AllOn when
-  // all_active(mask), else Box when the mask is a box (mask_box), else Masked.
+  // Emits `body` once per walk the mask may need, behind run-time tests: Box when the mask is a
+  // box (mask_box) whose affine lanes are exact, else Masked (a cold path then); for other
+  // masks, AllOn when all_active(mask), else Masked.
   void versioned(ValueId mask, const Shape& s, const std::function<void(const Walk&)>& body);
   // Loops over the lanes of walk w of shape s (the box for Box, every lane otherwise).
   void walk_lanes(const Shape& s, const Walk& w, const std::function<void(const Idx&)>& body);
@@ -808,22 +809,27 @@ llvm::Value* FnLowering::all_active(ValueId v) {
 }
 
 void FnLowering::versioned(ValueId mask, const Shape& s, const std::function<void(const Walk&)>& body) {
-  llvm::Value* all = all_active(mask);
-  llvm::BasicBlock* fast = llvm::BasicBlock::Create(c_, "all.on", lf_);
-  llvm::BasicBlock* rest = llvm::BasicBlock::Create(c_, "not.all.on", lf_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "masked.end", lf_);
-  b_.CreateCondBr(all, fast, rest);
-  b_.SetInsertPoint(fast);
-  body(Walk{Walk::Kind::AllOn, {}, {}});
-  b_.CreateBr(done);
-  b_.SetInsertPoint(rest);
   Walk box{Walk::Kind::Box, {}, {}};
   for (int64_t d : s) {
     box.lo.push_back(b_.getInt64(0));
     box.hi.push_back(b_.getInt64(d));
   }
   llvm::Value* ok = b_.getTrue();
-  if (!s.empty() && mask_box(mask, s, &box.lo, &box.hi, &ok)) {
+  // A box covers the all-on case too (as the whole block), so there is no separate all-on walk
+  // then: its loops have run-time bounds, which cost nothing measurable and halve the code.
+  const bool has_box = !s.empty() && mask_box(mask, s, &box.lo, &box.hi, &ok);
+  if (!has_box) {
+    llvm::Value* all = all_active(mask);
+    llvm::BasicBlock* fast = llvm::BasicBlock::Create(c_, "all.on", lf_);
+    llvm::BasicBlock* rest = llvm::BasicBlock::Create(c_, "not.all.on", lf_);
+    b_.CreateCondBr(all, fast, rest);
+    b_.SetInsertPoint(fast);
+    body(Walk{Walk::Kind::AllOn, {}, {}});
+    b_.CreateBr(done);
+    b_.SetInsertPoint(rest);
+  }
+  if (has_box) {
     for (size_t d = 0; d < s.size(); ++d) {
       llvm::Value* zero = b_.getInt64(0);
       llvm::Value* l = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, box.lo[d], zero), b_.getInt64(s[d]));
