@@ -2511,9 +2511,10 @@ Status FnLowering::lower_dot(OpId o) {
           llvm::Value* bv = b_.CreateLoad(ct, b_.CreateGEP(ct, Bb, b_.CreateAdd(brow, nn)));
           llvm::Value* cp = b_.CreateGEP(ct, C, b_.CreateAdd(crow, nn));
           llvm::Value* cv = b_.CreateLoad(ct, cp);
-          llvm::Value* r = ct->isIntegerTy()
-                               ? b_.CreateAdd(cv, b_.CreateMul(av, bv))
-                               : b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ct}, {av, bv, cv});
+          // c + a*b rounded twice, summed over k in order: docs/ir.md allows no contraction
+          // into an fma, and this is the interpreter's order, so the results agree bit for bit.
+          llvm::Value* r = ct->isIntegerTy() ? b_.CreateAdd(cv, b_.CreateMul(av, bv))
+                                             : b_.CreateFAdd(cv, b_.CreateFMul(av, bv));
           b_.CreateStore(r, cp);
         });
       });
