@@ -76,8 +76,12 @@ void ThreadPool::work() {
   }
 }
 
-void ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task) {
+void ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task, bool caller_joins) {
   if (n == 0) return;
+  if (n == 1 && caller_joins) {
+    task(0);
+    return;
+  }
   std::lock_guard<std::mutex> serial(run_mu_);
   std::unique_lock<std::mutex> lock(mu_);
   // A worker that woke late for the previous batch may still be looking at its counter.
@@ -88,6 +92,16 @@ void ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task) {
   finished_.store(0, std::memory_order_relaxed);
   ++generation_;
   wake_.notify_all();
+  if (caller_joins) {
+    lock.unlock();
+    for (;;) {
+      uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n) break;
+      task(i);
+      finished_.fetch_add(1, std::memory_order_release);
+    }
+    lock.lock();
+  }
   done_.wait(lock, [&] { return busy_ == 0 && finished_.load(std::memory_order_acquire) == n; });
   task_ = nullptr;
 }

@@ -1,10 +1,11 @@
 // A fixed pool of worker threads that runs a batch of N independent tasks and waits for them.
 //
 // The CPU backend runs the program instances of a launch on it (in chunks, so scheduling costs
-// are amortized). Tasks run only on the pool's own threads, never on the caller's: their stacks
-// have a size the pool chooses (JIT-compiled kernels keep whole blocks on the stack), while the
-// caller's stack may be small (a Rust or Go thread). The pool owns no global state; a context
-// owns one and several pools may coexist.
+// are amortized). Tasks run on the pool's own threads, whose stacks have a size the pool chooses
+// (JIT-compiled kernels keep whole blocks on the stack); the caller's thread joins in only when
+// it asks to (for tasks with small frames: its stack may be small, a Rust or Go thread's), which
+// saves waking a worker for a batch of one task. The pool owns no global state; a context owns
+// one and several pools may coexist.
 #pragma once
 
 #include <atomic>
@@ -35,10 +36,11 @@ class ThreadPool {
   size_t stack_bytes() const { return stack_bytes_; }
 
   // Runs task(i) for every i in [0, n), each exactly once, on the workers (in no particular order,
-  // concurrently), and returns when all have finished. Tasks must not throw. Batches from several
-  // calling threads are serialized; a task must not call run() on the same pool (it would wait
-  // for itself).
-  void run(uint64_t n, const std::function<void(uint64_t)>& task);
+  // concurrently), and returns when all have finished. With caller_joins, the calling thread runs
+  // tasks too (a batch of one runs on it alone, waking no worker). Tasks must not throw. Batches
+  // from several calling threads are serialized; a task must not call run() on the same pool (it
+  // would wait for itself).
+  void run(uint64_t n, const std::function<void(uint64_t)>& task, bool caller_joins = false);
 
  private:
   struct Worker;

@@ -42,6 +42,9 @@ void init_native_target() {
 
 std::string take_message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
+// Block buffers up to this size per instance may run on the caller's stack (see run()).
+constexpr uint64_t kCallerStackBytes = 64 << 10;
+
 // The instances of a launch run with IEEE defaults whatever the host thread set (a game engine
 // may have turned on flush-to-zero): round to nearest, denormals kept, exceptions masked.
 class FpEnvGuard {
@@ -201,6 +204,14 @@ Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCom
   return Status::ok();
 }
 
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::shared_ptr<const CpuKernel>* out) {
+  std::unique_ptr<CpuKernel> k;
+  TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, opts, &k));
+  *out = std::move(k);
+  return Status::ok();
+}
+
 Status cpu_llvm_ir(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts, std::string* out) {
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
   TRI_RETURN_IF_ERROR(make_jtmb(opts, &jtmb));
@@ -225,22 +236,33 @@ Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, Thre
   ls.sites = &k.sites;
   ls.print = &print;
   ls.grid = grid;
+  EntryFn entry = k.entry;
+  // Kernels with small frames also run on the calling thread (any thread's stack holds them),
+  // which spares a launch of one chunk the wake-up of a worker.
+  const bool caller_joins = k.stack_bytes <= kCallerStackBytes;
+  if (!pool && caller_joins) {
+    FpEnvGuard fp;
+    entry(bits.data(), &ls, grid.x, grid.y, grid.z, 0, count);
+    return ls.failed ? ls.failure : Status::ok();
+  }
   std::unique_ptr<ThreadPool> own;
   if (!pool) {
     own = std::make_unique<ThreadPool>(1);
     pool = own.get();
   }
   // Enough chunks per worker to balance uneven instances, few enough to amortize the hand-out.
-  uint64_t chunks = std::min<uint64_t>(count, uint64_t(pool->size()) * 16);
+  uint64_t chunks = std::min<uint64_t>(count, uint64_t(pool->size() + (caller_joins ? 1 : 0)) * 16);
   const uint64_t per = (count + chunks - 1) / chunks;
   chunks = (count + per - 1) / per;
-  EntryFn entry = k.entry;
-  pool->run(chunks, [&](uint64_t c) {
-    if (ls.stop.load(std::memory_order_relaxed)) return;
-    uint64_t begin = c * per, end = std::min(count, begin + per);
-    FpEnvGuard fp;
-    entry(bits.data(), &ls, grid.x, grid.y, grid.z, begin, end);
-  });
+  pool->run(
+      chunks,
+      [&](uint64_t c) {
+        if (ls.stop.load(std::memory_order_relaxed)) return;
+        uint64_t begin = c * per, end = std::min(count, begin + per);
+        FpEnvGuard fp;
+        entry(bits.data(), &ls, grid.x, grid.y, grid.z, begin, end);
+      },
+      caller_joins);
   if (ls.failed) return ls.failure;
   return Status::ok();
 }

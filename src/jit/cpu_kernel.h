@@ -37,8 +37,9 @@ class CpuKernel {
 
   // Runs every program instance of `grid` with the given runtime arguments (base/launch.h: one
   // per runtime parameter, in order) and returns when all have finished. Instances run on
-  // `pool`'s threads in chunks of consecutive linear ids (x fastest); pool == nullptr runs them
-  // on one temporary thread. `print` receives the text of `print` ops (one call per op per
+  // `pool`'s threads in chunks of consecutive linear ids (x fastest), and on the calling thread
+  // too when the kernel's block buffers take at most 64 KiB (stack_bytes()); pool == nullptr
+  // runs them on the calling thread in that case, else on one temporary thread. `print` receives the text of `print` ops (one call per op per
   // instance with active lanes; calls are serialized); it may be empty.
   // Errors: Code::LaunchArgs when nargs does not match the kernel; Code::Runtime when an
   // `assert` failed ("file:line:col: error: 'assert' lane [i, j] of <4 x 8 x i1> failed: msg;
@@ -72,6 +73,9 @@ class CpuKernel {
 // symbol).
 Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
                    std::unique_ptr<CpuKernel>* out);
+// The same, for owners that share the compiled kernel (the C API's cache of compiled kernels).
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::shared_ptr<const CpuKernel>* out);
 
 // The LLVM IR the CPU backend makes for `kernel`, after its optimization pipeline at
 // opts.opt_level (no machine code is made). For debugging and golden tests.

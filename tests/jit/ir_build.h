@@ -11,6 +11,7 @@
 
 #include "base/thread_pool.h"
 #include "ir/ir.h"
+#include "ir/verifier.h"
 #include "jit/cpu_kernel.h"
 
 namespace tri_test {
@@ -185,8 +186,14 @@ inline tri::ArgValue f64_arg(double v) {
   return tri::ArgValue{u, 0};
 }
 
+// Verifies the module (the backend takes verified IR only), then compiles one kernel of it.
 inline std::unique_ptr<tri::jit::CpuKernel> compile_or_die(const tri::ir::Module& m, const char* kernel,
                                                            bool keep_ir = false) {
+  tri::Status vs = tri::ir::verify(m);
+  if (!vs.is_ok()) {
+    std::fprintf(stderr, "test IR does not verify: %s\n", vs.message().c_str());
+    return nullptr;
+  }
   tri::jit::CpuCompileOptions opts;
   opts.keep_llvm_ir = keep_ir;
   std::unique_ptr<tri::jit::CpuKernel> k;

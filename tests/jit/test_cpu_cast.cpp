@@ -1,7 +1,8 @@
 // Casts of the CPU backend between every pair of numeric types, against float_ref.h and exact
 // long double values: int->int (trunc, zext, sext), int->float correctly rounded (including
 // i64 -> bf16/f16/f8, where going through f32 or f64 would round twice), saturating float->int
-// (NaN gives 0), float->float with nearest-even and toward-zero rounding, and bitcasts that keep
+// (NaN gives 0), float->float with nearest-even and toward-zero rounding (between formats of one
+// width there is no cast, only bitcasts), and bitcasts that keep
 // every bit (NaN payloads included).
 #include <cfloat>
 #include <cmath>
@@ -50,7 +51,7 @@ std::vector<Cast> casts_from(Scalar from) {
       out.push_back({Opcode::FPToUI, to});
     } else if (width(to) > width(from)) {
       out.push_back({Opcode::FPExt, to});
-    } else {
+    } else if (width(to) < width(from)) {
       out.push_back({Opcode::FPTrunc, to});
       out.push_back({Opcode::FPTrunc, to, true});
     }

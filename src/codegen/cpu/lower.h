@@ -13,8 +13,9 @@
 // How blocks are lowered (the reasons are in lower.cpp): a block value is either a buffer on the
 // stack, or a lazy per-element expression that its consumers inline into their own loops;
 // loads, reductions, scans, dots and values that are expensive and used more than once are
-// buffers. Every loop runs over whole blocks with constant trip counts, so LLVM's O3 vectorizes
-// them; masked lanes are branches the vectorizer turns into masked loads and stores.
+// buffers. Loops run over whole blocks (or over the box of lanes a mask selects), so LLVM's O3
+// vectorizes them; other masked lanes are branches the vectorizer turns into masked loads and
+// stores.
 #pragma once
 
 #include <cstdint>

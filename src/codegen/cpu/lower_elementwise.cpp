@@ -1,0 +1,472 @@
+// Elementwise and shape ops of the CPU lowering: the scalar semantics of each op (integer
+// guards and small-float arithmetic from codegen/scalar_ops, math functions inline or from the
+// math library), casts, and the shape ops, most of which are views that remap lane indices.
+#include "codegen/cpu/lower_impl.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "codegen/scalar_ops.h"
+#include "codegen/vec_math.h"
+
+namespace tri::codegen::cpu::detail {
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise ops
+
+namespace {
+int op_cost(Opcode code, EType e) {
+  int small = (!e.ptr && is_small_float(e.s)) ? 12 : 0;
+  bool fl = !e.ptr && ir::is_float(e.s);
+  switch (code) {
+    case Opcode::SDiv: case Opcode::UDiv: case Opcode::SRem: case Opcode::URem: case Opcode::CDiv:
+      return 8;
+    case Opcode::FDiv: case Opcode::Sqrt: case Opcode::Rsqrt:
+      return 6 + small;
+    case Opcode::FRem: case Opcode::Pow: case Opcode::Exp: case Opcode::Exp2: case Opcode::Log:
+    case Opcode::Log2: case Opcode::Sin: case Opcode::Cos: case Opcode::Tanh: case Opcode::Erf:
+    case Opcode::MathCall:
+      return 30 + small;
+    case Opcode::FPTrunc: case Opcode::FPExt: case Opcode::FPToSI: case Opcode::FPToUI:
+    case Opcode::SIToFP: case Opcode::UIToFP:
+      return 2 + small;
+    default:
+      return (fl ? 2 : 1) + small;
+  }
+}
+}  // namespace
+
+Status FnLowering::lower_elementwise(OpId o) {
+  const ir::OpData& op = f_.op(o);
+  if (op.results.size() != 1) return error(o, Code::Compile, "unexpected op '" + ir::op_info(op.code).name + "'");
+  ValueId res = op.results[0];
+  TypeId rt = f_.type_of(res);
+  EType ret = etype(rt);
+  std::vector<Rep> ins;
+  std::vector<EType> ets;
+  for (ValueId v : op.operands) {
+    if (v == ir::kNoValue) continue;
+    ins.push_back(rep(v));
+    ets.push_back(etype(f_.type_of(v)));
+  }
+  bool all_uniform = true;
+  int cost = op_cost(op.code, ets.empty() ? ret : ets[0]);
+  for (const Rep& r : ins) {
+    if (!r.is_uniform()) all_uniform = false;
+    if (r.kind == Rep::Kind::Lazy) cost += r.cost;
+    if (r.kind == Rep::Kind::Buffer) cost += 1;
+  }
+  if (!m_.types.is_block(rt) || all_uniform) {
+    std::vector<llvm::Value*> vals;
+    for (const Rep& r : ins) vals.push_back(r.v);
+    llvm::Value* v = scalar_op(o, ret, ets, vals);
+    if (!v) return error(o, Code::Compile, "cannot lower '" + ir::op_info(op.code).name + "' on these types");
+    reps_[res] = m_.types.is_block(rt) ? uniform_rep(v, ret, shape(rt)) : scalar_rep(v, ret);
+    return Status::ok();
+  }
+  // Check once that the scalar code exists for these types (the lazy generator cannot fail).
+  {
+    llvm::BasicBlock* probe = llvm::BasicBlock::Create(c_, "probe", lf_);
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(probe);
+    std::vector<llvm::Value*> vals;
+    for (const EType& e : ets) vals.push_back(llvm::UndefValue::get(reg_ty(e)));
+    llvm::Value* v = scalar_op(o, ret, ets, vals);
+    probe->eraseFromParent();
+    if (!v) return error(o, Code::Compile, "cannot lower '" + ir::op_info(op.code).name + "' on these types");
+  }
+  Gen g = [this, o, ret, ets, ins](const Idx& idx) {
+    std::vector<llvm::Value*> vals;
+    for (const Rep& r : ins) vals.push_back(elem(r, idx));
+    return scalar_op(o, ret, ets, vals);
+  };
+  Rep out = lazy_rep(ret, shape(rt), cost, std::move(g));
+  out.aff = affine_result(op.code, ins, ets, out.shape);
+  set_result(res, std::move(out));
+  return Status::ok();
+}
+
+llvm::Value* FnLowering::to_arith(llvm::Value* v, EType e) {
+  return (!e.ptr && is_small_float(e.s)) ? ml_.decode(b_, v, e.s) : v;
+}
+
+llvm::Value* FnLowering::from_arith(llvm::Value* v, EType e) {
+  return (!e.ptr && is_small_float(e.s)) ? ml_.encode(b_, v, e.s, false) : v;
+}
+
+llvm::Value* FnLowering::float_arith(EType e, const std::vector<llvm::Value*>& v,
+                                     const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& f) {
+  std::vector<llvm::Value*> a;
+  for (llvm::Value* x : v) a.push_back(to_arith(x, e));
+  return from_arith(f(a), e);
+}
+
+llvm::Value* FnLowering::scalar_op(OpId o, EType ret, const std::vector<EType>& ets,
+                                   const std::vector<llvm::Value*>& v) {
+  const ir::OpData& op = f_.op(o);
+  EType e = ets.empty() ? ret : ets[0];
+  const bool fl = !e.ptr && ir::is_float(e.s);
+  const bool small = !e.ptr && is_small_float(e.s);
+  auto& b = b_;
+  using V = std::vector<llvm::Value*>;
+  auto unary_intr = [&](llvm::Intrinsic::ID id) {
+    return float_arith(e, v, [&](const V& a) { return b.CreateUnaryIntrinsic(id, a[0]); });
+  };
+  auto binary_intr = [&](llvm::Intrinsic::ID id) {
+    return float_arith(e, v, [&](const V& a) { return b.CreateBinaryIntrinsic(id, a[0], a[1]); });
+  };
+  switch (op.code) {
+    case Opcode::Add:
+      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFAdd(a[0], a[1]); }) : b.CreateAdd(v[0], v[1]);
+    case Opcode::Sub:
+      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFSub(a[0], a[1]); }) : b.CreateSub(v[0], v[1]);
+    case Opcode::Mul:
+      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFMul(a[0], a[1]); }) : b.CreateMul(v[0], v[1]);
+    case Opcode::Neg:
+      if (small) {
+        unsigned w = v[0]->getType()->getIntegerBitWidth();
+        return b.CreateXor(v[0], llvm::ConstantInt::get(v[0]->getType(), uint64_t(1) << (w - 1)));
+      }
+      return fl ? b.CreateFNeg(v[0]) : b.CreateSub(llvm::Constant::getNullValue(v[0]->getType()), v[0]);
+    case Opcode::Abs:
+      if (small) {
+        unsigned w = v[0]->getType()->getIntegerBitWidth();
+        return b.CreateAnd(v[0], llvm::ConstantInt::get(v[0]->getType(), (uint64_t(1) << (w - 1)) - 1));
+      }
+      if (fl) return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v[0]);
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, v[0], b.getFalse());
+    case Opcode::SDiv: return fl ? nullptr : emit_sdiv(b, v[0], v[1]);
+    case Opcode::UDiv: return fl ? nullptr : emit_udiv(b, v[0], v[1]);
+    case Opcode::SRem: return fl ? nullptr : emit_srem(b, v[0], v[1]);
+    case Opcode::URem: return fl ? nullptr : emit_urem(b, v[0], v[1]);
+    case Opcode::CDiv: return fl ? nullptr : emit_cdiv(b, v[0], v[1]);
+    case Opcode::UMulHi: return fl ? nullptr : emit_umulhi(b, v[0], v[1]);
+    case Opcode::And: return fl ? nullptr : b.CreateAnd(v[0], v[1]);
+    case Opcode::Or: return fl ? nullptr : b.CreateOr(v[0], v[1]);
+    case Opcode::Xor: return fl ? nullptr : b.CreateXor(v[0], v[1]);
+    case Opcode::Shl: return fl ? nullptr : emit_shl(b, v[0], v[1]);
+    case Opcode::LShr: return fl ? nullptr : emit_lshr(b, v[0], v[1]);
+    case Opcode::AShr: return fl ? nullptr : emit_ashr(b, v[0], v[1]);
+    case Opcode::SMin: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v[0], v[1]);
+    case Opcode::SMax: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v[0], v[1]);
+    case Opcode::UMin: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, v[0], v[1]);
+    case Opcode::UMax: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, v[0], v[1]);
+    case Opcode::FDiv:
+      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFDiv(a[0], a[1]); }) : nullptr;
+    case Opcode::FRem:
+      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFRem(a[0], a[1]); }) : nullptr;
+    case Opcode::FMin:
+    case Opcode::FMax: {
+      if (!fl) return nullptr;
+      bool ignore = enum_attr(o, "nan") == 1;
+      bool mx = op.code == Opcode::FMax;
+      return binary_intr(ignore ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
+                                : (mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum));
+    }
+    case Opcode::Pow: return fl ? math("pow", e, v) : nullptr;
+    case Opcode::Fma:
+      return fl ? float_arith(e, v,
+                              [&](const V& a) {
+                                return b.CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, {a[0], a[1], a[2]});
+                              })
+                : nullptr;
+    case Opcode::Exp: return fl ? math("exp", e, v) : nullptr;
+    case Opcode::Exp2: return fl ? math("exp2", e, v) : nullptr;
+    case Opcode::Log: return fl ? math("log", e, v) : nullptr;
+    case Opcode::Log2: return fl ? math("log2", e, v) : nullptr;
+    case Opcode::Sin: return fl ? math("sin", e, v) : nullptr;
+    case Opcode::Cos: return fl ? math("cos", e, v) : nullptr;
+    case Opcode::Tanh: return fl ? math("tanh", e, v) : nullptr;
+    case Opcode::Erf: return fl ? math("erf", e, v) : nullptr;
+    case Opcode::Sqrt: return fl ? unary_intr(llvm::Intrinsic::sqrt) : nullptr;
+    case Opcode::Rsqrt:
+      return fl ? float_arith(e, v,
+                              [&](const V& a) {
+                                llvm::Value* s = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
+                                return b.CreateFDiv(llvm::ConstantFP::get(s->getType(), 1.0), s);
+                              })
+                : nullptr;
+    case Opcode::Floor: return fl ? unary_intr(llvm::Intrinsic::floor) : nullptr;
+    case Opcode::Ceil: return fl ? unary_intr(llvm::Intrinsic::ceil) : nullptr;
+    case Opcode::MathCall: return fl ? math(f_.attr(o, "name").s, e, v) : nullptr;
+    case Opcode::Cmp: {
+      static const llvm::CmpInst::Predicate preds[] = {
+          llvm::CmpInst::ICMP_EQ,  llvm::CmpInst::ICMP_NE,  llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_SLE,
+          llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_ULT, llvm::CmpInst::ICMP_ULE,
+          llvm::CmpInst::ICMP_UGT, llvm::CmpInst::ICMP_UGE};
+      int64_t p = enum_attr(o, "pred");
+      if (fl || p < 0 || p >= 10) return nullptr;
+      return b.CreateICmp(preds[p], v[0], v[1]);
+    }
+    case Opcode::FCmp: {
+      static const llvm::CmpInst::Predicate preds[] = {
+          llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_ONE, llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE,
+          llvm::CmpInst::FCMP_OGT, llvm::CmpInst::FCMP_OGE, llvm::CmpInst::FCMP_ORD, llvm::CmpInst::FCMP_UEQ,
+          llvm::CmpInst::FCMP_UNE, llvm::CmpInst::FCMP_ULT, llvm::CmpInst::FCMP_ULE, llvm::CmpInst::FCMP_UGT,
+          llvm::CmpInst::FCMP_UGE, llvm::CmpInst::FCMP_UNO};
+      int64_t p = enum_attr(o, "pred");
+      if (!fl || p < 0 || p >= 14) return nullptr;
+      return b.CreateFCmp(preds[p], to_arith(v[0], e), to_arith(v[1], e));
+    }
+    case Opcode::Select:
+      return b.CreateSelect(v[0], v[1], v[2]);
+    case Opcode::AddPtr: {
+      llvm::Value* off = b.CreateSExtOrTrunc(v[1], b.getInt64Ty());
+      return b.CreateGEP(mem_type(c_, e.s), v[0], off);
+    }
+    case Opcode::Trunc: case Opcode::ZExt: case Opcode::SExt: case Opcode::FPTrunc: case Opcode::FPExt:
+    case Opcode::FPToSI: case Opcode::FPToUI: case Opcode::SIToFP: case Opcode::UIToFP: case Opcode::Bitcast:
+    case Opcode::PtrToInt: case Opcode::IntToPtr: {
+      bool rtz = op.code == Opcode::FPTrunc && enum_attr(o, "rounding") == 1;
+      return cast(op.code, v[0], ets[0], ret, rtz);
+    }
+    default:
+      return nullptr;
+  }
+}
+
+llvm::Value* FnLowering::float_cast(llvm::Value* v, Scalar from, Scalar to, bool rtz) {
+  if (from == to) return v;
+  llvm::Value* x = v;
+  if (is_small_float(from)) {
+    x = ml_.decode(b_, v, from);
+    from = Scalar::F32;
+    if (from == to) return x;
+  }
+  if (to == Scalar::F32) return rtz ? emit_fptrunc_rtz(b_, x) : b_.CreateFPTrunc(x, b_.getFloatTy());
+  if (to == Scalar::F64) return b_.CreateFPExt(x, b_.getDoubleTy());
+  return ml_.encode(b_, x, to, rtz);
+}
+
+llvm::Value* FnLowering::cast(Opcode code, llvm::Value* v, EType from, EType to, bool rtz) {
+  llvm::Type* rt = reg_ty(to);
+  switch (code) {
+    case Opcode::Trunc: return b_.CreateTrunc(v, rt);
+    case Opcode::ZExt: return b_.CreateZExt(v, rt);
+    case Opcode::SExt: return b_.CreateSExt(v, rt);
+    case Opcode::FPTrunc:
+    case Opcode::FPExt:
+      return float_cast(v, from.s, to.s, rtz);
+    case Opcode::FPToSI:
+    case Opcode::FPToUI: {
+      llvm::Value* x = to_arith(v, from);
+      auto id = code == Opcode::FPToSI ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+      return b_.CreateIntrinsic(id, {rt, x->getType()}, {x});
+    }
+    case Opcode::SIToFP:
+    case Opcode::UIToFP: {
+      bool sign = code == Opcode::SIToFP;
+      if (to.s == Scalar::F32 || to.s == Scalar::F64) return sign ? b_.CreateSIToFP(v, rt) : b_.CreateUIToFP(v, rt);
+      return ml_.encode(b_, emit_int_to_f64_for_narrow(b_, v, sign), to.s, false);
+    }
+    case Opcode::Bitcast:
+      if (v->getType() == rt) return v;
+      if (v->getType()->isPointerTy() || rt->isPointerTy()) return nullptr;
+      return b_.CreateBitCast(v, rt);
+    case Opcode::PtrToInt: return b_.CreatePtrToInt(v, rt);
+    case Opcode::IntToPtr: return b_.CreateIntToPtr(v, rt);
+    default: return nullptr;
+  }
+}
+
+llvm::Value* FnLowering::math(const std::string& name, EType e, const std::vector<llvm::Value*>& v) {
+  return float_arith(e, v, [&](const std::vector<llvm::Value*>& a) -> llvm::Value* {
+    llvm::Type* t = a[0]->getType();
+    const bool f32 = t->isFloatTy();
+    if (name == "trunc") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, a[0]);
+    if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, a[0]);
+    if (name == "copysign") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a[0], a[1]);
+    if (name == "fmod") return b_.CreateFRem(a[0], a[1]);
+    // The hot ones in kernels (softmax, attention, GeLU) are inlined for f32 so that they
+    // vectorize; the others call the math library (scalar, one call per element).
+    if (f32 && (name == "exp" || name == "exp2" || name == "log" || name == "log2" || name == "tanh"))
+      return b_.CreateCall(ml_.math_helper(name), {a[0]});
+    // lgamma writes the global `signgam`; the runtime's wrapper calls the reentrant lgamma_r.
+    std::string sym = name == "lgamma" ? std::string("tri.rt.lgamma") : name;
+    if (f32) sym += "f";
+    return b_.CreateCall(ml_.libm(sym, t, static_cast<int>(a.size())), a);
+  });
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Constants and shape ops
+
+Status FnLowering::lower_shape(OpId o) {
+  const ir::OpData& op = f_.op(o);
+  ValueId res = op.results[0];
+  TypeId rt = f_.type_of(res);
+  EType e = etype(rt);
+  Shape rs = shape(rt);
+  // A view of src whose lane idx is src's lane map(idx); `strides` maps src's affine strides
+  // to the view's (the same map on strides), when there is one.
+  auto view = [&](const Rep& src, std::function<Idx(const Idx&)> map,
+                  std::function<std::vector<llvm::Value*>(const std::vector<llvm::Value*>&)> strides = nullptr) {
+    if (src.is_uniform()) return uniform_rep(src.v, e, rs);
+    int cost = src.kind == Rep::Kind::Lazy ? src.cost : 1;
+    Rep r = lazy_rep(e, rs, cost, [this, src, map](const Idx& idx) { return elem(src, map(idx)); });
+    if (src.aff && strides) {
+      auto a = std::make_shared<Affine>(*src.aff);
+      a->stride = strides(src.aff->stride);
+      r.aff = a;
+    }
+    return r;
+  };
+  switch (op.code) {
+    case Opcode::Const: {
+      const ir::Attr& a = f_.attr(o, "value");
+      if (e.ptr) return error(o, Code::Compile, "'const' of a pointer type");
+      double d = a.kind == ir::Attr::Kind::Float ? a.f : static_cast<double>(a.i);
+      int64_t i = a.kind == ir::Attr::Kind::Float ? static_cast<int64_t>(a.f) : a.i;
+      llvm::Value* c;
+      if (ir::is_int(e.s)) {
+        unsigned w = reg_ty(e)->getIntegerBitWidth();
+        uint64_t mask = w == 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+        c = llvm::ConstantInt::get(reg_ty(e), static_cast<uint64_t>(i) & mask);
+      } else if (is_small_float(e.s)) {
+        c = emit_to_small(b_, llvm::ConstantFP::get(b_.getDoubleTy(), d), e.s, false);
+      } else {
+        c = llvm::ConstantFP::get(reg_ty(e), d);
+      }
+      reps_[res] = m_.types.is_block(rt) ? uniform_rep(c, e, rs) : scalar_rep(c, e);
+      return Status::ok();
+    }
+    case Opcode::Arange: {
+      int64_t start = f_.attr(o, "start").i;
+      llvm::Type* t = reg_ty(e);
+      if (!t->isIntegerTy()) return error(o, Code::Compile, "'arange' of a non-integer type");
+      Rep r = lazy_rep(e, rs, 1, [this, t, start](const Idx& idx) {
+        return b_.CreateAdd(b_.CreateTrunc(idx[0], t), llvm::ConstantInt::get(t, start));
+      });
+      if (e.s == Scalar::I32) r.aff = make_affine(b_.getInt64(start), {b_.getInt64(1)}, rs);
+      set_result(res, std::move(r));
+      return Status::ok();
+    }
+    case Opcode::Splat: {
+      const Rep& src = rep(op.operands[0]);
+      if (src.is_block()) return error(o, Code::Compile, "'splat' of a block");
+      reps_[res] = uniform_rep(src.v, e, rs);
+      return Status::ok();
+    }
+    case Opcode::Broadcast: {
+      const Rep& src = rep(op.operands[0]);
+      Shape ss = src.shape;
+      size_t off = rs.size() - ss.size();
+      set_result(res, view(
+                          src,
+                          [this, ss, off](const Idx& idx) {
+                            Idx r;
+                            for (size_t d = 0; d < ss.size(); ++d) r.push_back(ss[d] == 1 ? b_.getInt64(0) : idx[d + off]);
+                            return r;
+                          },
+                          [this, ss, off, &rs](const std::vector<llvm::Value*>& st) {
+                            std::vector<llvm::Value*> r(rs.size(), b_.getInt64(0));
+                            for (size_t d = 0; d < ss.size(); ++d)
+                              if (ss[d] != 1) r[d + off] = st[d];
+                            return r;
+                          }));
+      return Status::ok();
+    }
+    case Opcode::ExpandDims: {
+      const Rep& src = rep(op.operands[0]);
+      size_t axis = static_cast<size_t>(f_.attr(o, "axis").i);
+      set_result(res, view(
+                          src,
+                          [axis](const Idx& idx) {
+                            Idx r;
+                            for (size_t d = 0; d < idx.size(); ++d)
+                              if (d != axis) r.push_back(idx[d]);
+                            return r;
+                          },
+                          [this, axis](const std::vector<llvm::Value*>& st) {
+                            std::vector<llvm::Value*> r = st;
+                            r.insert(r.begin() + axis, b_.getInt64(0));
+                            return r;
+                          }));
+      return Status::ok();
+    }
+    case Opcode::Reshape: {
+      const Rep& src = rep(op.operands[0]);
+      if (num_elems(src.shape) != num_elems(rs)) return error(o, Code::Compile, "'reshape' changes the element count");
+      if (src.kind == Rep::Kind::Buffer) {
+        reps_[res] = buffer_rep(src.v, e, rs);  // row-major: the same memory
+        return Status::ok();
+      }
+      Shape ss = src.shape;
+      set_result(res, view(src, [this, ss, rs](const Idx& idx) {
+                   llvm::Value* lin = linear(idx, rs);
+                   Idx r(ss.size());
+                   int64_t stride = 1;
+                   for (size_t d = ss.size(); d-- > 0;) {
+                     r[d] = ss[d] == 1 ? b_.getInt64(0)
+                                       : b_.CreateURem(b_.CreateUDiv(lin, b_.getInt64(stride)), b_.getInt64(ss[d]));
+                     stride *= ss[d];
+                   }
+                   return r;
+                 }));
+      return Status::ok();
+    }
+    case Opcode::Permute: {
+      const Rep& src = rep(op.operands[0]);
+      std::vector<int64_t> order = f_.attr(o, "order").ints;
+      if (order.size() != rs.size()) return error(o, Code::Compile, "'permute' order has the wrong length");
+      set_result(res, view(
+                          src,
+                          [order](const Idx& idx) {
+                            Idx r(idx.size());
+                            for (size_t i = 0; i < order.size(); ++i) r[order[i]] = idx[i];
+                            return r;
+                          },
+                          [order](const std::vector<llvm::Value*>& st) {
+                            std::vector<llvm::Value*> r(st.size());
+                            for (size_t i = 0; i < order.size(); ++i) r[i] = st[order[i]];
+                            return r;
+                          }));
+      return Status::ok();
+    }
+    case Opcode::Join: {
+      Rep lhs = rep(op.operands[0]), rhs = rep(op.operands[1]);
+      int cost = 1;
+      for (const Rep* r : {&lhs, &rhs}) cost += r->kind == Rep::Kind::Lazy ? r->cost : 1;
+      set_result(res, lazy_rep(e, rs, cost, [this, lhs, rhs](const Idx& idx) {
+                   Idx sub(idx.begin(), idx.end() - 1);
+                   llvm::Value* a = elem(lhs, sub);
+                   llvm::Value* b = elem(rhs, sub);
+                   return b_.CreateSelect(b_.CreateICmpEQ(idx.back(), b_.getInt64(0)), a, b);
+                 }));
+      return Status::ok();
+    }
+    case Opcode::Split: {
+      Rep src = rep(op.operands[0]);
+      for (int k = 0; k < 2; ++k) {
+        ValueId r = op.results[k];
+        if (!m_.types.is_block(f_.type_of(r))) {
+          reps_[r] = scalar_rep(elem(src, Idx{b_.getInt64(k)}), e);
+          continue;
+        }
+        set_result(r, view(src, [this, k](const Idx& idx) {
+                     Idx full(idx.begin(), idx.end());
+                     full.push_back(b_.getInt64(k));
+                     return full;
+                   }));
+      }
+      return Status::ok();
+    }
+    case Opcode::Cat: {
+      const Rep& lhs = rep(op.operands[0]);
+      const Rep& rhs = rep(op.operands[1]);
+      if (num_elems(lhs.shape) + num_elems(rhs.shape) != num_elems(rs))
+        return error(o, Code::Compile, "'cat' result has the wrong size");
+      llvm::Type* mt = mem_ty(e);
+      llvm::Value* buf = alloca_buffer(mt, num_elems(rs), elem_bytes(e));
+      store_into(lhs, buf);
+      store_into(rhs, b_.CreateConstGEP1_64(mt, buf, num_elems(lhs.shape)));
+      reps_[res] = buffer_rep(buf, e, rs);
+      return Status::ok();
+    }
+    default:
+      return error(o, Code::Internal, "not a shape op");
+  }
+}
+
+}  // namespace tri::codegen::cpu::detail
