@@ -46,11 +46,6 @@ ThreadPool* context_pool(tri_context* c) {
 
 void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
 
-ThreadPool* context_pool(tri_context* c) {
-  std::call_once(c->pool_once, [c] { c->pool = std::make_unique<ThreadPool>(); });
-  return c->pool.get();
-}
-
 void context_release(tri_context* c) {
   if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     // The context lives in memory from its own allocator: keep a copy of the hook to free it.
