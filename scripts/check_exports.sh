@@ -10,8 +10,8 @@ lib=${1:?usage: check_exports.sh LIBTRI_SO [TRI_H]}
 header=${2:-}
 [[ -f $lib ]] || { echo "check_exports: no such file: $lib" >&2; exit 1; }
 
-# Only symbols a host can bind to: global (upper-case type) or unique (u). Local entries that the
-# linker leaves in .dynsym (seen when libLLVM is a shared library: t, r) bind nothing.
+# Only symbols with global binding are exported: upper-case types, and "u" (GNU unique). Local
+# entries (lower-case) can sit in .dynsym without being visible to other objects.
 defined=$(nm -D --defined-only "$lib" | awk 'NF >= 3 && ($2 ~ /^[A-Z]$/ || $2 == "u") { print $3 }' | sed 's/@.*//' | sort -u)
 leaks=$(grep -Ev '^(tri_[A-Za-z0-9_]+|_init|_fini|_edata|_end|__bss_start)$' <<<"$defined" || true)
 status=0

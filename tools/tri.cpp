@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.h"
 #include "tri/tri.h"
 
 namespace {
@@ -23,6 +24,8 @@ const char* const kUsage =
     "  fmt --check FILE...                 exit 1 if a file is not in canonical text form\n"
     "  convert FILE -o OUT [--to FORMAT]   text to binary IR or binary to text (FORMAT: text, binary)\n"
     "  info FILE                           list kernels and device functions with their parameters\n"
+    "  run FILE --kernel NAME [options]    run one kernel on inputs from the command line or .npy files\n"
+    "  test FILE...                        run the '// run:' lines of IR files on every target present\n"
     "  help [COMMAND]                      show this text or a command's\n"
     "\n"
     "Options:\n"
@@ -353,11 +356,18 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
+    if (args[1] == "run" || args[1] == "test") {
+      char flag[] = "--help";
+      char* sub[] = {argv[2], flag, nullptr};
+      return args[1] == "run" ? tri_cmd_run(2, sub) : tri_cmd_test(2, sub);
+    }
     const char* h = help_for(args[1]);
     if (!h) return usage_error("no command named '" + args[1] + "'");
     std::fputs(h, stdout);
     return 0;
   }
+  if (cmd == "run") return tri_cmd_run(argc - 1, argv + 1);
+  if (cmd == "test") return tri_cmd_test(argc - 1, argv + 1);
   const char* help = help_for(cmd);
   if (!help) return usage_error(cmd[0] == '-' ? "unknown option '" + cmd + "'" : "unknown command '" + cmd + "'");
 

@@ -20,7 +20,7 @@
 #define TRI_EXAMPLES_DIR "examples"
 #endif
 
-static void ex_fail(const char* what, tri_result r) {
+static inline void ex_fail(const char* what, tri_result r) {
   char msg[4096];
   tri_last_error_message(msg, sizeof msg);
   fprintf(stderr, "%s failed: %s\n%s\n", what, tri_result_name(r), msg);
@@ -33,12 +33,15 @@ static void ex_fail(const char* what, tri_result r) {
     if (ex_r_ != TRI_OK) ex_fail(#call, ex_r_); \
   } while (0)
 
-static const char* ex_target(void) {
+static inline const char* ex_target(void) {
   const char* t = getenv("TRI_TARGET");
   return t && *t ? t : "cpu";
 }
 
-static char* ex_read_file(const char* name, size_t* size) {
+/* The reference interpreter is exact but slow: the programs use smaller problems on it. */
+static inline int ex_small(void) { return strcmp(ex_target(), "interp") == 0; }
+
+static inline char* ex_read_file(const char* name, size_t* size) {
   const char* dir = getenv("TRI_EXAMPLES_DIR");
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : TRI_EXAMPLES_DIR, name);
@@ -66,7 +69,7 @@ typedef struct {
 } ex_const;
 
 /* Compiles kernel `kernel` of file `file` with integer constexprs. */
-static tri_kernel* ex_compile(const char* file, const char* kernel, const ex_const* consts, int nconsts) {
+static inline tri_kernel* ex_compile(const char* file, const char* kernel, const ex_const* consts, int nconsts) {
   tri_context* ctx;
   tri_module* mod;
   tri_compile_options* opts;
@@ -87,7 +90,7 @@ static tri_kernel* ex_compile(const char* file, const char* kernel, const ex_con
   return k;
 }
 
-static tri_arg ex_ptr(const void* p, size_t bytes, int32_t dtype) {
+static inline tri_arg ex_ptr(const void* p, size_t bytes, int32_t dtype) {
   tri_arg a;
   memset(&a, 0, sizeof a);
   a.value.p = p;
@@ -97,7 +100,7 @@ static tri_arg ex_ptr(const void* p, size_t bytes, int32_t dtype) {
   return a;
 }
 
-static tri_arg ex_i32(int64_t v) {
+static inline tri_arg ex_i32(int64_t v) {
   tri_arg a;
   memset(&a, 0, sizeof a);
   a.value.i = v;
@@ -106,7 +109,7 @@ static tri_arg ex_i32(int64_t v) {
   return a;
 }
 
-static tri_arg ex_f32(double v) {
+static inline tri_arg ex_f32(double v) {
   tri_arg a;
   memset(&a, 0, sizeof a);
   a.value.f = v;
@@ -115,22 +118,23 @@ static tri_arg ex_f32(double v) {
   return a;
 }
 
-static double ex_now(void) {
+static inline double ex_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int ex_cmp_double(const void* a, const void* b) {
+static inline int ex_cmp_double(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
   return x < y ? -1 : x > y;
 }
 
 /* Launches `reps` times (after the one launch whose result was checked) and returns the median
  * seconds of one launch. */
-static double ex_time(tri_kernel* k, uint32_t gx, uint32_t gy, const tri_arg* args, uint32_t nargs, int reps) {
+static inline double ex_time(tri_kernel* k, uint32_t gx, uint32_t gy, const tri_arg* args, uint32_t nargs, int reps) {
   double t[64];
   if (reps > 64) reps = 64;
+  if (ex_small()) reps = 1;
   for (int i = 0; i < reps; ++i) {
     double t0 = ex_now();
     EX_CHECK(tri_launch(k, gx, gy, 1, NULL, args, nargs));
@@ -142,7 +146,7 @@ static double ex_time(tri_kernel* k, uint32_t gx, uint32_t gy, const tri_arg* ar
 
 /* Deterministic pseudo-random floats in [lo, hi). */
 static uint64_t ex_rng = 0x9e3779b97f4a7c15ull;
-static float ex_rand(float lo, float hi) {
+static inline float ex_rand(float lo, float hi) {
   ex_rng ^= ex_rng << 13;
   ex_rng ^= ex_rng >> 7;
   ex_rng ^= ex_rng << 17;
@@ -150,13 +154,13 @@ static float ex_rand(float lo, float hi) {
 }
 
 /* IEEE half <-> float, for the f16 examples' host side (round to nearest even). */
-static float ex_half_to_float(uint16_t h) {
+static inline float ex_half_to_float(uint16_t h) {
   uint32_t s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
   float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), (int)e - 25);
   return s ? -v : v;
 }
 
-static uint16_t ex_float_to_half(float f) {
+static inline uint16_t ex_float_to_half(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   uint32_t s = (x >> 16) & 0x8000;
@@ -176,7 +180,7 @@ static uint16_t ex_float_to_half(float f) {
 }
 
 /* Prints the one-line result every example ends with. */
-static void ex_report(const char* name, int ok, double seconds, double bytes, double flops) {
+static inline void ex_report(const char* name, int ok, double seconds, double bytes, double flops) {
   printf("%-18s %-6s %-4s %9.3f ms", name, ex_target(), ok ? "ok" : "FAIL", seconds * 1e3);
   if (bytes > 0) printf("  %8.2f GB/s", bytes / seconds / 1e9);
   if (flops > 0) printf("  %8.2f GFLOP/s", flops / seconds / 1e9);

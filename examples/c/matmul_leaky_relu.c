@@ -3,7 +3,7 @@
 #include "common.h"
 
 int main(void) {
-  const int M = 300, N = 260, K = 200;
+  const int M = ex_small() ? 70 : 300, N = ex_small() ? 40 : 260, K = ex_small() ? 50 : 200;
   const double alpha = 0.01;
   uint16_t* a = malloc((size_t)M * K * 2);
   uint16_t* b = malloc((size_t)K * N * 2);

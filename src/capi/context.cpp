@@ -39,12 +39,12 @@ void mem_free(const tri_context_options& o, void* ptr, size_t size) {
     std::free(ptr);
 }
 
-void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
-
 ThreadPool* context_pool(tri_context* c) {
   std::call_once(c->pool_once, [c] { c->pool = std::make_unique<ThreadPool>(); });
   return c->pool.get();
 }
+
+void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
 
 void context_release(tri_context* c) {
   if (c && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -37,7 +37,7 @@ struct tri_context_options {
 struct tri_context {
   std::atomic<int32_t> refs{1};
   tri_context_options options;
-  // The CPU backend's workers, started on the first CPU launch (capi::context_pool).
+  // The CPU backend's workers, made on the first CPU launch (capi::context_pool).
   std::once_flag pool_once;
   std::unique_ptr<tri::ThreadPool> pool;
 
@@ -106,10 +106,10 @@ inline tri_result ok() { return TRI_OK; }
 const std::string& last_error();
 
 void context_retain(tri_context* c);
-// The context's thread pool, sized to the hardware's threads, created on first use.
-ThreadPool* context_pool(tri_context* c);
 void context_release(tri_context* c);
 void module_retain(tri_module* m);
+// The context's thread pool, started on first use (one worker per hardware thread).
+tri::ThreadPool* context_pool(tri_context* c);
 void module_release(tri_module* m);
 
 // Makes a blob holding `bytes` from the context's allocator; the blob keeps the context alive.

@@ -11,7 +11,6 @@
 #include "interp/interpreter.h"
 #include "ir/text.h"
 #ifdef TRI_HAVE_LLVM_LAYER
-#include "base/thread_pool.h"
 #include "jit/cpu_kernel.h"
 #endif
 

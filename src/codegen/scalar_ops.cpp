@@ -75,7 +75,12 @@ llvm::Value* from_mem(llvm::IRBuilder<>& b, llvm::Value* v, Scalar s) {
 llvm::Value* emit_small_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits, Scalar s) {
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Value* h = b.CreateZExt(bits, i32);
-  if (s == Scalar::BF16) return b.CreateBitCast(b.CreateShl(h, 16), b.getFloatTy());
+  if (s == Scalar::BF16) {
+    // Widening quiets a signaling NaN (IEEE 754 conversion; the interpreter does the same).
+    llvm::Value* w = b.CreateShl(h, 16);
+    llvm::Value* is_nan = b.CreateICmpUGT(b.CreateAnd(w, cint(i32, 0x7fffffffu)), cint(i32, 0x7f800000u));
+    return b.CreateBitCast(b.CreateSelect(is_nan, b.CreateOr(w, cint(i32, 0x00400000u)), w), b.getFloatTy());
+  }
   Format f = format_of(s);
   const int E = f.ebits, M = f.mbits;
   llvm::Value* sign = b.CreateShl(b.CreateLShr(h, E + M), 31);
@@ -89,6 +94,8 @@ llvm::Value* emit_small_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits, Scalar s
   llvm::Value* r = b.CreateSelect(b.CreateICmpEQ(ef, cint(i32, 0)), sub, normal);
   if (f.ieee) {
     llvm::Value* special = b.CreateOr(b.CreateShl(mf, 23 - M), cint(i32, 0x7f800000u));
+    // A NaN (nonzero fraction) comes out quiet, as IEEE 754 conversion makes it.
+    special = b.CreateSelect(b.CreateICmpNE(mf, cint(i32, 0)), b.CreateOr(special, cint(i32, 0x00400000u)), special);
     r = b.CreateSelect(b.CreateICmpEQ(ef, cint(i32, (1u << E) - 1)), special, r);
   } else {
     llvm::Value* is_nan = b.CreateAnd(b.CreateICmpEQ(ef, cint(i32, (1u << E) - 1)),

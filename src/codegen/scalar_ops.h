@@ -33,7 +33,8 @@ llvm::Type* arith_type(llvm::LLVMContext& c, ir::Scalar s);
 llvm::Value* to_mem(llvm::IRBuilder<>& b, llvm::Value* v, ir::Scalar s);
 llvm::Value* from_mem(llvm::IRBuilder<>& b, llvm::Value* v, ir::Scalar s);
 
-// Small float bits -> the same value as f32 (exact; NaN payloads kept, sNaN stays sNaN).
+// Small float bits -> the same value as f32 (exact; a NaN keeps its payload and comes out
+// quiet, as IEEE 754 conversion makes it).
 llvm::Value* emit_small_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits, ir::Scalar s);
 // f32 or f64 value -> bits of small float `s`, correctly rounded (nearest-even, or toward zero
 // when `rtz`). Overflow gives inf (f16, bf16, f8e5m2; the largest finite value under rtz) and

@@ -134,7 +134,9 @@ llvm::Value* emit_tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* z = b.CreateFMul(x, x);
   llvm::Value* p = horner(b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1,
                                  -3.33332819422E-1});
-  llvm::Value* small = b.CreateFAdd(b.CreateFMul(b.CreateFMul(p, z), x), x);
+  // Computed on |x| and given x's sign afterwards, so tanh(-0.0) is -0.0.
+  llvm::Value* small = b.CreateFAdd(b.CreateFMul(b.CreateFMul(p, z), ax), ax);
+  small = b.CreateBitCast(b.CreateOr(b.CreateBitCast(small, i32), sign), b.getFloatTy());
   // otherwise 1 - 2 / (e^(2|x|) + 1), with the sign of x; e^(2|x|) is inf past ~44, giving 1.
   llvm::Value* e = emit_exp_f32(b, b.CreateFAdd(ax, ax));
   llvm::Value* big = b.CreateFSub(cf(b, 1.0), b.CreateFDiv(cf(b, 2.0), b.CreateFAdd(e, cf(b, 1.0))));

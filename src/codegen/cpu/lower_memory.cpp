@@ -236,6 +236,9 @@ Status FnLowering::lower_store(OpId o) {
     addr_range(d->ptr, elem_bytes(d->e), &dlo, &dhi);
     ok = b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpULE(shi, dlo), b_.CreateICmpULE(dhi, slo)));
   }
+  // Whether the mask is all on is cached for the rest of the region (all_active): compute it
+  // here, before the branch, so the cached value dominates the later ops that reuse it.
+  if (has_mask && !ptr.shape.empty()) all_active(mv);
   llvm::BasicBlock* fused = llvm::BasicBlock::Create(c_, "store.fused", lf_);
   llvm::BasicBlock* staged = llvm::BasicBlock::Create(c_, "store.staged", lf_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "store.end", lf_);

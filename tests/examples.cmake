@@ -1,0 +1,13 @@
+# The example host programs (examples/c), built here against the in-tree libtri.so and run on
+# every host target: "cpu" at full size, "interp" (the reference interpreter) at smaller sizes;
+# each checks its kernel's result against plain C. README's first
+# command builds the same programs against the installed library.
+foreach(name vector_add gelu softmax layernorm matmul_leaky_relu flash_attention cumsum histogram argmax)
+  add_executable(example_${name} ${PROJECT_SOURCE_DIR}/examples/c/${name}.c)
+  target_compile_definitions(example_${name} PRIVATE TRI_EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples" _GNU_SOURCE)
+  target_link_libraries(example_${name} PRIVATE tri m)
+  foreach(target cpu interp)
+    add_test(NAME examples/${name}/${target} COMMAND example_${name})
+    set_tests_properties(examples/${name}/${target} PROPERTIES ENVIRONMENT "TRI_TARGET=${target}" LABELS examples)
+  endforeach()
+endforeach()

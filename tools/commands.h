@@ -1,0 +1,13 @@
+// Subcommands of the `tri` tool implemented outside tools/tri.cpp; the dispatcher there calls
+// them with argv[0] being the subcommand's name ("run", "test"). Each returns the process exit
+// status: 0 on success, 1 when the work failed (a kernel error, a failed expectation), 2 on a
+// usage error.
+#pragma once
+
+// tri run FILE --kernel NAME [options]: runs one kernel on inputs described on the command line
+// and saves its outputs as .npy (docs/testing.md).
+int tri_cmd_run(int argc, char** argv);
+
+// tri test FILE...: runs the `// run:` lines of IR files on every target present and checks their
+// expectations (docs/testing.md).
+int tri_cmd_test(int argc, char** argv);
