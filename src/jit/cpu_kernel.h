@@ -39,8 +39,9 @@ class CpuKernel {
   // per runtime parameter, in order) and returns when all have finished. Instances run on
   // `pool`'s threads in chunks of consecutive linear ids (x fastest), and on the calling thread
   // too when the kernel's block buffers take at most 64 KiB (stack_bytes()); pool == nullptr
-  // runs them on the calling thread in that case, else on one temporary thread. `print` receives the text of `print` ops (one call per op per
-  // instance with active lanes; calls are serialized); it may be empty.
+  // runs them on the calling thread in that case, else on one temporary thread. `print`
+  // receives the text of `print` ops (one call per op per instance with active lanes; calls
+  // are serialized); it may be empty.
   // Errors: Code::LaunchArgs when nargs does not match the kernel; Code::Runtime when an
   // `assert` failed ("file:line:col: error: 'assert' lane [i, j] of <4 x 8 x i1> failed: msg;
   // program (x, y, z)") or a `for` that would run had a step <= 0. The failure of the instance

@@ -220,7 +220,7 @@ void check_int_reduce(const Shape& s, size_t axis) {
   f.ret();
   std::mt19937 rng(unsigned(numel(s) * 7 + axis));
   std::vector<int32_t> inv(numel(s));
-  for (auto& v : inv) v = int32_t(uint32_t(rng() % 41) - 20u + ((rng() % 16 == 0) ? 0x80000000u : 0u));  // wraps, in unsigned
+  for (auto& v : inv) v = int32_t(uint32_t(int32_t(rng() % 41) - 20) + ((rng() % 16 == 0) ? 0x80000000u : 0u));
   for (size_t i = 0; i < inv.size(); i += 5) inv[i] = inv[(i * 7) % inv.size()];  // ties for argmax
   auto o = run1(md, inv, nk * nr);
   assert_false(o.empty());

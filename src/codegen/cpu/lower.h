@@ -16,6 +16,11 @@
 // buffers. Loops run over whole blocks (or over the box of lanes a mask selects), so LLVM's O3
 // vectorizes them; other masked lanes are branches the vectorizer turns into masked loads and
 // stores.
+//
+// What the CPU does not need: load/store `cache` and `evict` hints (ignored), atomic `scope`
+// (every atomic is a system-scope LLVM atomic, which is at least as strong), `debug_barrier`
+// (one program instance is one thread), `multiple_of`/`max_contiguous` (the affine analysis
+// finds contiguity itself) and `assume` on blocks (scalar assumes become llvm.assume).
 #pragma once
 
 #include <cstdint>
