@@ -300,14 +300,16 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
         c.tol[lane] = 2.0 * double(m.size()) * eps * acc;
       }
     }
+    // b.check() below may grow the list `c` points into: from here on use this copy.
+    const Check done = c;
     if (!ri.empty()) {
       Check& ci = b.check(op.label + " axis " + std::to_string(rc.axis) + " (index)", oname + "_index");
-      ci.describe = c.describe;
+      ci.describe = done.describe;
     }
     // The oracle's sums against C: exact for i32 (wrapping), within the bound for f32.
     if (op.kind == "sum" && !op.scan && (dt == TRI_DTYPE_I32 || dt == TRI_DTYPE_F32)) {
       RefCheck r;
-      r.check = c;
+      r.check = done;
       r.check.what = op.label + " axis " + std::to_string(rc.axis) + " vs C";
       HostBuffer want = b.g.bufs[b.buf_index(oname)];
       for (size_t lane = 0; lane < cnt; ++lane) {
