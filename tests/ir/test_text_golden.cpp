@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "golden.h"
 #include "ir/text.h"
 #include "test_main.h"
 
@@ -22,15 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> files_in(const std::string& dir, const std::string& ext) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(tri_test::source_path(dir), ec))
-    if (e.path().extension() == ext) out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 void write_file(const fs::path& p, const std::string& s) {
   std::ofstream out(p, std::ios::binary);
   out << s;
@@ -39,7 +31,7 @@ void write_file(const fs::path& p, const std::string& s) {
 }  // namespace
 
 static void text_goldens(void** state) {
-  std::vector<fs::path> inputs = files_in("tests/golden/text", ".tri");
+  std::vector<fs::path> inputs = tri_test::golden_files("tests/golden/text", ".tri");
   if (inputs.size() < 10) fail_msg("expected the golden inputs under tests/golden/text, found %zu", inputs.size());
   bool update = std::getenv("TRI_UPDATE_GOLDEN") != nullptr;
   int failures = 0;
@@ -79,7 +71,7 @@ static void text_goldens(void** state) {
 
 static void goldens_cover_every_op(void** state) {
   std::set<Opcode> seen;
-  for (const fs::path& p : files_in("tests/golden/text", ".expected")) {
+  for (const fs::path& p : tri_test::golden_files("tests/golden/text", ".expected")) {
     std::unique_ptr<Module> m;
     Status st = parse_text(tri_test::read_file(p.string()), p.filename().string(), &m);
     if (!st) fail_msg("%s", st.message().c_str());
@@ -93,26 +85,16 @@ static void goldens_cover_every_op(void** state) {
 }
 
 static void parse_failures(void** state) {
-  std::vector<fs::path> inputs = files_in("tests/golden/parse_fail", ".tri");
+  std::vector<fs::path> inputs = tri_test::golden_files("tests/golden/parse_fail", ".tri");
   if (inputs.size() < 25) fail_msg("expected at least 25 must-fail inputs, found %zu", inputs.size());
-  const std::string kExpect = "// expect: ";
-  const std::string kCode = "// code: ";
   int failures = 0;
   for (const fs::path& in : inputs) {
     std::string name = in.filename().string();
     std::string text = tri_test::read_file(in.string());
-    size_t eol = text.find('\n');
-    std::string first = text.substr(0, eol);
-    if (first.rfind(kExpect, 0) != 0) fail_msg("%s: first line must be '%s<message>'", name.c_str(), kExpect.c_str());
-    std::string want = first.substr(kExpect.size());
-    Code want_code = Code::Parse;
-    if (eol != std::string::npos && text.compare(eol + 1, kCode.size(), kCode) == 0) {
-      size_t start = eol + 1 + kCode.size();
-      size_t eol2 = text.find('\n', start);
-      std::string code = text.substr(start, eol2 == std::string::npos ? eol2 : eol2 - start);
-      if (code == "LimitExceeded") want_code = Code::LimitExceeded;
-      else if (code != "Parse") fail_msg("%s: unknown code '%s'", name.c_str(), code.c_str());
-    }
+    tri_test::Expectation e = tri_test::read_expectation(text, Code::Parse);
+    if (!e.error.empty()) fail_msg("%s: %s", name.c_str(), e.error.c_str());
+    const std::string& want = e.message;
+    Code want_code = e.code;
     std::unique_ptr<Module> m;
     Status st = parse_text(text, name, &m);
     if (st.is_ok()) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "golden.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "test_main.h"
@@ -17,40 +18,18 @@ using namespace tri;
 using namespace tri::ir;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::vector<fs::path> files_in(const std::string& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(tri_test::source_path(dir), ec))
-    if (e.path().extension() == ".tri") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
 
 static void must_fail(void** state) {
-  std::vector<fs::path> inputs = files_in("tests/golden/verify_fail");
+  std::vector<fs::path> inputs = tri_test::golden_files("tests/golden/verify_fail", ".tri");
   if (inputs.size() < 40) fail_msg("expected at least 40 must-fail inputs, found %zu", inputs.size());
-  const std::string kExpect = "// expect: ";
-  const std::string kCode = "// code: ";
   int failures = 0;
   for (const fs::path& in : inputs) {
     std::string name = in.filename().string();
     std::string text = tri_test::read_file(in.string());
-    size_t eol = text.find('\n');
-    std::string first = text.substr(0, eol);
-    if (first.rfind(kExpect, 0) != 0) fail_msg("%s: first line must be '%s<message>'", name.c_str(), kExpect.c_str());
-    std::string want = first.substr(kExpect.size());
-    Code want_code = Code::Verify;
-    if (eol != std::string::npos && text.compare(eol + 1, kCode.size(), kCode) == 0) {
-      size_t start = eol + 1 + kCode.size();
-      size_t eol2 = text.find('\n', start);
-      std::string code = text.substr(start, eol2 == std::string::npos ? eol2 : eol2 - start);
-      if (code == "LimitExceeded") want_code = Code::LimitExceeded;
-      else if (code != "Verify") fail_msg("%s: unknown code '%s'", name.c_str(), code.c_str());
-    }
+    tri_test::Expectation e = tri_test::read_expectation(text, Code::Verify);
+    if (!e.error.empty()) fail_msg("%s: %s", name.c_str(), e.error.c_str());
+    const std::string& want = e.message;
+    Code want_code = e.code;
     std::unique_ptr<Module> m;
     Status st = parse_text(text, name, &m);
     if (!st) {
@@ -72,7 +51,7 @@ static void must_fail(void** state) {
 }
 
 static void must_verify(void** state) {
-  std::vector<fs::path> inputs = files_in("tests/golden/verify_ok");
+  std::vector<fs::path> inputs = tri_test::golden_files("tests/golden/verify_ok", ".tri");
   if (inputs.size() < 5) fail_msg("expected at least 5 inputs under tests/golden/verify_ok, found %zu", inputs.size());
   int failures = 0;
   for (const fs::path& in : inputs) {
