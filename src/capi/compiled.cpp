@@ -58,10 +58,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
 
   if (req.target == Target::Cpu) {
 #ifdef TRI_HAVE_LLVM_LAYER
-    jit::CpuCompileOptions copt;
-    std::unique_ptr<jit::CpuKernel> cpu;
-    TRI_RETURN_IF_ERROR(jit::compile_cpu(*c->ir, k, copt, &cpu));
-    c->cpu = std::move(cpu);
+    TRI_RETURN_IF_ERROR(jit::compile_cpu(*c->ir, k, jit::CpuCompileOptions{}, &c->cpu));
 #else
     return Status(Code::Unsupported, "this build of Tri has no CPU backend (built without LLVM)");
 #endif

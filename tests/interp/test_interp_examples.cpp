@@ -2,20 +2,20 @@
 // checked mode (every launch argument with its extent), against C references written here. They
 // are real kernels (masked tails, loops over chunks, reductions with combine regions, atomics,
 // tiled matmul, online-softmax attention), so they also show that checked mode stays quiet on
-// correct code. Specialization is stood in for by replacing each constexpr name in the text with
-// a value (small ones, so that loops and tails run several times).
+// correct code. Each is specialized by the real pipeline (passes/pipeline.h) with small constexpr
+// values, so that loops and tails run several times.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
 #include <random>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "ir/text.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 #include "kernel_builder.h"
 #include "test_main.h"
 
@@ -23,21 +23,28 @@ using namespace tri_test;
 
 namespace {
 
-// examples/NAME.tri with its constexpr clause removed and each name replaced by its value.
+// examples/NAME.tri, verified, then its kernel @NAME specialized with these constexpr values
+// ("64" an integer, "0.01" a float, "true"/"false" a boolean) and canonicalized.
 std::unique_ptr<Module> load_example(const std::string& name, const std::map<std::string, std::string>& values) {
   const std::string path = source_path("examples/" + name + ".tri");
   std::string text = read_file(path);
   if (text.empty()) fail_msg("cannot read %s", path.c_str());
-  size_t at = text.find("constexpr(");
-  if (at == std::string::npos) fail_msg("%s has no constexprs", name.c_str());
-  text.erase(at, text.find(')', at) + 1 - at);
-  for (const auto& [k, v] : values) text = std::regex_replace(text, std::regex("\\b" + k + "\\b"), v);
   std::unique_ptr<Module> m;
   Status st = tri::ir::parse_text(text, name + ".tri", &m);
   if (!st.is_ok()) fail_msg("%s", st.message().c_str());
   st = tri::ir::verify(*m);
   if (!st.is_ok()) fail_msg("%s", st.message().c_str());
-  return m;
+  std::vector<tri::passes::ConstexprBinding> bindings;
+  for (const auto& [k, v] : values) {
+    Attr a = v == "true" || v == "false" ? Attr::of_bool(v == "true")
+             : v.find('.') != std::string::npos ? Attr::of_float(std::stod(v))
+                                                 : Attr::of_int(std::stoll(v));
+    bindings.push_back({k, a});
+  }
+  std::unique_ptr<Module> spec;
+  st = tri::passes::prepare_kernel(*m, name, bindings, {}, {}, &spec);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  return spec;
 }
 
 Status launch(const Module& m, const std::string& kernel, Grid g, const std::vector<ArgValue>& args) {
