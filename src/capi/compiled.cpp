@@ -4,9 +4,6 @@
 
 #include "interp/numeric.h"
 #include "passes/pipeline.h"
-#ifdef TRI_HAVE_LLVM_LAYER
-#include "jit/cpu_kernel.h"
-#endif
 
 namespace tri::capi {
 
@@ -16,8 +13,9 @@ Compiled::~Compiled() = default;
 
 std::string CompileRequest::key(const std::string& kernel) const {
   std::string k = kernel;
-  k += target == Target::Cpu ? "|cpu" : "|interp";
-  k += checked ? "|checked" : "";
+  k += "|" + target;
+  k += options.checked ? "|checked" : "";
+  k += "|w" + std::to_string(options.num_warps) + "|" + options.arch + "|ptx" + std::to_string(options.ptx_version);
   for (const auto& [name, v] : constexprs) {
     k += "|" + name + "=";
     if (v.kind == Attr::Kind::Float) {
@@ -33,16 +31,17 @@ std::string CompileRequest::key(const std::string& kernel) const {
 }
 
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out) {
-  if (req.checked && req.target != Target::Interp)
-    return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
+  const target::Target* t = target::find(req.target);
+  if (!t)
+    return Status(Code::Unsupported, "target \"" + req.target + "\" is not available in this build (available: " +
+                                         target::names() + ")");
   std::vector<passes::ConstexprBinding> values;
   for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
   std::vector<passes::ArgFacts> facts;
   for (const auto& [param, f] : req.facts) facts.push_back({param, f.first, f.second});
 
   auto c = std::make_shared<Compiled>();
-  c->target = req.target;
-  c->checked = req.checked;
+  c->target = t;
   passes::PipelineOptions popt;
   TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
 
@@ -56,13 +55,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
     c->params.push_back(s);
   }
 
-  if (req.target == Target::Cpu) {
-#ifdef TRI_HAVE_LLVM_LAYER
-    TRI_RETURN_IF_ERROR(jit::compile_cpu(*c->ir, k, jit::CpuCompileOptions{}, &c->cpu));
-#else
-    return Status(Code::Unsupported, "this build of Tri has no CPU backend (built without LLVM)");
-#endif
-  }
+  TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, req.options, &c->exe));
   *out = std::move(c);
   return Status::ok();
 }

@@ -16,18 +16,14 @@
 #include "passes/specialize.h"
 #include "tri/tri.h"
 
-namespace tri::jit {
-class CpuKernel;
-}
+#include "target/target.h"
 
 namespace tri::capi {
 
-enum class Target : uint8_t { Interp, Cpu };
-
 // What tri_compile_options holds, in a form that makes a stable cache key.
 struct CompileRequest {
-  Target target = Target::Cpu;
-  bool checked = false;
+  std::string target = "cpu";
+  target::CompileOptions options;
   std::map<std::string, ir::Attr> constexprs;          // by name: last set wins
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> facts;  // param -> (align, divisible)
 
@@ -45,12 +41,10 @@ class Compiled {
   ~Compiled();
 
   std::unique_ptr<ir::Module> ir;  // specialized and canonicalized; the kernel is functions[0]
-  Target target = Target::Cpu;
-  bool checked = false;
+  const target::Target* target = nullptr;
   std::vector<ParamSig> params;
-  // target Cpu. A shared_ptr so this header needs no LLVM-side definition (its deleter is bound
-  // where the kernel is made).
-  std::shared_ptr<const jit::CpuKernel> cpu;
+  // What the target made. Declared after `ir`, which it may refer to, so it is destroyed first.
+  std::shared_ptr<const target::Executable> exe;
 
   const ir::Function& kernel() const { return *ir->functions[0]; }
 };

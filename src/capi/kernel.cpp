@@ -8,11 +8,8 @@
 
 #include "capi/compiled.h"
 #include "capi/handles.h"
-#include "interp/interpreter.h"
 #include "ir/text.h"
-#ifdef TRI_HAVE_LLVM_LAYER
-#include "jit/cpu_kernel.h"
-#endif
+#include "target/target.h"
 
 using namespace tri;
 using tri::capi::guard;
@@ -28,12 +25,6 @@ struct tri_kernel {
 };
 
 namespace {
-
-bool parse_target(const char* name, capi::Target* out) {
-  if (std::strcmp(name, "cpu") == 0) { *out = capi::Target::Cpu; return true; }
-  if (std::strcmp(name, "interp") == 0) { *out = capi::Target::Interp; return true; }
-  return false;
-}
 
 // Sends `print` output of a kernel to the context's log callback at info level.
 PrintSink print_sink(const tri_context* c) {
@@ -58,18 +49,17 @@ TRI_API tri_result tri_compile_options_set_target(tri_compile_options* options, 
   TRI_CHECK_ARG(options);
   TRI_CHECK_ARG(target);
   return guard([&] {
-    capi::Target t;
-    if (!parse_target(target, &t))
+    if (!target::find(target))
       return set_error(Code::InvalidArgument, std::string("tri_compile_options_set_target: unknown target '") + target +
-                                                  "' (known: \"interp\", \"cpu\")");
-    options->req.target = t;
+                                                  "' (this build has " + target::names() + ")");
+    options->req.target = target;
     return TRI_OK;
   });
 }
 
 TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options, int32_t on) {
   TRI_CHECK_ARG(options);
-  options->req.checked = on != 0;
+  options->req.options.checked = on != 0;
   return TRI_OK;
 }
 
@@ -172,9 +162,9 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
       return set_error(Code::InvalidArgument, "tri_launch: grid (" + std::to_string(grid_x) + ", " +
                                                   std::to_string(grid_y) + ", " + std::to_string(grid_z) +
                                                   ") has a zero dimension; each must be at least 1");
-    if (stream)
-      return set_error(Code::InvalidArgument,
-                       "tri_launch: a stream was given, but this kernel's target runs on the host; pass NULL");
+    if (stream && !c.target->uses_stream())
+      return set_error(Code::InvalidArgument, "tri_launch: a stream was given, but this kernel's target (\"" +
+                                                  std::string(c.target->name()) + "\") runs on the host; pass NULL");
     constexpr uint32_t kInline = 32;
     ArgValue inline_args[kInline];
     std::vector<ArgValue> heap_args;
@@ -186,23 +176,14 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
     Status st = capi::encode_args(c, args, num_args, av);
     if (!st.is_ok()) return set_error(st);
     Grid grid{grid_x, grid_y, grid_z};
-    const tri_context* ctx = kernel->module->context;
-    switch (c.target) {
-      case capi::Target::Interp: {
-        interp::Options opt;
-        opt.checked = c.checked;
-        opt.print = print_sink(ctx);
-        st = interp::run(*c.ir, c.kernel(), grid, av, num_args, opt);
-        break;
-      }
-      case capi::Target::Cpu:
-#ifdef TRI_HAVE_LLVM_LAYER
-        st = c.cpu->run(grid, av, num_args, capi::context_pool(kernel->module->context), print_sink(ctx));
-#else
-        st = Status(Code::Unsupported, "this build of Tri has no CPU backend");
-#endif
-        break;
-    }
+    tri_context* ctx = kernel->module->context;
+    PrintSink print = print_sink(ctx);
+    target::LaunchEnv env;
+    env.stream = stream;
+    env.print = &print;
+    env.pool = [](void* c) { return capi::context_pool(static_cast<tri_context*>(c)); };
+    env.pool_user = ctx;
+    st = c.exe->launch(grid, av, num_args, env);
     if (!st.is_ok()) ctx->log(TRI_LOG_ERROR, st.message());
     return set_error(st);
   });
