@@ -249,7 +249,7 @@ Status ModuleLowering::run(const ir::Function& kernel) {
 // FnLowering: setup, types, reps, buffers and loops
 
 FnLowering::FnLowering(ModuleLowering& ml, const ir::Function& f, llvm::Function* lf)
-    : ml_(ml), m_(ml.m), f_(f), lf_(lf), c_(ml.c), b_(ml.c) {
+    : ml_(ml), m_(ml.m), f_(f), lf_(lf), c_(ml.c), b_(ml.c), em_(b_, ml) {
   reps_.resize(f.values.size());
   uses_.assign(f.values.size(), 0);
   loop_use_.assign(f.values.size(), false);
@@ -513,23 +513,6 @@ llvm::BasicBlock* FnLowering::fail_block() {
 
 Status FnLowering::error(OpId o, Code code, const std::string& what) const {
   return error_at(code, m_.source_name, f_.op(o).loc, what);
-}
-
-int64_t FnLowering::enum_attr(OpId o, const char* name) const {
-  const ir::Attr& a = f_.attr(o, name);
-  if (a.present()) return a.i;
-  const ir::OpInfo& info = ir::op_info(f_.op(o).code);
-  const ir::AttrSpec& spec = info.attrs[info.attr_index(name)];
-  for (size_t i = 0; i < spec.enum_values.size(); ++i)
-    if (spec.enum_values[i] == spec.default_text) return static_cast<int64_t>(i);
-  return -1;
-}
-
-std::string FnLowering::enum_name(OpId o, const char* name) const {
-  int64_t i = enum_attr(o, name);
-  if (i < 0) return std::string();
-  const ir::OpInfo& info = ir::op_info(f_.op(o).code);
-  return info.attrs[info.attr_index(name)].enum_values[i];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -86,208 +86,26 @@ Status FnLowering::lower_elementwise(OpId o) {
   return Status::ok();
 }
 
-llvm::Value* FnLowering::to_arith(llvm::Value* v, EType e) {
-  return (!e.ptr && is_small_float(e.s)) ? ml_.decode(b_, v, e.s) : v;
-}
+// ---------------------------------------------------------------------------------------------
+// The CPU's element hooks
 
-llvm::Value* FnLowering::from_arith(llvm::Value* v, EType e) {
-  return (!e.ptr && is_small_float(e.s)) ? ml_.encode(b_, v, e.s, false) : v;
-}
+llvm::Value* CpuElemEmitter::decode(llvm::Value* bits, Scalar s) { return ml_.decode(b_, bits, s); }
 
-llvm::Value* FnLowering::float_arith(EType e, const std::vector<llvm::Value*>& v,
-                                     const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& f) {
-  std::vector<llvm::Value*> a;
-  for (llvm::Value* x : v) a.push_back(to_arith(x, e));
-  return from_arith(f(a), e);
-}
+llvm::Value* CpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) { return ml_.encode(b_, x, s, rtz); }
 
-llvm::Value* FnLowering::scalar_op(OpId o, EType ret, const std::vector<EType>& ets,
-                                   const std::vector<llvm::Value*>& v) {
-  const ir::OpData& op = f_.op(o);
-  EType e = ets.empty() ? ret : ets[0];
-  const bool fl = !e.ptr && ir::is_float(e.s);
-  const bool small = !e.ptr && is_small_float(e.s);
-  auto& b = b_;
-  using V = std::vector<llvm::Value*>;
-  auto unary_intr = [&](llvm::Intrinsic::ID id) {
-    return float_arith(e, v, [&](const V& a) { return b.CreateUnaryIntrinsic(id, a[0]); });
-  };
-  auto binary_intr = [&](llvm::Intrinsic::ID id) {
-    return float_arith(e, v, [&](const V& a) { return b.CreateBinaryIntrinsic(id, a[0], a[1]); });
-  };
-  switch (op.code) {
-    case Opcode::Add:
-      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFAdd(a[0], a[1]); }) : b.CreateAdd(v[0], v[1]);
-    case Opcode::Sub:
-      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFSub(a[0], a[1]); }) : b.CreateSub(v[0], v[1]);
-    case Opcode::Mul:
-      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFMul(a[0], a[1]); }) : b.CreateMul(v[0], v[1]);
-    case Opcode::Neg:
-      if (small) {
-        unsigned w = v[0]->getType()->getIntegerBitWidth();
-        return b.CreateXor(v[0], llvm::ConstantInt::get(v[0]->getType(), uint64_t(1) << (w - 1)));
-      }
-      return fl ? b.CreateFNeg(v[0]) : b.CreateSub(llvm::Constant::getNullValue(v[0]->getType()), v[0]);
-    case Opcode::Abs:
-      if (small) {
-        unsigned w = v[0]->getType()->getIntegerBitWidth();
-        return b.CreateAnd(v[0], llvm::ConstantInt::get(v[0]->getType(), (uint64_t(1) << (w - 1)) - 1));
-      }
-      if (fl) return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v[0]);
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, v[0], b.getFalse());
-    case Opcode::SDiv: return fl ? nullptr : emit_sdiv(b, v[0], v[1]);
-    case Opcode::UDiv: return fl ? nullptr : emit_udiv(b, v[0], v[1]);
-    case Opcode::SRem: return fl ? nullptr : emit_srem(b, v[0], v[1]);
-    case Opcode::URem: return fl ? nullptr : emit_urem(b, v[0], v[1]);
-    case Opcode::CDiv: return fl ? nullptr : emit_cdiv(b, v[0], v[1]);
-    case Opcode::UMulHi: return fl ? nullptr : emit_umulhi(b, v[0], v[1]);
-    case Opcode::And: return fl ? nullptr : b.CreateAnd(v[0], v[1]);
-    case Opcode::Or: return fl ? nullptr : b.CreateOr(v[0], v[1]);
-    case Opcode::Xor: return fl ? nullptr : b.CreateXor(v[0], v[1]);
-    case Opcode::Shl: return fl ? nullptr : emit_shl(b, v[0], v[1]);
-    case Opcode::LShr: return fl ? nullptr : emit_lshr(b, v[0], v[1]);
-    case Opcode::AShr: return fl ? nullptr : emit_ashr(b, v[0], v[1]);
-    case Opcode::SMin: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v[0], v[1]);
-    case Opcode::SMax: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v[0], v[1]);
-    case Opcode::UMin: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, v[0], v[1]);
-    case Opcode::UMax: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, v[0], v[1]);
-    case Opcode::FDiv:
-      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFDiv(a[0], a[1]); }) : nullptr;
-    case Opcode::FRem:
-      return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFRem(a[0], a[1]); }) : nullptr;
-    case Opcode::FMin:
-    case Opcode::FMax: {
-      if (!fl) return nullptr;
-      bool ignore = enum_attr(o, "nan") == 1;
-      bool mx = op.code == Opcode::FMax;
-      return binary_intr(ignore ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
-                                : (mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum));
-    }
-    case Opcode::Pow: return fl ? math("pow", e, v) : nullptr;
-    case Opcode::Fma:
-      return fl ? float_arith(e, v,
-                              [&](const V& a) {
-                                return b.CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, {a[0], a[1], a[2]});
-                              })
-                : nullptr;
-    case Opcode::Exp: return fl ? math("exp", e, v) : nullptr;
-    case Opcode::Exp2: return fl ? math("exp2", e, v) : nullptr;
-    case Opcode::Log: return fl ? math("log", e, v) : nullptr;
-    case Opcode::Log2: return fl ? math("log2", e, v) : nullptr;
-    case Opcode::Sin: return fl ? math("sin", e, v) : nullptr;
-    case Opcode::Cos: return fl ? math("cos", e, v) : nullptr;
-    case Opcode::Tanh: return fl ? math("tanh", e, v) : nullptr;
-    case Opcode::Erf: return fl ? math("erf", e, v) : nullptr;
-    case Opcode::Sqrt: return fl ? unary_intr(llvm::Intrinsic::sqrt) : nullptr;
-    case Opcode::Rsqrt:
-      return fl ? float_arith(e, v,
-                              [&](const V& a) {
-                                llvm::Value* s = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
-                                return b.CreateFDiv(llvm::ConstantFP::get(s->getType(), 1.0), s);
-                              })
-                : nullptr;
-    case Opcode::Floor: return fl ? unary_intr(llvm::Intrinsic::floor) : nullptr;
-    case Opcode::Ceil: return fl ? unary_intr(llvm::Intrinsic::ceil) : nullptr;
-    case Opcode::MathCall: return fl ? math(f_.attr(o, "name").s, e, v) : nullptr;
-    case Opcode::Cmp: {
-      static const llvm::CmpInst::Predicate preds[] = {
-          llvm::CmpInst::ICMP_EQ,  llvm::CmpInst::ICMP_NE,  llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_SLE,
-          llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_ULT, llvm::CmpInst::ICMP_ULE,
-          llvm::CmpInst::ICMP_UGT, llvm::CmpInst::ICMP_UGE};
-      int64_t p = enum_attr(o, "pred");
-      if (fl || p < 0 || p >= 10) return nullptr;
-      return b.CreateICmp(preds[p], v[0], v[1]);
-    }
-    case Opcode::FCmp: {
-      static const llvm::CmpInst::Predicate preds[] = {
-          llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_ONE, llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE,
-          llvm::CmpInst::FCMP_OGT, llvm::CmpInst::FCMP_OGE, llvm::CmpInst::FCMP_ORD, llvm::CmpInst::FCMP_UEQ,
-          llvm::CmpInst::FCMP_UNE, llvm::CmpInst::FCMP_ULT, llvm::CmpInst::FCMP_ULE, llvm::CmpInst::FCMP_UGT,
-          llvm::CmpInst::FCMP_UGE, llvm::CmpInst::FCMP_UNO};
-      int64_t p = enum_attr(o, "pred");
-      if (!fl || p < 0 || p >= 14) return nullptr;
-      return b.CreateFCmp(preds[p], to_arith(v[0], e), to_arith(v[1], e));
-    }
-    case Opcode::Select:
-      return b.CreateSelect(v[0], v[1], v[2]);
-    case Opcode::AddPtr: {
-      llvm::Value* off = b.CreateSExtOrTrunc(v[1], b.getInt64Ty());
-      return b.CreateGEP(mem_type(c_, e.s), v[0], off);
-    }
-    case Opcode::Trunc: case Opcode::ZExt: case Opcode::SExt: case Opcode::FPTrunc: case Opcode::FPExt:
-    case Opcode::FPToSI: case Opcode::FPToUI: case Opcode::SIToFP: case Opcode::UIToFP: case Opcode::Bitcast:
-    case Opcode::PtrToInt: case Opcode::IntToPtr: {
-      bool rtz = op.code == Opcode::FPTrunc && enum_attr(o, "rounding") == 1;
-      return cast(op.code, v[0], ets[0], ret, rtz);
-    }
-    default:
-      return nullptr;
-  }
+llvm::Value* CpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
+  llvm::Type* t = a[0]->getType();
+  const bool f32 = t->isFloatTy();
+  if (name == "fmod") return b_.CreateFRem(a[0], a[1]);
+  // The hot ones in kernels (softmax, attention, GeLU) are inlined for f32 so that they
+  // vectorize; the others call the math library (scalar, one call per element).
+  if (f32 && (name == "exp" || name == "exp2" || name == "log" || name == "log2" || name == "tanh"))
+    return b_.CreateCall(ml_.math_helper(name), {a[0]});
+  // lgamma writes the global `signgam`; the runtime's wrapper calls the reentrant lgamma_r.
+  std::string sym = name == "lgamma" ? std::string("tri.rt.lgamma") : name;
+  if (f32) sym += "f";
+  return b_.CreateCall(ml_.libm(sym, t, static_cast<int>(a.size())), a);
 }
-
-llvm::Value* FnLowering::float_cast(llvm::Value* v, Scalar from, Scalar to, bool rtz) {
-  if (from == to) return v;
-  llvm::Value* x = v;
-  if (is_small_float(from)) {
-    x = ml_.decode(b_, v, from);
-    from = Scalar::F32;
-    if (from == to) return x;
-  }
-  if (to == Scalar::F32) return rtz ? emit_fptrunc_rtz(b_, x) : b_.CreateFPTrunc(x, b_.getFloatTy());
-  if (to == Scalar::F64) return b_.CreateFPExt(x, b_.getDoubleTy());
-  return ml_.encode(b_, x, to, rtz);
-}
-
-llvm::Value* FnLowering::cast(Opcode code, llvm::Value* v, EType from, EType to, bool rtz) {
-  llvm::Type* rt = reg_ty(to);
-  switch (code) {
-    case Opcode::Trunc: return b_.CreateTrunc(v, rt);
-    case Opcode::ZExt: return b_.CreateZExt(v, rt);
-    case Opcode::SExt: return b_.CreateSExt(v, rt);
-    case Opcode::FPTrunc:
-    case Opcode::FPExt:
-      return float_cast(v, from.s, to.s, rtz);
-    case Opcode::FPToSI:
-    case Opcode::FPToUI: {
-      llvm::Value* x = to_arith(v, from);
-      auto id = code == Opcode::FPToSI ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-      return b_.CreateIntrinsic(id, {rt, x->getType()}, {x});
-    }
-    case Opcode::SIToFP:
-    case Opcode::UIToFP: {
-      bool sign = code == Opcode::SIToFP;
-      if (to.s == Scalar::F32 || to.s == Scalar::F64) return sign ? b_.CreateSIToFP(v, rt) : b_.CreateUIToFP(v, rt);
-      return ml_.encode(b_, emit_int_to_f64_for_narrow(b_, v, sign), to.s, false);
-    }
-    case Opcode::Bitcast:
-      if (v->getType() == rt) return v;
-      if (v->getType()->isPointerTy() || rt->isPointerTy()) return nullptr;
-      return b_.CreateBitCast(v, rt);
-    case Opcode::PtrToInt: return b_.CreatePtrToInt(v, rt);
-    case Opcode::IntToPtr: return b_.CreateIntToPtr(v, rt);
-    default: return nullptr;
-  }
-}
-
-llvm::Value* FnLowering::math(const std::string& name, EType e, const std::vector<llvm::Value*>& v) {
-  return float_arith(e, v, [&](const std::vector<llvm::Value*>& a) -> llvm::Value* {
-    llvm::Type* t = a[0]->getType();
-    const bool f32 = t->isFloatTy();
-    if (name == "trunc") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, a[0]);
-    if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, a[0]);
-    if (name == "copysign") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a[0], a[1]);
-    if (name == "fmod") return b_.CreateFRem(a[0], a[1]);
-    // The hot ones in kernels (softmax, attention, GeLU) are inlined for f32 so that they
-    // vectorize; the others call the math library (scalar, one call per element).
-    if (f32 && (name == "exp" || name == "exp2" || name == "log" || name == "log2" || name == "tanh"))
-      return b_.CreateCall(ml_.math_helper(name), {a[0]});
-    // lgamma writes the global `signgam`; the runtime's wrapper calls the reentrant lgamma_r.
-    std::string sym = name == "lgamma" ? std::string("tri.rt.lgamma") : name;
-    if (f32) sym += "f";
-    return b_.CreateCall(ml_.libm(sym, t, static_cast<int>(a.size())), a);
-  });
-}
-
 
 // ---------------------------------------------------------------------------------------------
 // Constants and shape ops

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "codegen/cpu/lower.h"
+#include "codegen/elem_emitter.h"
 #include "ir/ir.h"
 
 namespace tri::codegen::cpu::detail {
@@ -43,22 +44,8 @@ constexpr int kPtrCostLimit = 256;   // pointer blocks stay lazy far longer (see
 constexpr int kShareCost = 6;        // shared or loop-invariant expressions above this become buffers
 constexpr uint64_t kMaxStackBytes = uint64_t(48) << 20;  // below the pool's 64 MiB worker stacks
 
-// The element type of a value: a scalar, or a pointer (with its pointee's scalar).
-struct EType {
-  bool ptr = false;
-  Scalar s = Scalar::I32;
-};
-
-inline int elem_bytes(EType e) {
-  if (e.ptr) return 8;
-  switch (e.s) {
-    case Scalar::I1: case Scalar::I8: case Scalar::F8E4M3: case Scalar::F8E5M2: return 1;
-    case Scalar::I16: case Scalar::F16: case Scalar::BF16: return 2;
-    case Scalar::I32: case Scalar::F32: return 4;
-    case Scalar::I64: case Scalar::F64: return 8;
-  }
-  return 8;
-}
+using codegen::EType;
+using codegen::elem_bytes;
 
 inline int64_t num_elems(const Shape& s) {
   int64_t n = 1;
@@ -97,6 +84,19 @@ struct Rep {
 };
 
 class ModuleLowering;
+
+// The CPU's element hooks: small floats through the module's shared decode/encode helpers, the
+// hot f32 math functions inline (vec_math.h, so loops of them vectorize), the rest from libm.
+class CpuElemEmitter final : public codegen::ElemEmitter {
+ public:
+  CpuElemEmitter(llvm::IRBuilder<>& b, ModuleLowering& ml) : ElemEmitter(b), ml_(ml) {}
+  llvm::Value* decode(llvm::Value* bits, Scalar s) override;
+  llvm::Value* encode(llvm::Value* x, Scalar s, bool rtz) override;
+  llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) override;
+
+ private:
+  ModuleLowering& ml_;
+};
 
 class FnLowering {
  public:
@@ -192,19 +192,22 @@ class FnLowering {
   Status lower_return(OpId o);
   // Lowers a combine region (reduce/scan) on scalar arguments and returns the yielded values.
   Status lower_combine(BlockId region, const std::vector<llvm::Value*>& args, std::vector<llvm::Value*>* out);
-  llvm::Value* builtin_combine(const std::string& kind, EType e, llvm::Value* a, llvm::Value* b);
-  // ---- scalar semantics
-  llvm::Value* scalar_op(OpId o, EType result, const std::vector<EType>& ets, const std::vector<llvm::Value*>& v);
-  llvm::Value* to_arith(llvm::Value* v, EType e);
-  llvm::Value* from_arith(llvm::Value* v, EType e);
+  // ---- scalar semantics (codegen/elem_emitter.h; the CPU's hooks are CpuElemEmitter)
+  llvm::Value* scalar_op(OpId o, EType result, const std::vector<EType>& ets, const std::vector<llvm::Value*>& v) {
+    return em_.scalar_op(f_, o, result, ets, v);
+  }
+  llvm::Value* to_arith(llvm::Value* v, EType e) { return em_.to_arith(v, e); }
+  llvm::Value* from_arith(llvm::Value* v, EType e) { return em_.from_arith(v, e); }
   llvm::Value* float_arith(EType e, const std::vector<llvm::Value*>& v,
-                           const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& f);
-  llvm::Value* cast(Opcode code, llvm::Value* v, EType from, EType to, bool rtz);
-  llvm::Value* float_cast(llvm::Value* v, Scalar from, Scalar to, bool rtz);
-  llvm::Value* math(const std::string& name, EType e, const std::vector<llvm::Value*>& v);
-  llvm::Value* atomic_lane(OpId o, llvm::Value* p, llvm::Value* val, EType e);
-  int64_t enum_attr(OpId o, const char* name) const;
-  std::string enum_name(OpId o, const char* name) const;
+                           const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& f) {
+    return em_.float_arith(e, v, f);
+  }
+  llvm::Value* builtin_combine(const std::string& kind, EType e, llvm::Value* a, llvm::Value* b) {
+    return em_.builtin_combine(kind, e, a, b);
+  }
+  llvm::Value* atomic_lane(OpId o, llvm::Value* p, llvm::Value* val, EType e) { return em_.atomic_lane(f_, o, p, val, e); }
+  int64_t enum_attr(OpId o, const char* name) const { return codegen::enum_attr(f_, o, name); }
+  std::string enum_name(OpId o, const char* name) const { return codegen::enum_name(f_, o, name); }
   Status error(OpId o, Code code, const std::string& what) const;
   bool is_uniform_ir(ValueId v, int depth = 0) const;
 
@@ -214,6 +217,7 @@ class FnLowering {
   llvm::Function* lf_;
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
+  CpuElemEmitter em_;
   llvm::BasicBlock* entry_ = nullptr;  // holds the allocas
   llvm::BasicBlock* fail_ = nullptr;
   std::vector<Rep> reps_;

@@ -279,98 +279,6 @@ Status FnLowering::lower_store(OpId o) {
   return Status::ok();
 }
 
-namespace {
-llvm::AtomicOrdering ordering(int64_t i) {
-  switch (i) {
-    case 0: return llvm::AtomicOrdering::Monotonic;
-    case 1: return llvm::AtomicOrdering::Acquire;
-    case 2: return llvm::AtomicOrdering::Release;
-    default: return llvm::AtomicOrdering::AcquireRelease;
-  }
-}
-llvm::AtomicOrdering failure_ordering(llvm::AtomicOrdering o) {
-  switch (o) {
-    case llvm::AtomicOrdering::Acquire:
-    case llvm::AtomicOrdering::AcquireRelease:
-      return llvm::AtomicOrdering::Acquire;
-    default:
-      return llvm::AtomicOrdering::Monotonic;
-  }
-}
-}  // namespace
-
-llvm::Value* FnLowering::atomic_lane(OpId o, llvm::Value* p, llvm::Value* val, EType e) {
-  const ir::OpData& op = f_.op(o);
-  llvm::AtomicOrdering ord = ordering(enum_attr(o, "order"));
-  llvm::MaybeAlign align(elem_bytes(e));
-  assert(op.code == Opcode::Atomic);
-  std::string kind = enum_name(o, "kind");
-  const bool fl = ir::is_float(e.s);
-  const bool small = is_small_float(e.s);
-  if (!fl) {
-    llvm::Value* x = e.s == Scalar::I1 ? b_.CreateZExt(val, b_.getInt8Ty()) : val;
-    llvm::AtomicRMWInst::BinOp bop;
-    if (kind == "add") bop = llvm::AtomicRMWInst::Add;
-    else if (kind == "min") bop = llvm::AtomicRMWInst::Min;
-    else if (kind == "max") bop = llvm::AtomicRMWInst::Max;
-    else if (kind == "umin") bop = llvm::AtomicRMWInst::UMin;
-    else if (kind == "umax") bop = llvm::AtomicRMWInst::UMax;
-    else if (kind == "and") bop = llvm::AtomicRMWInst::And;
-    else if (kind == "or") bop = llvm::AtomicRMWInst::Or;
-    else if (kind == "xor") bop = llvm::AtomicRMWInst::Xor;
-    else bop = llvm::AtomicRMWInst::Xchg;
-    llvm::Value* r = b_.CreateAtomicRMW(bop, p, x, align, ord);
-    return e.s == Scalar::I1 ? b_.CreateICmpNE(r, b_.getInt8(0)) : r;
-  }
-  if (kind == "xchg") {
-    return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, p, val, align, ord);
-  }
-  if (kind == "add" && !small) {
-    return b_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, p, val, align, ord);
-  }
-  // Everything else is a compare-and-swap loop on the bits: small-float arithmetic (computed in
-  // f32 and rounded, like any other op on the type) and float min/max (IEEE minimum/maximum).
-  llvm::Type* it = b_.getIntNTy(elem_bytes(e) * 8);
-  auto combine = [&](llvm::Value* old_bits) -> llvm::Value* {
-    llvm::Value* old = small ? old_bits : b_.CreateBitCast(old_bits, reg_ty(e));
-    llvm::Value* r;
-    if (kind == "add") {
-      r = float_arith(e, {old, val}, [&](const std::vector<llvm::Value*>& a) { return b_.CreateFAdd(a[0], a[1]); });
-    } else if (kind == "min" || kind == "max") {
-      auto id = kind == "min" ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum;
-      r = float_arith(e, {old, val},
-                      [&](const std::vector<llvm::Value*>& a) { return b_.CreateBinaryIntrinsic(id, a[0], a[1]); });
-    } else {
-      llvm::Value* ob = old_bits;
-      llvm::Value* vb = small ? val : b_.CreateBitCast(val, it);
-      if (kind == "and") r = b_.CreateAnd(ob, vb);
-      else if (kind == "or") r = b_.CreateOr(ob, vb);
-      else if (kind == "xor") r = b_.CreateXor(ob, vb);
-      else if (kind == "umin") r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, ob, vb);
-      else r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, ob, vb);
-      return r;
-    }
-    return small ? r : b_.CreateBitCast(r, it);
-  };
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::LoadInst* init = b_.CreateAlignedLoad(it, p, *align);
-  init->setAtomic(llvm::AtomicOrdering::Monotonic);
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(c_, "cas", lf_);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "cas.end", lf_);
-  b_.CreateBr(loop);
-  b_.SetInsertPoint(loop);
-  llvm::PHINode* old = b_.CreatePHI(it, 2);
-  old->addIncoming(init, pre);
-  llvm::Value* nv = combine(old);
-  llvm::Value* pair = b_.CreateAtomicCmpXchg(p, old, nv, align, ord, failure_ordering(ord));
-  llvm::Value* cur = b_.CreateExtractValue(pair, 0);
-  llvm::Value* ok = b_.CreateExtractValue(pair, 1);
-  old->addIncoming(cur, b_.GetInsertBlock());
-  b_.CreateCondBr(ok, done, loop);
-  b_.SetInsertPoint(done);
-  return small ? static_cast<llvm::Value*>(old) : b_.CreateBitCast(old, reg_ty(e));
-}
-
 Status FnLowering::lower_atomic(OpId o) {
   const ir::OpData& op = f_.op(o);
   const bool cas = op.code == Opcode::AtomicCas;
@@ -383,7 +291,7 @@ Status FnLowering::lower_atomic(OpId o) {
   Rep val = rep(op.operands[cas ? 2 : 1]);
   ValueId mv = f_.operand(o, "mask");
   Rep mask = mv != ir::kNoValue ? rep(mv) : Rep();
-  llvm::AtomicOrdering ord = ordering(enum_attr(o, "order"));
+  llvm::AtomicOrdering ord = atomic_ordering(enum_attr(o, "order"));
   llvm::MaybeAlign align(elem_bytes(e));
   auto one = [&](const Idx& idx) -> llvm::Value* {
     llvm::Value* p = elem(ptr, idx);
@@ -395,7 +303,7 @@ Status FnLowering::lower_atomic(OpId o) {
       if (e.s == Scalar::I1) return b_.CreateZExt(x, it);
       return x->getType() == it ? x : b_.CreateBitCast(x, it);
     };
-    llvm::Value* pair = b_.CreateAtomicCmpXchg(p, bits(elem(cmp, idx)), bits(v), align, ord, failure_ordering(ord));
+    llvm::Value* pair = b_.CreateAtomicCmpXchg(p, bits(elem(cmp, idx)), bits(v), align, ord, atomic_failure_ordering(ord));
     llvm::Value* old = b_.CreateExtractValue(pair, 0);
     if (e.s == Scalar::I1) return b_.CreateICmpNE(old, b_.getInt8(0));
     return old->getType() == reg_ty(e) ? old : b_.CreateBitCast(old, reg_ty(e));

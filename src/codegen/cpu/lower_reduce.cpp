@@ -14,30 +14,6 @@ namespace tri::codegen::cpu::detail {
 // ---------------------------------------------------------------------------------------------
 // Reductions, scans, dot
 
-llvm::Value* FnLowering::builtin_combine(const std::string& kind, EType e, llvm::Value* a, llvm::Value* b) {
-  const bool fl = ir::is_float(e.s);
-  using V = std::vector<llvm::Value*>;
-  if (kind == "sum")
-    return fl ? float_arith(e, {a, b}, [&](const V& x) { return b_.CreateFAdd(x[0], x[1]); }) : b_.CreateAdd(a, b);
-  if (kind == "prod")
-    return fl ? float_arith(e, {a, b}, [&](const V& x) { return b_.CreateFMul(x[0], x[1]); }) : b_.CreateMul(a, b);
-  if (kind == "max" || kind == "min") {
-    bool mx = kind == "max";
-    if (fl)
-      return float_arith(e, {a, b}, [&](const V& x) {
-        return b_.CreateBinaryIntrinsic(mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, x[0], x[1]);
-      });
-    return b_.CreateBinaryIntrinsic(mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, a, b);
-  }
-  if (fl) return nullptr;
-  if (kind == "umax") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, a, b);
-  if (kind == "umin") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, b);
-  if (kind == "and") return b_.CreateAnd(a, b);
-  if (kind == "or") return b_.CreateOr(a, b);
-  if (kind == "xor") return b_.CreateXor(a, b);
-  return nullptr;
-}
-
 Status FnLowering::lower_reduce(OpId o) {
   const ir::OpData& op = f_.op(o);
   std::vector<ValueId> srcs = f_.variadic(o);
