@@ -11,3 +11,7 @@ int tri_cmd_run(int argc, char** argv);
 // tri test FILE...: runs the `// run:` lines of IR files on every target present and checks their
 // expectations (docs/testing.md).
 int tri_cmd_test(int argc, char** argv);
+
+// tri compile FILE [--kernel NAME] [--target sm_90] ...: compiles one kernel and writes its PTX,
+// launch descriptor and LLVM IR (no GPU needed).
+int tri_cmd_compile(int argc, char** argv);

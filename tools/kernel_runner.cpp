@@ -109,6 +109,8 @@ bool fail(LaunchOutcome* o, tri_result code, const std::string& stage, const std
   return false;
 }
 
+}  // namespace
+
 // Sets one constexpr from its text, by the type the kernel declares for it.
 bool set_constexpr(tri_compile_options* opts, const ParamInfo& p, const std::string& text, std::string* error) {
   uint64_t bits = 0;
@@ -129,8 +131,6 @@ bool set_constexpr(tri_compile_options* opts, const ParamInfo& p, const std::str
   }
   return true;
 }
-
-}  // namespace
 
 bool launch_kernel(tri_module* module, const LaunchRequest& req, LaunchOutcome* out) {
   *out = LaunchOutcome();

@@ -103,4 +103,7 @@ bool launch_kernel(tri_module* module, const LaunchRequest& req, LaunchOutcome* 
 // Reads a whole file; false with a message naming it.
 bool read_file(const std::string& path, std::string* out, std::string* error);
 
+// Sets constexpr `p` of a kernel on `opts` from its text, read as the type the kernel declares.
+bool set_constexpr(tri_compile_options* opts, const ParamInfo& p, const std::string& text, std::string* error);
+
 }  // namespace tri_tool

@@ -26,6 +26,7 @@ const char* const kUsage =
     "  info FILE                           list kernels and device functions with their parameters\n"
     "  run FILE --kernel NAME [options]    run one kernel on inputs from the command line or .npy files\n"
     "  test FILE...                        run the '// run:' lines of IR files on every target present\n"
+    "  compile FILE [--target sm_90] ...   write a kernel's PTX and launch descriptor (no GPU needed)\n"
     "  help [COMMAND]                      show this text or a command's\n"
     "\n"
     "Options:\n"
@@ -356,10 +357,10 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (args[1] == "run" || args[1] == "test") {
+    if (args[1] == "run" || args[1] == "test" || args[1] == "compile") {
       char flag[] = "--help";
       char* sub[] = {argv[2], flag, nullptr};
-      return args[1] == "run" ? tri_cmd_run(2, sub) : tri_cmd_test(2, sub);
+      return args[1] == "run" ? tri_cmd_run(2, sub) : args[1] == "test" ? tri_cmd_test(2, sub) : tri_cmd_compile(2, sub);
     }
     const char* h = help_for(args[1]);
     if (!h) return usage_error("no command named '" + args[1] + "'");
@@ -368,6 +369,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") return tri_cmd_run(argc - 1, argv + 1);
   if (cmd == "test") return tri_cmd_test(argc - 1, argv + 1);
+  if (cmd == "compile") return tri_cmd_compile(argc - 1, argv + 1);
   const char* help = help_for(cmd);
   if (!help) return usage_error(cmd[0] == '-' ? "unknown option '" + cmd + "'" : "unknown command '" + cmd + "'");
 

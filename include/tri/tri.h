@@ -42,7 +42,7 @@ extern "C" {
  * The library is compatible with a header of the same major version and an equal or lower
  * minor version. Symbols are only added within a major version. */
 #define TRI_VERSION_MAJOR 0
-#define TRI_VERSION_MINOR 1
+#define TRI_VERSION_MINOR 2
 #define TRI_VERSION_PATCH 0
 #define TRI_VERSION_NUMBER (TRI_VERSION_MAJOR * 10000 + TRI_VERSION_MINOR * 100 + TRI_VERSION_PATCH)
 
@@ -226,6 +226,8 @@ TRI_API tri_result tri_module_param_default(const tri_module* module, uint32_t i
  * about its arguments, canonicalizes it and compiles it for a target:
  *   "interp"  the reference interpreter (slow, exact; with checked mode, a debugging tool)
  *   "cpu"     LLVM ORC JIT for the host CPU; program instances run on the context's threads
+ *   "cuda"    NVIDIA GPUs: PTX through LLVM's NVPTX backend, launched through the CUDA driver
+ *             (libcuda, loaded at run time) on the caller's stream
  * Compiling the same kernel with the same options again returns the compiled code the module
  * already holds, and concurrent compiles of one specialization compile it once. */
 typedef struct tri_compile_options tri_compile_options;
@@ -250,6 +252,14 @@ TRI_API tri_result tri_compile_options_set_constexpr_int(tri_compile_options* op
                                                          int64_t value);
 TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* options, const char* name,
                                                            double value);
+/* Sets the warps per program instance of GPU targets: 1, 2, 4, 8, 16 or 32 (default 4); other
+ * values are TRI_ERROR_INVALID_ARGUMENT. Host targets ignore it. Since 0.2. */
+TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps);
+/* Sets the GPU architecture to compile for, as "sm_XY" ("sm_80", "sm_86", "sm_89", "sm_90",
+ * "sm_90a"; copied). NULL or "" (the default) means the architecture of the device of the
+ * calling thread's current CUDA context (or device 0), which needs a driver; naming one lets a
+ * machine without a GPU make PTX. The name is checked at compile. Since 0.2. */
+TRI_API tri_result tri_compile_options_set_arch(tri_compile_options* options, const char* arch);
 /* Promises that runtime parameter `param` (0-based among the runtime parameters) is aligned to
  * `align` bytes (a pointer; power of two) or divisible by `divisible` (an integer), in addition
  * to what the IR declares. 0 withdraws the promise. Since 0.1. */
@@ -269,6 +279,12 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
 TRI_API void tri_kernel_destroy(tri_kernel* kernel);
 /* The specialized, canonicalized IR the kernel was compiled from, as text. Since 0.1. */
 TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
+/* Code the target made for the kernel, by kind: "ptx" (target "cuda": the PTX module),
+ * "metadata" (target "cuda": the launch descriptor as JSON, docs/capi.md "Launch descriptor"),
+ * "llvm" (targets "cuda" and "cpu": LLVM IR after optimization; "cpu" keeps none by default).
+ * TRI_ERROR_NOT_FOUND when the target made nothing of that kind. The caller owns *out_code.
+ * Since 0.2. */
+TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code);
 /* Number of runtime arguments tri_launch expects. Since 0.1. */
 TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_count);
 

@@ -63,6 +63,23 @@ TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options,
   return TRI_OK;
 }
 
+TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps) {
+  TRI_CHECK_ARG(options);
+  if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))
+    return set_error(Code::InvalidArgument, "tri_compile_options_set_num_warps: " + std::to_string(num_warps) +
+                                                " warps; use 1, 2, 4, 8, 16 or 32");
+  options->req.options.num_warps = num_warps;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_compile_options_set_arch(tri_compile_options* options, const char* arch) {
+  TRI_CHECK_ARG(options);
+  return guard([&] {
+    options->req.options.arch = arch ? arch : "";
+    return TRI_OK;
+  });
+}
+
 TRI_API tri_result tri_compile_options_set_constexpr_int(tri_compile_options* options, const char* name,
                                                          int64_t value) {
   TRI_CHECK_ARG(options);
@@ -143,6 +160,20 @@ TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_t
   return guard([&] {
     return capi::make_blob(kernel->module->context, ir::print_text(*kernel->compiled->ir), "tri_kernel_to_text",
                            out_text);
+  });
+}
+
+TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code) {
+  TRI_CHECK_ARG(kernel);
+  TRI_CHECK_ARG(kind);
+  TRI_CHECK_ARG(out_code);
+  return guard([&] {
+    std::string code = kernel->compiled->exe->code(kind);
+    if (code.empty())
+      return set_error(Code::NotFound, std::string("tri_kernel_code: target \"") +
+                                           std::string(kernel->compiled->target->name()) + "\" made no code of kind '" +
+                                           kind + "' for this kernel");
+    return capi::make_blob(kernel->module->context, code, "tri_kernel_code", out_code);
   });
 }
 

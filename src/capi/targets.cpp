@@ -25,9 +25,7 @@ const std::vector<const Target*>& all() {
       interp::interp_target(),
 #ifdef TRI_HAVE_LLVM_LAYER
       jit::cpu_target(),
-#ifdef TRI_HAVE_CUDA_TARGET
       cuda::cuda_target(),
-#endif
 #endif
   };
   return list;

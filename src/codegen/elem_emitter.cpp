@@ -49,7 +49,8 @@ llvm::Value* ElemEmitter::float_arith(EType e, const std::vector<llvm::Value*>& 
                                      const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& f) {
   std::vector<llvm::Value*> a;
   for (llvm::Value* x : v) a.push_back(to_arith(x, e));
-  return from_arith(f(a), e);
+  llvm::Value* r = f(a);
+  return r ? from_arith(r, e) : nullptr;
 }
 
 llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, const std::vector<EType>& ets,
@@ -200,6 +201,12 @@ llvm::Value* ElemEmitter::cast(Opcode code, llvm::Value* v, EType from, EType to
     case Opcode::FPToSI:
     case Opcode::FPToUI: {
       llvm::Value* x = to_arith(v, from);
+      if (rt->isIntegerTy(1)) {
+        // Saturating to i1 ([-1, 0] signed, [0, 1] unsigned) is a compare; NVPTX miscompiles
+        // the i1 forms of the saturating intrinsics.
+        llvm::Value* one = llvm::ConstantFP::get(x->getType(), code == Opcode::FPToSI ? -1.0 : 1.0);
+        return code == Opcode::FPToSI ? b_.CreateFCmpOLE(x, one) : b_.CreateFCmpOGE(x, one);
+      }
       auto id = code == Opcode::FPToSI ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
       return b_.CreateIntrinsic(id, {rt, x->getType()}, {x});
     }

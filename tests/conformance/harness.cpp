@@ -2,6 +2,8 @@
 // runner that executes a group on every target and compares (see harness.h).
 #include "harness.h"
 
+#include "device_memory.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cctype>
@@ -449,6 +451,10 @@ void Runner::on_log(void* user, int32_t level, const char* msg) {
 Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& target) {
   Result r;
   r.bufs = g.bufs;
+  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty())) {
+    r.skipped = true;
+    return r;
+  }
   {
     std::lock_guard<std::mutex> lock(g_log_mu);
     log_.clear();
@@ -457,6 +463,8 @@ Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& 
   tri_compile_options_create(&o);
   tri_result rc = tri_compile_options_set_target(o, target.c_str());
   if (rc == TRI_OK && target == targets_[0] && checked_) rc = tri_compile_options_set_checked(o, 1);
+  if (rc == TRI_OK && target == "cuda")
+    if (const char* w = std::getenv("TRI_CONF_NUM_WARPS")) rc = tri_compile_options_set_num_warps(o, std::atoi(w));
   tri_kernel* k = nullptr;
   if (rc == TRI_OK) rc = tri_kernel_compile(m, g.kernel.c_str(), o, &k);
   tri_compile_options_destroy(o);
@@ -465,6 +473,20 @@ Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& 
     r.stage = "compile";
     r.message = last_error();
     return r;
+  }
+  // On the GPU the buffers live in device memory for the launch.
+  const bool device = target == "cuda";
+  std::vector<uint64_t> dev(r.bufs.size(), 0);
+  if (device) {
+    std::string why;
+    if (!device_init(&why)) {
+      r.code = TRI_ERROR_UNSUPPORTED;
+      r.stage = "launch";
+      r.message = why;
+      tri_kernel_destroy(k);
+      return r;
+    }
+    for (size_t i = 0; i < r.bufs.size(); ++i) dev[i] = device_upload(r.bufs[i].data(), r.bufs[i].byte_size());
   }
   std::vector<tri_arg> args;
   for (const Arg& a : g.args) {
@@ -480,12 +502,24 @@ Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& 
       }
     } else {
       x.kind = TRI_TYPE_POINTER;
-      x.value.p = r.bufs[a.buf].data();
+      x.value.p = device ? reinterpret_cast<const void*>(static_cast<uintptr_t>(dev[a.buf])) : r.bufs[a.buf].data();
       x.extent = r.bufs[a.buf].byte_size();
     }
     args.push_back(x);
   }
   rc = tri_launch(k, g.grid[0], g.grid[1], g.grid[2], nullptr, args.data(), static_cast<uint32_t>(args.size()));
+  if (device) {
+    std::string err;
+    if (rc == TRI_OK && !device_sync(&err)) {
+      rc = TRI_ERROR_RUNTIME;
+      tri_kernel_destroy(k);
+      r.code = rc;
+      r.stage = "launch";
+      r.message = err;
+      return r;
+    }
+    for (size_t i = 0; i < r.bufs.size(); ++i) device_download_free(dev[i], r.bufs[i].data(), r.bufs[i].byte_size());
+  }
   if (rc != TRI_OK) {
     r.code = rc;
     r.stage = "launch";
@@ -611,7 +645,7 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
     bool any_failed_run = false;
     for (const std::string& t : targets_) {
       res.push_back(run_on(m, g, t));
-      if (!res.back().ok && g.expect_error == TRI_OK) any_failed_run = true;
+      if (!res.back().ok && !res.back().skipped && g.expect_error == TRI_OK) any_failed_run = true;
     }
     tri_module_destroy(m);
     static const bool force_split = std::getenv("TRI_CONF_SPLIT") != nullptr;
@@ -626,6 +660,7 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
     }
     if (g.expect_error != TRI_OK) {
       for (size_t t = 0; t < targets_.size(); ++t) {
+        if (res[t].skipped) continue;
         ++cases;
         if (res[t].ok || res[t].code != g.expect_error || res[t].stage != "launch") {
           ++failed;
@@ -659,6 +694,7 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
           ++failed;
       }
       for (size_t t = 1; t < targets_.size(); ++t) {
+        if (res[t].skipped) continue;
         if (!res[t].ok) {
           cases += static_cast<int>(g.checks.size());
           failed += static_cast<int>(g.checks.size());
@@ -676,6 +712,7 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
     }
     if (!g.log_contains.empty() && g.expect_error == TRI_OK) {
       for (size_t t = 0; t < targets_.size(); ++t) {
+        if (res[t].skipped) continue;
         ++cases;
         std::string all;
         for (const std::string& l : res[t].log) all += l + "\n";

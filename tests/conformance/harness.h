@@ -228,6 +228,9 @@ class Runner {
 
  private:
   struct Result {
+    // Not run: a GPU target cannot take this group (a failing assert stops the whole CUDA
+    // context; print output goes to the process's stdout, not the log).
+    bool skipped = false;
     bool ok = false;
     tri_result code = TRI_OK;
     std::string stage, message;

@@ -28,7 +28,7 @@ namespace {
 
 // Targets whose kernels use host memory, oracle first. (A GPU target joins once the C API can
 // allocate device memory.)
-const char* const kTargets[] = {"interp", "cpu"};
+const char* const kTargets[] = {"interp", "cpu", "cuda"};
 
 bool target_present(tri_context* ctx, const char* target) {
   static const char kProbe[] = "kernel @probe() {\n  return\n}\n";

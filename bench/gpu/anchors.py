@@ -1,0 +1,138 @@
+"""The anchors of the GPU benchmarks: each workload written in Triton (the tutorials' kernels
+where there is one) and in PyTorch, run side by side with Tri's kernel in bench/gpu/run.py."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def triton_add(x, y, out):
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+
+
+@triton.jit
+def gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    # tanh(u) = 2 / (1 + exp(-2u)) - 1 (Triton 3.6 has no tl.tanh)
+    t = 2.0 / (1.0 + tl.exp(-2.0 * inner)) - 1.0
+    tl.store(out_ptr + offs, 0.5 * x * (1.0 + t), mask=mask)
+
+
+def triton_gelu(x, out):
+    n = x.numel()
+    gelu_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+def softmax_warps(block):
+    return 4 if block < 2048 else 8 if block < 4096 else 16
+
+
+def triton_softmax(x, out):
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    softmax_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=block, num_warps=softmax_warps(block))
+
+
+@triton.jit
+def layernorm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    Y += row * stride
+    X += row * stride
+    mean = 0
+    _mean = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        _mean += a
+    mean = tl.sum(_mean, axis=0) / N
+    _var = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.)
+        _var += x * x
+    var = tl.sum(_var, axis=0) / N
+    rstd = 1 / tl.sqrt(var + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < N
+        w = tl.load(W + cols, mask=mask)
+        b = tl.load(B + cols, mask=mask)
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        y = (x - mean) * rstd * w + b
+        tl.store(Y + cols, y, mask=mask)
+
+
+def layernorm_config(n):
+    block = min(65536 // 2, triton.next_power_of_2(n))
+    return block, min(max(block // 256, 1), 8)
+
+
+def triton_layernorm(x, w, b, y, mean, rstd, eps=1e-5):
+    rows, n = x.shape
+    block, warps = layernorm_config(n)
+    layernorm_kernel[(rows,)](x, y, w, b, mean, rstd, x.stride(0), n, eps, BLOCK=block, num_warps=warps)
+
+
+@triton.jit
+def cumsum_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * out_stride + cols, tl.cumsum(x, axis=0), mask=mask)
+
+
+def triton_cumsum(x, out):
+    rows, cols = x.shape
+    cumsum_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+
+
+@triton.jit
+def argmax_kernel(in_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    tl.store(out_ptr + row, tl.argmax(x, axis=0))
+
+
+def triton_argmax(x, out):
+    rows, cols = x.shape
+    argmax_kernel[(rows,)](x, out, x.stride(0), cols, BLOCK=triton.next_power_of_2(cols))
+
+
+@triton.jit
+def histogram_kernel(values_ptr, bins_ptr, n, NUM_BINS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(values_ptr + offs, mask=m, other=-1)
+    ok = m & (v >= 0) & (v < NUM_BINS)
+    tl.atomic_add(bins_ptr + v, 1, mask=ok, sem="relaxed")
+
+
+def triton_histogram(values, bins):
+    n = values.numel()
+    histogram_kernel[(triton.cdiv(n, 1024),)](values, bins, n, NUM_BINS=bins.numel(), BLOCK=1024)

@@ -1,0 +1,788 @@
+// Lowering of specialized block IR to LLVM IR for NVPTX (lower.h is the entry point; lower_impl.h
+// says how values are represented). This file holds the core: kernel setup, values and layouts,
+// conversions, the op dispatch, elementwise and shape ops.
+#include "codegen/nvptx/lower.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+
+#include "codegen/nvptx/lower_impl.h"
+#include "codegen/scalar_ops.h"
+#include "codegen/vec_math.h"
+#include "passes/axis_info.h"
+
+namespace tri::codegen::nvptx {
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// Element hooks: small floats through the integer-only conversions every backend shares (so NaN
+// payloads and rounding are the interpreter's), math from Tri's own implementations.
+
+llvm::Value* GpuElemEmitter::decode(llvm::Value* bits, Scalar s) { return emit_small_to_f32(b_, bits, s); }
+
+llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) { return emit_to_small(b_, x, s, rtz); }
+
+llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
+  const bool f32 = a[0]->getType()->isFloatTy();
+  if (f32) {
+    if (name == "exp") return emit_exp_f32(b_, a[0]);
+    if (name == "exp2") return emit_exp2_f32(b_, a[0]);
+    if (name == "log") return emit_log_f32(b_, a[0]);
+    if (name == "log2") return emit_log2_f32(b_, a[0]);
+    if (name == "tanh") return emit_tanh_f32(b_, a[0]);
+  }
+  missing = name + (f32 ? " on f32" : " on f64");
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup
+
+GpuLowering::GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
+                         llvm::Module* mod)
+    : m_(m), kernel_(kernel), opt_(opt), c_(c), mod_(mod), b_(c), em_(b_, *mod) {}
+
+GpuLowering::~GpuLowering() = default;
+
+const passes::AxisInfoAnalysis* GpuLowering::axis() const {
+  auto it = axis_.find(f_);
+  return it == axis_.end() ? nullptr : it->second.get();
+}
+
+Status GpuLowering::error(OpId o, Code code, const std::string& what) const {
+  return error_at(code, m_.source_name, f_->op(o).loc, what);
+}
+
+EType GpuLowering::etype(TypeId t) const {
+  const ir::TypeData& td = m_.types.get(t);
+  TypeId et = td.kind == ir::TypeKind::Block ? td.elem : t;
+  const ir::TypeData& ed = m_.types.get(et);
+  if (ed.kind == ir::TypeKind::Ptr) return EType{true, m_.types.get(ed.pointee).scalar};
+  return EType{false, ed.scalar};
+}
+
+Shape GpuLowering::shape(TypeId t) const {
+  Shape s;
+  if (!m_.types.is_block(t)) return s;
+  for (const ir::Dim& d : m_.types.get(t).dims) s.push_back(d.value);
+  return s;
+}
+
+Val GpuLowering::scalar(llvm::Value* v, EType e) const {
+  Val r;
+  r.kind = Val::Kind::Scalar;
+  r.et = e;
+  r.s = v;
+  return r;
+}
+
+Val GpuLowering::lazy(EType e, Shape s, Gen g) const {
+  Val r;
+  r.kind = Val::Kind::Lazy;
+  r.et = e;
+  r.shape = std::move(s);
+  r.gen = std::make_shared<const Gen>(std::move(g));
+  return r;
+}
+
+Val GpuLowering::dist(EType e, Layout l, std::vector<llvm::Value*> regs) const {
+  Val r;
+  r.kind = Val::Kind::Dist;
+  r.et = e;
+  r.shape = l.shape;
+  r.lay = std::move(l);
+  r.regs = std::move(regs);
+  return r;
+}
+
+Layout GpuLowering::default_layout(const Shape& s, EType e) const {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  int vec = std::max(1, 16 / elem_bytes(e));
+  vec = static_cast<int>(std::min<int64_t>(vec, std::max<int64_t>(1, n / threads())));
+  return blocked(s, row_major(static_cast<int>(s.size())), vec, opt_.num_warps);
+}
+
+llvm::Type* GpuLowering::mem_ty(EType e) const {
+  return e.ptr ? llvm::PointerType::getUnqual(c_) : mem_type(c_, e.s);
+}
+
+llvm::Value* GpuLowering::to_mem(llvm::Value* v, EType e) {
+  return e.ptr ? v : codegen::to_mem(b_, v, e.s);
+}
+
+llvm::Value* GpuLowering::from_mem(llvm::Value* v, EType e) {
+  return e.ptr ? v : codegen::from_mem(b_, v, e.s);
+}
+
+Coord GpuLowering::coords(const Layout& l, int64_t r) {
+  std::string key = l.str();
+  auto it = thread_coords_.find(key);
+  if (it == thread_coords_.end()) {
+    // The thread's part, computed once in the entry block (it dominates every use).
+    llvm::IRBuilder<> eb(entry_->getTerminator());
+    Coord t;
+    for (int d = 0; d < l.rank(); ++d) {
+      llvm::Value* acc = eb.getInt32(0);
+      auto add_bits = [&](const std::vector<Basis>& bs, llvm::Value* id) {
+        for (size_t i = 0; i < bs.size(); ++i) {
+          if (bs[i][d] == 0) continue;
+          llvm::Value* bit = eb.CreateAnd(eb.CreateLShr(id, i), 1);
+          acc = eb.CreateOr(acc, eb.CreateMul(bit, eb.getInt32(static_cast<uint32_t>(bs[i][d]))));
+        }
+      };
+      add_bits(l.lane, lane_);
+      add_bits(l.warp, warp_);
+      t.push_back(acc);
+    }
+    it = thread_coords_.emplace(key, std::move(t)).first;
+  }
+  Basis rc = l.reg_coord(r);
+  Coord c;
+  for (int d = 0; d < l.rank(); ++d)
+    c.push_back(rc[d] ? b_.CreateOr(it->second[d], b_.getInt32(static_cast<uint32_t>(rc[d]))) : it->second[d]);
+  return c;
+}
+
+llvm::Value* GpuLowering::linear(const Coord& c, const Shape& s) {
+  llvm::Value* lin = b_.getInt32(0);
+  for (size_t d = 0; d < s.size(); ++d) lin = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(s[d]))), c[d]);
+  return lin;
+}
+
+llvm::Value* GpuLowering::owner(const Layout& l) {
+  uint32_t lm = replicated_lane_mask(l), wm = replicated_warp_mask(l);
+  llvm::Value* ok = b_.getTrue();
+  if (lm) ok = b_.CreateICmpEQ(b_.CreateAnd(lane_, lm), b_.getInt32(0));
+  if (wm) ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(warp_, wm), b_.getInt32(0)));
+  return ok;
+}
+
+llvm::Value* GpuLowering::smem_ptr(llvm::Value* off) {
+  return b_.CreateGEP(b_.getInt8Ty(), smem_, off);
+}
+
+void GpuLowering::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+void GpuLowering::emit_if(llvm::Value* cond, const std::function<void()>& then) {
+  if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(cond)) {
+    if (k->isOne()) then();
+    return;
+  }
+  llvm::BasicBlock* tb = llvm::BasicBlock::Create(c_, "then", lf_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "endif", lf_);
+  b_.CreateCondBr(cond, tb, done);
+  b_.SetInsertPoint(tb);
+  then();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+namespace {
+// Shuffles move 32-bit registers: wider values go in pieces, narrower ones widened.
+template <typename F>
+llvm::Value* shuffle32(llvm::IRBuilder<>& b, llvm::Value* v, F&& one) {
+  llvm::Type* t = v->getType();
+  const llvm::DataLayout dl("");
+  if (t->isPointerTy()) return b.CreateIntToPtr(shuffle32(b, b.CreatePtrToInt(v, b.getInt64Ty()), one), t);
+  unsigned bits = t->getPrimitiveSizeInBits();
+  if (bits == 64) {
+    llvm::Value* i = t->isIntegerTy() ? v : b.CreateBitCast(v, b.getInt64Ty());
+    llvm::Value* lo = one(b.CreateTrunc(i, b.getInt32Ty()));
+    llvm::Value* hi = one(b.CreateTrunc(b.CreateLShr(i, 32), b.getInt32Ty()));
+    llvm::Value* r = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+    return t->isIntegerTy() ? r : b.CreateBitCast(r, t);
+  }
+  if (bits == 32) {
+    llvm::Value* i = t->isIntegerTy() ? v : b.CreateBitCast(v, b.getInt32Ty());
+    llvm::Value* r = one(i);
+    return t->isIntegerTy() ? r : b.CreateBitCast(r, t);
+  }
+  llvm::Value* w = t->isIntegerTy() ? b.CreateZExt(v, b.getInt32Ty())
+                                    : b.CreateZExt(b.CreateBitCast(v, b.getIntNTy(bits)), b.getInt32Ty());
+  llvm::Value* r = b.CreateTrunc(one(w), b.getIntNTy(bits));
+  return t->isIntegerTy() ? r : b.CreateBitCast(r, t);
+}
+}  // namespace
+
+llvm::Value* GpuLowering::shfl_xor(llvm::Value* v, int mask) {
+  return shuffle32(b_, v, [&](llvm::Value* x) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                              {b_.getInt32(0xffffffffu), x, b_.getInt32(mask), b_.getInt32(0x1f)});
+  });
+}
+
+llvm::Value* GpuLowering::shfl_up(llvm::Value* v, int delta, int width) {
+  // c = segment mask << 8 | clamp (0 for up): lanes read within their segment of `width`.
+  int c = ((32 - width) << 8);
+  return shuffle32(b_, v, [&](llvm::Value* x) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
+                              {b_.getInt32(0xffffffffu), x, b_.getInt32(delta), b_.getInt32(c)});
+  });
+}
+
+llvm::Value* GpuLowering::shfl_down(llvm::Value* v, int delta, int width) {
+  int c = ((32 - width) << 8) | 0x1f;
+  return shuffle32(b_, v, [&](llvm::Value* x) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_down_i32, {},
+                              {b_.getInt32(0xffffffffu), x, b_.getInt32(delta), b_.getInt32(c)});
+  });
+}
+
+llvm::Value* GpuLowering::shfl_idx(llvm::Value* v, llvm::Value* src_lane) {
+  return shuffle32(b_, v, [&](llvm::Value* x) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                              {b_.getInt32(0xffffffffu), x, src_lane, b_.getInt32(0x1f)});
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions
+
+std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, const std::vector<bool>& proj) {
+  std::vector<int64_t> map;
+  if (register_map(v.lay, to, proj, &map)) {
+    std::vector<llvm::Value*> out;
+    for (int64_t r : map) out.push_back(v.regs[r]);
+    return out;
+  }
+  if (v.remat && v.epoch == mem_epoch_ && std::none_of(proj.begin(), proj.end(), [](bool p) { return p; }))
+    return (*v.remat)(to);
+  // Through shared memory: the owners write every element at its row-major index, then each
+  // thread reads what its registers need. The barrier before the writes keeps readers of the
+  // previous use of the scratch from seeing them.
+  const int eb = elem_bytes(v.et);
+  int64_t n = 1;
+  for (int64_t d : v.lay.shape) n *= d;
+  need_smem(static_cast<uint64_t>(n) * eb);
+  llvm::Type* mt = mem_ty(v.et);
+  barrier();
+  const uint64_t dup = replicated_reg_mask(v.lay);
+  emit_if(owner(v.lay), [&] {
+    for (int64_t r = 0; r < v.lay.nregs(); ++r) {
+      if (r & dup) continue;
+      llvm::Value* off = b_.CreateMul(linear(coords(v.lay, r), v.lay.shape), b_.getInt32(eb));
+      b_.CreateAlignedStore(to_mem(v.regs[r], v.et), smem_ptr(off), llvm::Align(eb));
+    }
+  });
+  barrier();
+  std::vector<llvm::Value*> out;
+  for (int64_t r = 0; r < to.nregs(); ++r) {
+    Coord c = coords(to, r);
+    for (size_t d = 0; d < c.size(); ++d)
+      if (proj[d]) c[d] = b_.getInt32(0);
+    llvm::Value* off = b_.CreateMul(linear(c, v.lay.shape), b_.getInt32(eb));
+    out.push_back(from_mem(b_.CreateAlignedLoad(mt, smem_ptr(off), llvm::Align(eb)), v.et));
+  }
+  return out;
+}
+
+std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
+  switch (v.kind) {
+    case Val::Kind::Scalar:
+      return std::vector<llvm::Value*>(l.nregs(), v.s);
+    case Val::Kind::Lazy: {
+      std::vector<llvm::Value*> out;
+      for (int64_t r = 0; r < l.nregs(); ++r) out.push_back((*v.gen)(coords(l, r)));
+      return out;
+    }
+    case Val::Kind::Dist:
+      if (v.lay == l) return v.regs;
+      return convert(v, l, std::vector<bool>(l.rank(), false));
+    default:
+      return {};
+  }
+}
+
+Val GpuLowering::as_dist(const Val& v) {
+  if (v.kind == Val::Kind::Dist) return v;
+  Layout l = default_layout(v.shape, v.et);
+  return dist(v.et, l, regs_in(v, l));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+
+Status GpuLowering::lower_block(BlockId bid, OpId* terminator) {
+  *terminator = ir::kNoOp;
+  for (OpId o : f_->block(bid).ops) {
+    const ir::OpInfo& info = ir::op_info(f_->op(o).code);
+    if (info.is_terminator()) {
+      *terminator = o;
+      return Status::ok();
+    }
+    TRI_RETURN_IF_ERROR(lower_op(o));
+  }
+  return Status::ok();
+}
+
+Status GpuLowering::lower_op(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  switch (op.code) {
+    case Opcode::ProgramId:
+    case Opcode::NumPrograms: {
+      int64_t axis = f_->attr(o, "axis").i;
+      static const llvm::Intrinsic::ID pid[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                                llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                                llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+      static const llvm::Intrinsic::ID np[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                               llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                               llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+      if (axis < 0 || axis > 2) return error(o, Code::Compile, "program axis out of range");
+      llvm::Value* v = b_.CreateIntrinsic(op.code == Opcode::ProgramId ? pid[axis] : np[axis], {}, {});
+      set(op.results[0], scalar(v, EType{false, Scalar::I32}));
+      return Status::ok();
+    }
+    case Opcode::Const: case Opcode::Arange: case Opcode::Splat: case Opcode::Broadcast:
+    case Opcode::ExpandDims: case Opcode::Reshape: case Opcode::Permute: case Opcode::Join:
+    case Opcode::Split: case Opcode::Cat:
+      return lower_shape(o);
+    case Opcode::Load: return lower_load(o);
+    case Opcode::Store: return lower_store(o);
+    case Opcode::Atomic: case Opcode::AtomicCas: return lower_atomic(o);
+    case Opcode::Reduce: return lower_reduce(o);
+    case Opcode::Scan: return lower_scan(o);
+    case Opcode::Dot: return lower_dot(o);
+    case Opcode::For: return lower_for(o);
+    case Opcode::If: return lower_if(o);
+    case Opcode::While: return lower_while(o);
+    case Opcode::Call: return lower_call(o);
+    case Opcode::Print: return lower_print(o);
+    case Opcode::Assert: return lower_assert(o);
+    case Opcode::InlineAsm: return lower_inline_asm(o);
+    case Opcode::DebugBarrier:
+      barrier();
+      return Status::ok();
+    case Opcode::MultipleOf:
+    case Opcode::MaxContiguous:
+      // Facts for axis info; the value passes through.
+      set(op.results[0], val(op.operands[0]));
+      return Status::ok();
+    case Opcode::Assume: {
+      const Val& c = val(op.operands[0]);
+      if (c.kind == Val::Kind::Scalar) b_.CreateAssumption(c.s);
+      return Status::ok();
+    }
+    default:
+      return lower_elementwise(o);
+  }
+}
+
+namespace {
+// Ops whose elements are too costly to recompute in every consumer: their blocks get registers.
+bool costly(Opcode c) {
+  switch (c) {
+    case Opcode::FDiv: case Opcode::FRem: case Opcode::Pow: case Opcode::Exp: case Opcode::Exp2:
+    case Opcode::Log: case Opcode::Log2: case Opcode::Sqrt: case Opcode::Rsqrt: case Opcode::Sin:
+    case Opcode::Cos: case Opcode::Tanh: case Opcode::Erf: case Opcode::MathCall: case Opcode::Fma:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+Status GpuLowering::lower_elementwise(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  if (op.results.size() != 1) return error(o, Code::Compile, "unexpected op '" + std::string(ir::op_info(op.code).name) + "'");
+  ValueId res = op.results[0];
+  EType ret = etype(f_->type_of(res));
+  std::vector<ValueId> ins;
+  for (ValueId v : op.operands)
+    if (v != ir::kNoValue) ins.push_back(v);
+  std::vector<EType> ets;
+  for (ValueId v : ins) ets.push_back(val(v).et);
+  bool bad = false;
+  const ir::Function* fn = f_;
+  // One element; a lazy result calls it later, when `bad` is gone: the probe below has checked
+  // by then that every element lowers.
+  auto elem = [this, fn, o, ret, ets](const std::vector<llvm::Value*>& xs) {
+    llvm::Value* r = em_.scalar_op(*fn, o, ret, ets, xs);
+    return r ? r : llvm::UndefValue::get(reg_ty(ret));
+  };
+  auto one = [this, fn, o, ret, ets, &bad](const std::vector<llvm::Value*>& xs) {
+    llvm::Value* r = em_.scalar_op(*fn, o, ret, ets, xs);
+    if (!r) bad = true;
+    return r ? r : llvm::UndefValue::get(reg_ty(ret));
+  };
+  auto fail = [&]() {
+    if (!em_.missing.empty())
+      return error(o, Code::Unsupported, "the GPU backend has no implementation of " + em_.missing + " yet");
+    return error(o, Code::Compile,
+                 "'" + std::string(ir::op_info(op.code).name) + "' cannot be lowered for these operand types");
+  };
+  const Val* anchor = nullptr;
+  bool any_lazy = false;
+  // The layout of the result: a register operand's, preferring one that cannot be loaded again
+  // in another layout (the others follow it at the price of a reload, not an exchange).
+  for (ValueId v : ins) {
+    const Val& x = val(v);
+    if (x.kind == Val::Kind::Dist && (!anchor || (anchor->remat && !x.remat))) anchor = &x;
+    if (x.kind == Val::Kind::Lazy) any_lazy = true;
+  }
+  if (!anchor && !any_lazy) {
+    std::vector<llvm::Value*> xs;
+    for (ValueId v : ins) xs.push_back(val(v).s);
+    llvm::Value* r = one(xs);
+    if (bad) return fail();
+    set(res, scalar(r, ret));
+    return Status::ok();
+  }
+  Shape rs = shape(f_->type_of(res));
+  if (!anchor && !costly(op.code)) {
+    std::vector<Val> vs;
+    for (ValueId v : ins) vs.push_back(val(v));
+    // Check once that the op lowers for these types (a probe in a block that is thrown away).
+    {
+      llvm::BasicBlock* probe = llvm::BasicBlock::Create(c_, "probe", lf_);
+      llvm::IRBuilderBase::InsertPointGuard g(b_);
+      b_.SetInsertPoint(probe);
+      std::vector<llvm::Value*> xs;
+      for (const Val& x : vs) xs.push_back(llvm::UndefValue::get(reg_ty(x.et)));
+      one(xs);
+      probe->eraseFromParent();
+      if (bad) return fail();
+    }
+    set(res, lazy(ret, rs, [vs, elem](const Coord& c) {
+          std::vector<llvm::Value*> xs;
+          for (const Val& x : vs) xs.push_back(x.kind == Val::Kind::Scalar ? x.s : (*x.gen)(c));
+          return elem(xs);
+        }));
+    return Status::ok();
+  }
+  Layout l = anchor ? anchor->lay : default_layout(rs, ret);
+  std::vector<std::vector<llvm::Value*>> in;
+  for (ValueId v : ins) in.push_back(regs_in(val(v), l));
+  std::vector<llvm::Value*> out;
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    std::vector<llvm::Value*> xs;
+    for (auto& x : in) xs.push_back(x[r]);
+    out.push_back(one(xs));
+    if (bad) return fail();
+  }
+  Val result = dist(ret, l, std::move(out));
+  // An elementwise function of loaded values can be loaded and computed again in another
+  // layout, like the loads themselves (lower_impl.h, Val::remat).
+  bool remat = anchor != nullptr;
+  for (ValueId v : ins) {
+    const Val& x = val(v);
+    if (x.kind == Val::Kind::Dist && !(x.remat && x.epoch == mem_epoch_)) remat = false;
+  }
+  if (remat) {
+    std::vector<Val> vs;
+    for (ValueId v : ins) vs.push_back(val(v));
+    result.remat = std::make_shared<const std::function<std::vector<llvm::Value*>(const Layout&)>>(
+        [this, vs, elem](const Layout& to) {
+          std::vector<std::vector<llvm::Value*>> xs;
+          for (const Val& x : vs) xs.push_back(x.kind == Val::Kind::Dist ? (*x.remat)(to) : regs_in(x, to));
+          std::vector<llvm::Value*> regs;
+          for (int64_t r = 0; r < to.nregs(); ++r) {
+            std::vector<llvm::Value*> e;
+            for (auto& x : xs) e.push_back(x[r]);
+            regs.push_back(elem(e));
+          }
+          return regs;
+        });
+    result.epoch = mem_epoch_;
+  }
+  set(res, std::move(result));
+  return Status::ok();
+}
+
+Status GpuLowering::lower_shape(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  ValueId res = op.results[0];
+  TypeId rt = f_->type_of(res);
+  EType e = etype(rt);
+  Shape rs = shape(rt);
+  const bool block = m_.types.is_block(rt);
+  // A view of src whose element at c is src's element at map(c).
+  auto view = [&](const Val& src, std::function<Coord(const Coord&)> map) {
+    if (src.kind == Val::Kind::Scalar) return lazy(e, rs, [v = src.s](const Coord&) { return v; });
+    auto g = src.gen;
+    return lazy(e, rs, [g, map](const Coord& c) { return (*g)(map(c)); });
+  };
+  switch (op.code) {
+    case Opcode::Const: {
+      const ir::Attr& a = f_->attr(o, "value");
+      if (e.ptr) return error(o, Code::Compile, "'const' of a pointer type");
+      double d = a.kind == ir::Attr::Kind::Float ? a.f : static_cast<double>(a.i);
+      int64_t i = a.kind == ir::Attr::Kind::Float ? static_cast<int64_t>(a.f) : a.i;
+      llvm::Value* k;
+      if (ir::is_int(e.s)) {
+        unsigned w = reg_ty(e)->getIntegerBitWidth();
+        uint64_t mask = w == 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+        k = llvm::ConstantInt::get(reg_ty(e), static_cast<uint64_t>(i) & mask);
+      } else if (is_small_float(e.s)) {
+        k = emit_to_small(b_, llvm::ConstantFP::get(b_.getDoubleTy(), d), e.s, false);
+      } else {
+        k = llvm::ConstantFP::get(reg_ty(e), d);
+      }
+      set(res, block ? lazy(e, rs, [k](const Coord&) { return k; }) : scalar(k, e));
+      return Status::ok();
+    }
+    case Opcode::Arange: {
+      int64_t start = f_->attr(o, "start").i;
+      llvm::Type* t = reg_ty(e);
+      set(res, lazy(e, rs, [this, t, start](const Coord& c) {
+            return b_.CreateAdd(b_.CreateZExtOrTrunc(c[0], t), llvm::ConstantInt::get(t, start));
+          }));
+      return Status::ok();
+    }
+    case Opcode::Splat: {
+      llvm::Value* v = val(op.operands[0]).s;
+      set(res, lazy(e, rs, [v](const Coord&) { return v; }));
+      return Status::ok();
+    }
+    case Opcode::Broadcast: {
+      const Val& src = val(op.operands[0]);
+      std::vector<bool> proj(rs.size(), false);
+      for (size_t d = 0; d < rs.size(); ++d) proj[d] = src.shape[d] == 1 && rs[d] != 1;
+      if (src.kind != Val::Kind::Dist) {
+        set(res, view(src, [this, proj](const Coord& c) {
+              Coord r = c;
+              for (size_t d = 0; d < r.size(); ++d)
+                if (proj[d]) r[d] = b_.getInt32(0);
+              return r;
+            }));
+        return Status::ok();
+      }
+      // Prefer the layout that keeps the source's threads (the slice it came from, expanded
+      // back): broadcasting a reduction's result then needs no data movement.
+      Layout l = default_layout(rs, e);
+      std::vector<int64_t> map;
+      for (const Layout& cand : {src.lay, l}) {
+        Layout full = cand;
+        full.shape = rs;
+        // Fill the broadcast dimensions with registers on top of the source's layout.
+        for (size_t d = 0; d < rs.size(); ++d)
+          if (proj[d])
+            for (int64_t k = 1; k < rs[d]; k *= 2) {
+              Basis b(rs.size(), 0);
+              b[d] = k;
+              full.reg.push_back(b);
+            }
+        if (full.nregs() <= 256 && register_map(src.lay, full, proj, &map)) {
+          l = full;
+          break;
+        }
+      }
+      set(res, dist(e, l, convert(src, l, proj)));
+      return Status::ok();
+    }
+    case Opcode::ExpandDims: {
+      const Val& src = val(op.operands[0]);
+      int axis = static_cast<int>(f_->attr(o, "axis").i);
+      if (src.kind == Val::Kind::Dist) {
+        set(res, dist(e, expand(src.lay, axis), src.regs));
+      } else {
+        set(res, view(src, [axis](const Coord& c) {
+              Coord r = c;
+              r.erase(r.begin() + axis);
+              return r;
+            }));
+      }
+      return Status::ok();
+    }
+    case Opcode::Reshape: {
+      const Val& src = val(op.operands[0]);
+      if (src.kind == Val::Kind::Dist) {
+        set(res, dist(e, reshape(src.lay, rs), src.regs));
+        return Status::ok();
+      }
+      Shape ss = src.shape;
+      set(res, view(src, [this, rs, ss](const Coord& c) {
+            llvm::Value* lin = linear(c, rs);
+            Coord r(ss.size());
+            for (int d = static_cast<int>(ss.size()) - 1; d >= 0; --d) {
+              r[d] = b_.CreateURem(lin, b_.getInt32(static_cast<uint32_t>(ss[d])));
+              lin = b_.CreateUDiv(lin, b_.getInt32(static_cast<uint32_t>(ss[d])));
+            }
+            return r;
+          }));
+      return Status::ok();
+    }
+    case Opcode::Permute: {
+      const Val& src = val(op.operands[0]);
+      std::vector<int64_t> order = f_->attr(o, "order").ints;
+      if (src.kind == Val::Kind::Dist) {
+        set(res, dist(e, permute(src.lay, order), src.regs));
+        return Status::ok();
+      }
+      set(res, view(src, [order](const Coord& c) {
+            Coord r(c.size());
+            for (size_t i = 0; i < order.size(); ++i) r[order[i]] = c[i];
+            return r;
+          }));
+      return Status::ok();
+    }
+    case Opcode::Join:
+    case Opcode::Cat: {
+      const Val& lhs = val(op.operands[0]);
+      const Val& rhs = val(op.operands[1]);
+      const bool join = op.code == Opcode::Join;
+      const int64_t half = join ? 1 : lhs.shape[0];
+      if (lhs.kind != Val::Kind::Dist && rhs.kind != Val::Kind::Dist) {
+        auto gl = lhs.kind == Val::Kind::Scalar ? std::make_shared<const Gen>([v = lhs.s](const Coord&) { return v; }) : lhs.gen;
+        auto gr = rhs.kind == Val::Kind::Scalar ? std::make_shared<const Gen>([v = rhs.s](const Coord&) { return v; }) : rhs.gen;
+        set(res, lazy(e, rs, [this, gl, gr, join, half](const Coord& c) {
+              Coord r = c;
+              llvm::Value* second;
+              if (join) {
+                second = b_.CreateICmpNE(c.back(), b_.getInt32(0));
+                r.pop_back();
+              } else {
+                second = b_.CreateICmpUGE(c[0], b_.getInt32(static_cast<uint32_t>(half)));
+                r[0] = b_.CreateAnd(c[0], b_.getInt32(static_cast<uint32_t>(half - 1)));
+              }
+              llvm::Value* a = (*gl)(r);
+              llvm::Value* b = (*gr)(r);
+              return b_.CreateSelect(second, b, a);
+            }));
+        return Status::ok();
+      }
+      Val l = as_dist(lhs.kind == Val::Kind::Dist ? lhs : rhs);
+      std::vector<llvm::Value*> a = regs_in(lhs, l.lay), b = regs_in(rhs, l.lay);
+      a.insert(a.end(), b.begin(), b.end());
+      Layout base = join ? expand(l.lay, l.lay.rank()) : l.lay;
+      Basis top(rs.size(), 0);
+      if (join) top.back() = 1;
+      else top[0] = half;
+      set(res, dist(e, add_reg_bit(base, rs, top), std::move(a)));
+      return Status::ok();
+    }
+    case Opcode::Split: {
+      const Val& src = val(op.operands[0]);
+      const int last = static_cast<int>(src.shape.size()) - 1;
+      if (src.kind != Val::Kind::Dist) {
+        for (int h = 0; h < 2; ++h)
+          set(op.results[h], view(src, [this, h](const Coord& c) {
+                Coord r = c;
+                r.push_back(b_.getInt32(h));
+                return r;
+              }));
+        return Status::ok();
+      }
+      // The halves must be in registers: find the register bit of the last dimension.
+      Val s = src;
+      auto bit_of_last = [&](const Layout& l) {
+        for (size_t i = 0; i < l.reg.size(); ++i)
+          if (l.reg[i][last] == 1) return static_cast<int>(i);
+        return -1;
+      };
+      if (bit_of_last(s.lay) < 0) {
+        std::vector<int> order = row_major(last + 1);
+        Layout l = blocked(s.shape, order, 2, opt_.num_warps);
+        s = dist(s.et, l, regs_in(s, l));
+      }
+      int bit = bit_of_last(s.lay);
+      Layout out = s.lay;
+      out.reg.erase(out.reg.begin() + bit);
+      out.shape.pop_back();
+      for (auto* bs : {&out.reg, &out.lane, &out.warp})
+        for (Basis& bb : *bs) bb.pop_back();
+      for (int h = 0; h < 2; ++h) {
+        std::vector<llvm::Value*> regs;
+        for (int64_t r = 0; r < s.lay.nregs(); ++r)
+          if (((r >> bit) & 1) == h) regs.push_back(s.regs[r]);
+        set(op.results[h], dist(e, out, std::move(regs)));
+      }
+      return Status::ok();
+    }
+    default:
+      return error(o, Code::Compile, "unexpected shape op");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel
+
+Status GpuLowering::run(KernelInfo* info) {
+  // One parameter per runtime parameter, in order (lower.h says how they are passed).
+  std::vector<llvm::Type*> params;
+  for (const ir::Param& p : kernel_.params) {
+    const ir::TypeData& td = m_.types.get(p.type);
+    if (td.kind == ir::TypeKind::Ptr) params.push_back(llvm::PointerType::get(c_, 1));
+    else if (td.kind == ir::TypeKind::Scalar && td.scalar == Scalar::I1) params.push_back(b_.getInt8Ty());
+    else if (td.kind == ir::TypeKind::Scalar) params.push_back(reg_type(c_, td.scalar));
+    else return error_at(Code::Compile, m_.source_name, p.loc, "a kernel parameter must be a scalar or a pointer");
+  }
+  auto* ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  lf_ = llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage, kernel_.name, mod_);
+  lf_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  lf_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < kernel_.params.size(); ++i) {
+    const ir::Param& p = kernel_.params[i];
+    if (!m_.types.is_ptr(p.type)) continue;
+    if (p.noalias) lf_->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (p.align > 1 && (p.align & (p.align - 1)) == 0)
+      lf_->addParamAttr(i, llvm::Attribute::getWithAlignment(c_, llvm::Align(p.align)));
+  }
+  smem_ = new llvm::GlobalVariable(*mod_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
+                                   llvm::GlobalValue::ExternalLinkage, nullptr, "tri_smem", nullptr,
+                                   llvm::GlobalValue::NotThreadLocal, 3);
+  smem_->setAlignment(llvm::Align(16));
+
+  entry_ = llvm::BasicBlock::Create(c_, "entry", lf_);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(c_, "body", lf_);
+  b_.SetInsertPoint(entry_);
+  tid_ = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  lane_ = b_.CreateAnd(tid_, 31);
+  warp_ = b_.CreateLShr(tid_, 5);
+  std::vector<Val> vals(kernel_.values.size());
+  f_ = &kernel_;
+  vals_ = &vals;
+  axis_[&kernel_] = std::make_unique<passes::AxisInfoAnalysis>(m_, kernel_);
+  const ir::BlockData& bd = kernel_.block(kernel_.body);
+  for (size_t i = 0; i < kernel_.params.size(); ++i) {
+    llvm::Value* a = lf_->getArg(i);
+    EType e = etype(kernel_.params[i].type);
+    if (e.ptr) a = b_.CreateAddrSpaceCast(a, llvm::PointerType::getUnqual(c_));
+    else if (e.s == Scalar::I1) a = b_.CreateICmpNE(a, b_.getInt8(0));
+    set(bd.args[i], scalar(a, e));
+  }
+  b_.CreateBr(body);
+  b_.SetInsertPoint(body);
+  OpId term;
+  TRI_RETURN_IF_ERROR(lower_block(kernel_.body, &term));
+  b_.CreateRetVoid();
+
+  // Mark the kernel and its block size (LLVM 19 reads nvvm.annotations).
+  llvm::NamedMDNode* ann = mod_->getOrInsertNamedMetadata("nvvm.annotations");
+  auto md = [&](const char* key, int v) {
+    llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(lf_), llvm::MDString::get(c_, key),
+                             llvm::ValueAsMetadata::get(b_.getInt32(v))};
+    ann->addOperand(llvm::MDNode::get(c_, ops));
+  };
+  md("kernel", 1);
+  md("maxntidx", threads());
+  info->name = kernel_.name;
+  info->num_warps = opt_.num_warps;
+  info->shared_bytes = static_cast<uint32_t>((smem_bytes_ + 15) / 16 * 16);
+  return Status::ok();
+}
+
+}  // namespace detail
+
+Status lower_kernel(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& ctx,
+                    std::unique_ptr<llvm::Module>* out, KernelInfo* info) {
+  if (opt.num_warps < 1 || opt.num_warps > 32 || (opt.num_warps & (opt.num_warps - 1)))
+    return Status(Code::InvalidArgument, "num_warps must be 1, 2, 4, 8, 16 or 32, not " + std::to_string(opt.num_warps));
+  auto mod = std::make_unique<llvm::Module>(kernel.name, ctx);
+  mod->setTargetTriple("nvptx64-nvidia-cuda");
+  mod->setDataLayout("e-i64:64-i128:128-v16:16-v32:32-n16:32:64");
+  detail::GpuLowering l(m, kernel, opt, ctx, mod.get());
+  TRI_RETURN_IF_ERROR(l.run(info));
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(*mod, &os)) {
+    return Status(Code::Internal, "the NVPTX lowering of kernel '" + kernel.name + "' made invalid LLVM IR: " + err);
+  }
+  *out = std::move(mod);
+  return Status::ok();
+}
+
+}  // namespace tri::codegen::nvptx

@@ -1,0 +1,434 @@
+// Control flow, calls and the debugging ops on the GPU. Structured control flow maps to LLVM
+// blocks with one phi per register of each loop-carried value; IR scalars are uniform across a
+// program's threads, so every branch is uniform and barriers inside loops are safe. Device
+// functions are inlined at their call sites (the IR forbids recursion), which lets their blocks
+// keep the caller's layouts.
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/Support/Error.h>
+
+#include <sstream>
+
+#include "codegen/nvptx/lower_impl.h"
+#include "codegen/scalar_ops.h"
+
+namespace tri::codegen::nvptx::detail {
+namespace {
+
+// How a loop-carried value or an if result is held: a scalar, or registers in a layout.
+struct Slot {
+  bool is_scalar = true;
+  EType et;
+  Layout lay;
+  std::vector<llvm::PHINode*> phis;
+};
+
+constexpr int kMaxInlineDepth = 256;
+
+}  // namespace
+
+static Slot slot_for(GpuLowering& g, const Val& init) {
+  Slot s;
+  s.et = init.et;
+  s.is_scalar = init.kind == Val::Kind::Scalar;
+  if (!s.is_scalar) s.lay = init.kind == Val::Kind::Dist ? init.lay : g.default_layout(init.shape, init.et);
+  return s;
+}
+
+static std::vector<llvm::Value*> slot_regs(GpuLowering& g, const Slot& s, const Val& v) {
+  if (s.is_scalar) return {v.s};
+  return g.regs_in(v, s.lay);
+}
+
+static Val slot_val(GpuLowering& g, const Slot& s, std::vector<llvm::Value*> regs) {
+  if (s.is_scalar) return g.scalar(regs[0], s.et);
+  return g.dist(s.et, s.lay, std::move(regs));
+}
+
+Status GpuLowering::lower_for(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  llvm::Value* lo = val(op.operands[0]).s;
+  llvm::Value* hi = val(op.operands[1]).s;
+  llvm::Value* step = val(op.operands[2]).s;
+  std::vector<ValueId> inits(op.operands.begin() + 3, op.operands.end());
+  std::vector<Slot> slots;
+  std::vector<std::vector<llvm::Value*>> init_regs;
+  for (ValueId v : inits) {
+    slots.push_back(slot_for(*this, val(v)));
+    init_regs.push_back(slot_regs(*this, slots.back(), val(v)));
+  }
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, "for.head", lf_);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(c_, "for.body", lf_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, "for.end", lf_);
+  // A step that is not positive runs no iteration (the interpreter's checked mode reports it).
+  llvm::Value* runs = b_.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0));
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* iv = b_.CreatePHI(lo->getType(), 2);
+  iv->addIncoming(lo, pre);
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (llvm::Value* r : init_regs[i]) {
+      llvm::PHINode* p = b_.CreatePHI(r->getType(), 2);
+      p->addIncoming(r, pre);
+      slots[i].phis.push_back(p);
+    }
+  b_.CreateCondBr(b_.CreateAnd(runs, b_.CreateICmpSLT(iv, hi)), body, exit);
+  b_.SetInsertPoint(body);
+  const ir::BlockData& bd = f_->block(op.regions[0]);
+  set(bd.args[0], scalar(iv, val(op.operands[0]).et));
+  for (size_t i = 0; i < slots.size(); ++i)
+    set(bd.args[i + 1], slot_val(*this, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+  OpId term;
+  TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));
+  std::vector<std::vector<llvm::Value*>> next;
+  for (size_t i = 0; i < slots.size(); ++i) next.push_back(slot_regs(*this, slots[i], val(f_->op(term).operands[i])));
+  llvm::Value* iv1 = b_.CreateAdd(iv, step);
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  iv->addIncoming(iv1, latch);
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (size_t r = 0; r < next[i].size(); ++r) slots[i].phis[r]->addIncoming(next[i][r], latch);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  for (size_t i = 0; i < slots.size(); ++i)
+    set(op.results[i], slot_val(*this, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+  return Status::ok();
+}
+
+Status GpuLowering::lower_if(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  llvm::Value* cond = val(op.operands[0]).s;
+  llvm::BasicBlock* tb = llvm::BasicBlock::Create(c_, "if.then", lf_);
+  llvm::BasicBlock* eb = llvm::BasicBlock::Create(c_, "if.else", lf_);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(c_, "if.end", lf_);
+  b_.CreateCondBr(cond, tb, eb);
+  std::vector<Slot> slots;
+  std::vector<std::vector<llvm::Value*>> from_then, from_else;
+  llvm::BasicBlock *then_end, *else_end;
+  b_.SetInsertPoint(tb);
+  OpId term;
+  TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    const Val& y = val(f_->op(term).operands[i]);
+    slots.push_back(slot_for(*this, y));
+    from_then.push_back(slot_regs(*this, slots.back(), y));
+  }
+  then_end = b_.GetInsertBlock();
+  b_.CreateBr(merge);
+  b_.SetInsertPoint(eb);
+  if (op.regions.size() > 1) {
+    TRI_RETURN_IF_ERROR(lower_block(op.regions[1], &term));
+    for (size_t i = 0; i < op.results.size(); ++i) from_else.push_back(slot_regs(*this, slots[i], val(f_->op(term).operands[i])));
+  }
+  else_end = b_.GetInsertBlock();
+  b_.CreateBr(merge);
+  b_.SetInsertPoint(merge);
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    std::vector<llvm::Value*> regs;
+    for (size_t r = 0; r < from_then[i].size(); ++r) {
+      llvm::PHINode* p = b_.CreatePHI(from_then[i][r]->getType(), 2);
+      p->addIncoming(from_then[i][r], then_end);
+      p->addIncoming(from_else[i][r], else_end);
+      regs.push_back(p);
+    }
+    set(op.results[i], slot_val(*this, slots[i], std::move(regs)));
+  }
+  return Status::ok();
+}
+
+Status GpuLowering::lower_while(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  std::vector<Slot> slots;
+  std::vector<std::vector<llvm::Value*>> init_regs;
+  for (ValueId v : op.operands) {
+    slots.push_back(slot_for(*this, val(v)));
+    init_regs.push_back(slot_regs(*this, slots.back(), val(v)));
+  }
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* before = llvm::BasicBlock::Create(c_, "while.cond", lf_);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(c_, "while.body", lf_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, "while.end", lf_);
+  b_.CreateBr(before);
+  b_.SetInsertPoint(before);
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (llvm::Value* r : init_regs[i]) {
+      llvm::PHINode* p = b_.CreatePHI(r->getType(), 2);
+      p->addIncoming(r, pre);
+      slots[i].phis.push_back(p);
+    }
+  const ir::BlockData& b0 = f_->block(op.regions[0]);
+  for (size_t i = 0; i < slots.size(); ++i)
+    set(b0.args[i], slot_val(*this, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+  OpId term;
+  TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));
+  const ir::OpData& cond_op = f_->op(term);
+  llvm::Value* go = val(cond_op.operands[0]).s;
+  // The condition's values reach both the body and the exit; holding them as registers here
+  // keeps one definition for both.
+  std::vector<Val> passed;
+  for (size_t i = 1; i < cond_op.operands.size(); ++i) {
+    const Val& v = val(cond_op.operands[i]);
+    passed.push_back(v.kind == Val::Kind::Lazy ? as_dist(v) : v);
+  }
+  b_.CreateCondBr(go, after, exit);
+  b_.SetInsertPoint(after);
+  const ir::BlockData& b1 = f_->block(op.regions[1]);
+  for (size_t i = 0; i < passed.size(); ++i) set(b1.args[i], passed[i]);
+  TRI_RETURN_IF_ERROR(lower_block(op.regions[1], &term));
+  std::vector<std::vector<llvm::Value*>> next;
+  for (size_t i = 0; i < slots.size(); ++i) next.push_back(slot_regs(*this, slots[i], val(f_->op(term).operands[i])));
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (size_t r = 0; r < next[i].size(); ++r) slots[i].phis[r]->addIncoming(next[i][r], latch);
+  b_.CreateBr(before);
+  b_.SetInsertPoint(exit);
+  for (size_t i = 0; i < passed.size(); ++i) set(op.results[i], passed[i]);
+  return Status::ok();
+}
+
+Status GpuLowering::lower_call(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  const ir::Function* callee = m_.find(f_->attr(o, "callee").s);
+  if (!callee) return error(o, Code::Compile, "call of an unknown function");
+  if (depth_ >= kMaxInlineDepth)
+    return error(o, Code::LimitExceeded, "calls nest deeper than " + std::to_string(kMaxInlineDepth));
+  std::vector<Val> frame(callee->values.size());
+  const ir::BlockData& bd = callee->block(callee->body);
+  for (size_t i = 0; i < bd.args.size(); ++i) frame[bd.args[i]] = val(op.operands[i]);
+  const ir::Function* caller = f_;
+  std::vector<Val>* caller_vals = vals_;
+  f_ = callee;
+  vals_ = &frame;
+  ++depth_;
+  OpId term;
+  Status st = lower_block(callee->body, &term);
+  std::vector<Val> rets;
+  if (st.is_ok())
+    for (ValueId v : callee->op(term).operands) rets.push_back(frame[v]);
+  --depth_;
+  f_ = caller;
+  vals_ = caller_vals;
+  TRI_RETURN_IF_ERROR(st);
+  for (size_t i = 0; i < op.results.size(); ++i) set(op.results[i], rets[i]);
+  return Status::ok();
+}
+
+namespace {
+std::string escape_printf(const std::string& s) {
+  std::string r;
+  for (char c : s) r += c == '%' ? std::string("%%") : std::string(1, c);
+  return r;
+}
+}  // namespace
+
+Status GpuLowering::lower_print(OpId o) {
+  // Each thread prints the elements it owns, one line each, through the driver's vprintf (the
+  // output reaches the process's stdout when the launch is synchronized):
+  //   <prefix>pid (x, y, z) idx (i, j): v0 v1 ...
+  const ir::OpData& op = f_->op(o);
+  std::vector<ValueId> vs = f_->variadic(o);
+  ValueId mv = f_->operand(o, "mask");
+  std::string prefix = escape_printf(f_->attr(o, "prefix").present() ? f_->attr(o, "prefix").s : "");
+  Shape s;
+  const Val* anchor = nullptr;
+  for (ValueId v : vs)
+    if (val(v).kind != Val::Kind::Scalar) {
+      s = val(v).shape;
+      if (!anchor || val(v).kind == Val::Kind::Dist) anchor = &val(v);
+    }
+  Layout l;
+  bool block = anchor != nullptr;
+  if (block) l = anchor->kind == Val::Kind::Dist ? anchor->lay : default_layout(s, anchor->et);
+  llvm::FunctionCallee vprintf = mod_->getOrInsertFunction(
+      "vprintf", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy(), b_.getPtrTy()}, false));
+  std::vector<std::vector<llvm::Value*>> regs;
+  for (ValueId v : vs) regs.push_back(block ? regs_in(val(v), l) : std::vector<llvm::Value*>{val(v).s});
+  std::vector<llvm::Value*> masks;
+  if (mv != ir::kNoValue) masks = block ? regs_in(val(mv), l) : std::vector<llvm::Value*>{val(mv).s};
+  std::string fmt = prefix + "pid (%u, %u, %u)";
+  if (block) {
+    fmt += " idx (";
+    for (size_t d = 0; d < s.size(); ++d) fmt += (d ? ", %u" : "%u");
+    fmt += ")";
+  }
+  fmt += ":";
+  std::vector<EType> ets;
+  for (ValueId v : vs) {
+    EType e = val(v).et;
+    ets.push_back(e);
+    if (e.ptr) fmt += " %p";
+    else if (ir::is_float(e.s)) fmt += " %g";
+    else if (e.s == Scalar::I64) fmt += " %lld";
+    else fmt += " %d";
+  }
+  fmt += "\n";
+  llvm::Value* fmt_ptr = b_.CreateGlobalStringPtr(fmt, "tri.fmt", 0, mod_);
+  llvm::Value* pid[3];
+  static const llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                            llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                            llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  for (int i = 0; i < 3; ++i) pid[i] = b_.CreateIntrinsic(ids[i], {}, {});
+  const int64_t n = block ? l.nregs() : 1;
+  const uint64_t dup = block ? replicated_reg_mask(l) : 0;
+  llvm::Value* own = block ? owner(l) : b_.CreateICmpEQ(tid_, b_.getInt32(0));
+  for (int64_t r = 0; r < n; ++r) {
+    if (r & dup) continue;
+    llvm::Value* cond = own;
+    if (!masks.empty()) cond = b_.CreateAnd(cond, masks[r]);
+    emit_if(cond, [&] {
+      std::vector<llvm::Value*> args = {pid[0], pid[1], pid[2]};
+      if (block)
+        for (llvm::Value* c : coords(l, r)) args.push_back(c);
+      for (size_t i = 0; i < regs.size(); ++i) {
+        llvm::Value* x = regs[i][r];
+        EType e = ets[i];
+        if (e.ptr) args.push_back(b_.CreatePtrToInt(x, b_.getInt64Ty()));
+        else if (ir::is_float(e.s)) args.push_back(b_.CreateFPExt(em_.to_arith(x, e), b_.getDoubleTy()));
+        else if (e.s == Scalar::I64) args.push_back(x);
+        else if (e.s == Scalar::I1) args.push_back(b_.CreateZExt(x, b_.getInt32Ty()));
+        else args.push_back(b_.CreateSExtOrTrunc(x, b_.getInt32Ty()));
+      }
+      std::vector<llvm::Type*> ts;
+      for (llvm::Value* a : args) ts.push_back(a->getType());
+      auto* st = llvm::StructType::get(c_, ts);
+      llvm::IRBuilder<> eb(&*entry_->getFirstInsertionPt());
+      llvm::Value* buf = eb.CreateAlloca(st);
+      for (size_t i = 0; i < args.size(); ++i) b_.CreateStore(args[i], b_.CreateStructGEP(st, buf, i));
+      b_.CreateCall(vprintf, {fmt_ptr, buf});
+    });
+  }
+  (void)op;
+  return Status::ok();
+}
+
+Status GpuLowering::lower_assert(OpId o) {
+  // A failed lane calls the driver's __assertfail, which stops the kernel: the launch's stream
+  // reports CUDA_ERROR_ASSERT, and the message (with the IR location) goes to stderr.
+  ValueId cv = f_->operand(o, "cond"), mv = f_->operand(o, "mask");
+  const Val& c = val(cv);
+  const ir::OpData& op = f_->op(o);
+  std::string msg = f_->attr(o, "msg").present() ? f_->attr(o, "msg").s : "";
+  std::string where = format_diag(m_.source_name, op.loc, "'assert' failed" + (msg.empty() ? "" : ": " + msg));
+  llvm::FunctionCallee fail = mod_->getOrInsertFunction(
+      "__assertfail",
+      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy(), b_.getInt64Ty()},
+                              false));
+  llvm::Value* m = b_.CreateGlobalStringPtr(where, "tri.assert.msg", 0, mod_);
+  llvm::Value* file = b_.CreateGlobalStringPtr(m_.source_name.empty() ? "<ir>" : m_.source_name, "tri.assert.file", 0, mod_);
+  llvm::Value* fn = b_.CreateGlobalStringPtr(kernel_.name, "tri.assert.fn", 0, mod_);
+  Layout l;
+  const bool block = c.kind != Val::Kind::Scalar;
+  if (block) l = c.kind == Val::Kind::Dist ? c.lay : default_layout(c.shape, c.et);
+  std::vector<llvm::Value*> conds = block ? regs_in(c, l) : std::vector<llvm::Value*>{c.s};
+  std::vector<llvm::Value*> masks;
+  if (mv != ir::kNoValue) masks = block ? regs_in(val(mv), l) : std::vector<llvm::Value*>{val(mv).s};
+  llvm::Value* bad = b_.getFalse();
+  for (size_t r = 0; r < conds.size(); ++r) {
+    llvm::Value* x = b_.CreateNot(conds[r]);
+    if (!masks.empty()) x = b_.CreateAnd(x, masks[r]);
+    bad = b_.CreateOr(bad, x);
+  }
+  emit_if(bad, [&] { b_.CreateCall(fail, {m, file, b_.getInt32(op.loc.line), fn, b_.getInt64(1)}); });
+  return Status::ok();
+}
+
+Status GpuLowering::lower_inline_asm(OpId o) {
+  // Elementwise PTX: with pack = p the asm sees p consecutive elements of each block argument as
+  // p operands, and gives p elements of each result. Float values meet integer constraints
+  // (r, h, l) as their bits.
+  const ir::OpData& op = f_->op(o);
+  std::vector<ValueId> args = f_->variadic(o);
+  const std::string text = f_->attr(o, "asm").s;
+  const std::string cons = f_->attr(o, "constraints").s;
+  const bool pure = !f_->attr(o, "pure").present() || f_->attr(o, "pure").i;
+  if (!pure) ++mem_epoch_;
+  const int64_t pack = f_->attr(o, "pack").present() ? f_->attr(o, "pack").i : 1;
+  std::vector<std::string> parts;
+  {
+    std::stringstream ss(cons);
+    std::string p;
+    while (std::getline(ss, p, ',')) parts.push_back(p);
+  }
+  const Val* anchor = nullptr;
+  for (ValueId v : args)
+    if (val(v).kind != Val::Kind::Scalar && (!anchor || val(v).kind == Val::Kind::Dist)) anchor = &val(v);
+  Layout l;
+  const bool block = anchor != nullptr;
+  if (block) l = anchor->kind == Val::Kind::Dist ? anchor->lay : default_layout(anchor->shape, anchor->et);
+  const int64_t n = block ? l.nregs() : 1;
+  const int64_t p = block ? pack : 1;
+  if (block && (pack < 1 || n % pack)) return error(o, Code::Compile, "'inline_asm' pack does not divide the registers");
+  const size_t nres = op.results.size();
+  const size_t want = (nres + args.size()) * p;
+  size_t outs_in_cons = 0;
+  for (const std::string& c : parts)
+    if (!c.empty() && c[0] == '=') ++outs_in_cons;
+  if (parts.size() < want || outs_in_cons != nres * p)
+    return error(o, Code::Compile, "'inline_asm' constraints \"" + cons + "\" do not match " + std::to_string(nres * p) +
+                                       " outputs and " + std::to_string(args.size() * p) + " inputs");
+  auto letter_type = [&](const std::string& c) -> llvm::Type* {
+    char k = c.back();
+    switch (k) {
+      case 'h': return b_.getInt16Ty();
+      case 'r': return b_.getInt32Ty();
+      case 'l': return b_.getInt64Ty();
+      case 'f': return b_.getFloatTy();
+      case 'd': return b_.getDoubleTy();
+      case 'b': return b_.getInt1Ty();
+      default: return nullptr;
+    }
+  };
+  auto fit = [&](llvm::Value* v, llvm::Type* t) -> llvm::Value* {
+    if (!t || v->getType() == t) return v;
+    if (v->getType()->getPrimitiveSizeInBits() == t->getPrimitiveSizeInBits()) return b_.CreateBitCast(v, t);
+    if (t->isIntegerTy() && v->getType()->isIntegerTy()) return b_.CreateZExtOrTrunc(v, t);
+    return nullptr;
+  };
+  std::vector<std::vector<llvm::Value*>> in;
+  for (ValueId v : args) in.push_back(block ? regs_in(val(v), l) : std::vector<llvm::Value*>{val(v).s});
+  std::vector<std::vector<llvm::Value*>> out(nres, std::vector<llvm::Value*>(n));
+  for (int64_t r0 = 0; r0 < n; r0 += p) {
+    std::vector<llvm::Type*> rts;
+    for (size_t i = 0; i < nres * p; ++i) {
+      llvm::Type* t = letter_type(parts[i]);
+      if (!t) return error(o, Code::Compile, "'inline_asm' output constraint '" + parts[i] + "' is not supported");
+      rts.push_back(t);
+    }
+    std::vector<llvm::Value*> ops;
+    size_t ci = nres * p;
+    for (size_t a = 0; a < in.size(); ++a)
+      for (int64_t k = 0; k < p; ++k, ++ci) {
+        llvm::Value* x = fit(in[a][block ? r0 + k : 0], letter_type(parts[ci]));
+        if (!x) return error(o, Code::Compile, "'inline_asm' operand does not fit constraint '" + parts[ci] + "'");
+        ops.push_back(x);
+      }
+    llvm::Type* ret = rts.empty() ? b_.getVoidTy()
+                      : rts.size() == 1 ? rts[0]
+                                        : static_cast<llvm::Type*>(llvm::StructType::get(c_, rts));
+    std::vector<llvm::Type*> ats;
+    for (llvm::Value* x : ops) ats.push_back(x->getType());
+    auto* ft = llvm::FunctionType::get(ret, ats, false);
+    if (llvm::Error err = llvm::InlineAsm::verify(ft, cons)) {
+      llvm::consumeError(std::move(err));
+      return error(o, Code::Compile, "'inline_asm' constraints \"" + cons + "\" do not fit its operands");
+    }
+    llvm::Value* call = b_.CreateCall(llvm::InlineAsm::get(ft, text, cons, !pure), ops);
+    for (size_t i = 0; i < nres; ++i)
+      for (int64_t k = 0; k < p; ++k) {
+        size_t idx = i * p + k;
+        llvm::Value* x = rts.size() == 1 ? call : b_.CreateExtractValue(call, idx);
+        EType e = etype(f_->type_of(op.results[i]));
+        llvm::Value* y = fit(x, reg_ty(e));
+        if (!y) return error(o, Code::Compile, "'inline_asm' result does not fit its type");
+        out[i][block ? r0 + k : 0] = y;
+      }
+  }
+  for (size_t i = 0; i < nres; ++i) {
+    EType e = etype(f_->type_of(op.results[i]));
+    if (block) set(op.results[i], dist(e, l, out[i]));
+    else set(op.results[i], scalar(out[i][0], e));
+  }
+  return Status::ok();
+}
+
+}  // namespace tri::codegen::nvptx::detail

@@ -1,0 +1,183 @@
+// The NVPTX lowering's internals, shared by its files: how an IR value exists in the generated
+// code (Val), and the lowering object (GpuLowering). lower.cpp holds the core (values, layouts,
+// conversions, elementwise and shape ops); lower_memory.cpp loads, stores and atomics;
+// lower_reduce.cpp reduce, scan and dot; lower_control.cpp control flow, calls and debugging ops.
+//
+// A value is one of:
+//  - Scalar: an LLVM value every thread of the program holds (IR scalars are uniform);
+//  - Lazy: a function from coordinates to an element, for blocks that are cheap to compute
+//    anywhere (arange, splat, index and pointer arithmetic): a consumer evaluates it in its own
+//    layout, so `addptr(splat(p), offs)` never occupies registers or shared memory;
+//  - Dist: registers in a distributed layout (layout.h): loads, reductions, math, loop-carried
+//    blocks.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/elem_emitter.h"
+#include "codegen/nvptx/layout.h"
+#include "codegen/nvptx/lower.h"
+#include "ir/ir.h"
+
+namespace tri::passes {
+class AxisInfoAnalysis;
+}
+
+namespace tri::codegen::nvptx::detail {
+
+using ir::BlockId;
+using ir::Opcode;
+using ir::OpId;
+using ir::Scalar;
+using ir::TypeId;
+using ir::ValueId;
+using Coord = std::vector<llvm::Value*>;  // i32, one per dimension
+using Gen = std::function<llvm::Value*(const Coord&)>;
+
+struct Val {
+  enum class Kind : uint8_t { None, Scalar, Lazy, Dist };
+  Kind kind = Kind::None;
+  EType et;
+  Shape shape;                    // empty for Scalar
+  llvm::Value* s = nullptr;       // Scalar
+  std::shared_ptr<const Gen> gen; // Lazy
+  Layout lay;                     // Dist
+  std::vector<llvm::Value*> regs; // Dist: one per register of lay
+  // Dist values made by a load: the same load in another layout, valid while no store of the
+  // program came between (epoch). A conversion re-loads (from cache) instead of exchanging
+  // registers through shared memory, and the first load goes away when nothing else uses it.
+  std::shared_ptr<const std::function<std::vector<llvm::Value*>(const Layout&)>> remat;
+  uint64_t epoch = 0;
+};
+
+class GpuElemEmitter final : public ElemEmitter {
+ public:
+  GpuElemEmitter(llvm::IRBuilder<>& b, llvm::Module& m) : ElemEmitter(b), m_(m) {}
+  llvm::Value* decode(llvm::Value* bits, Scalar s) override;
+  llvm::Value* encode(llvm::Value* x, Scalar s, bool rtz) override;
+  llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) override;
+  std::string missing;  // the last math function math_fn could not provide
+
+ private:
+  llvm::Module& m_;
+};
+
+class GpuLowering {
+ public:
+  GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
+              llvm::Module* mod);
+  ~GpuLowering();
+  Status run(KernelInfo* info);
+
+  // ---- values
+  EType etype(TypeId t) const;
+  Shape shape(TypeId t) const;
+  int threads() const { return 32 * opt_.num_warps; }
+  Val scalar(llvm::Value* v, EType e) const;
+  Val lazy(EType e, Shape s, Gen g) const;
+  Val dist(EType e, Layout l, std::vector<llvm::Value*> regs) const;
+  const Val& val(ValueId v) const { return (*vals_)[v]; }
+  void set(ValueId v, Val x) { (*vals_)[v] = std::move(x); }
+  // The layout blocks of this shape and element type get when nothing else decides: row-major,
+  // 16-byte vectors per thread where the shape has that many elements per thread.
+  Layout default_layout(const Shape& s, EType e) const;
+  // The coordinates of register r of layout l in the calling thread.
+  Coord coords(const Layout& l, int64_t r);
+  // The elements of v in layout l, one per register (a conversion when v is in another layout).
+  std::vector<llvm::Value*> regs_in(const Val& v, const Layout& l);
+  // v as registers: its own layout when it has one, else the default layout.
+  Val as_dist(const Val& v);
+  // A conversion of a Dist value to layout `to`; `proj[d]` reads source coordinate 0 along d
+  // (broadcast). In registers when the layouts allow, else through shared memory.
+  std::vector<llvm::Value*> convert(const Val& v, const Layout& to, const std::vector<bool>& proj);
+  // Whether the calling thread holds an element of l that no other thread writes: only owners
+  // store (replicated lanes and warps hold copies).
+  llvm::Value* owner(const Layout& l);
+  // ---- shared memory and threads
+  llvm::Value* smem_ptr(llvm::Value* byte_offset);  // i8 pointer in addrspace(3)
+  void need_smem(uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes); }
+  void barrier();
+  llvm::Value* tid() const { return tid_; }
+  llvm::Value* lane() const { return lane_; }
+  llvm::Value* warp() const { return warp_; }
+  llvm::Value* shfl_xor(llvm::Value* v, int mask);
+  llvm::Value* shfl_up(llvm::Value* v, int delta, int width);
+  llvm::Value* shfl_down(llvm::Value* v, int delta, int width);
+  llvm::Value* shfl_idx(llvm::Value* v, llvm::Value* lane);
+  llvm::Value* linear(const Coord& c, const Shape& s);  // row-major index, i32
+  llvm::Value* to_mem(llvm::Value* v, EType e);        // register value -> memory value
+  llvm::Value* from_mem(llvm::Value* v, EType e);
+  llvm::Type* mem_ty(EType e) const;
+  llvm::Type* reg_ty(EType e) const { return em_.reg_ty(e); }
+  // Emits `then` under `cond` (a branch around it).
+  void emit_if(llvm::Value* cond, const std::function<void()>& then);
+
+  // ---- ops
+  Status lower_block(BlockId b, OpId* terminator);
+  Status lower_op(OpId o);
+  Status lower_elementwise(OpId o);
+  Status lower_shape(OpId o);
+  Status lower_load(OpId o);
+  // The registers of a block load in layout l, `vec` elements per instruction.
+  std::vector<llvm::Value*> emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask, const Val* other,
+                                      const Layout& l, int vec, EType e);
+  Status lower_store(OpId o);
+  Status lower_atomic(OpId o);
+  // Combines the lanes of a relaxed atomic whose result is unused in shared memory first
+  // (lower_memory.cpp); false when the op does not qualify.
+  bool combine_atomic(OpId o, const Layout& l);
+  // Number of uses of a value of the function being lowered.
+  int uses(ValueId v);
+  std::map<const ir::Function*, std::vector<int>> uses_;
+  Status lower_reduce(OpId o);
+  Status lower_scan(OpId o);
+  Status lower_dot(OpId o);
+  Status lower_for(OpId o);
+  Status lower_if(OpId o);
+  Status lower_while(OpId o);
+  Status lower_call(OpId o);
+  Status lower_print(OpId o);
+  Status lower_assert(OpId o);
+  Status lower_inline_asm(OpId o);
+  // Lowers a combine region on scalar arguments and returns the yielded values.
+  Status lower_combine(BlockId region, const std::vector<llvm::Value*>& args, std::vector<llvm::Value*>* out);
+  // Vector width (elements) that axis info allows for a memory op's pointer along dimension d.
+  int mem_vec(ValueId ptr, ValueId mask, int d, int eb) const;
+  static int mem_vec(const passes::AxisInfoAnalysis* ax, ValueId ptr, ValueId mask, int d, int eb);
+  uint64_t mem_epoch_ = 0;  // counts the ops that may write memory (stores, atomics, asm)
+  Status error(OpId o, Code code, const std::string& what) const;
+
+  const ir::Module& m_;
+  const ir::Function& kernel_;
+  GpuOptions opt_;
+  llvm::LLVMContext& c_;
+  llvm::Module* mod_;
+  llvm::Function* lf_ = nullptr;
+  llvm::IRBuilder<> b_;
+  GpuElemEmitter em_;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::Value* tid_ = nullptr;
+  llvm::Value* lane_ = nullptr;
+  llvm::Value* warp_ = nullptr;
+  llvm::GlobalVariable* smem_ = nullptr;
+  uint64_t smem_bytes_ = 0;
+  std::map<std::string, Coord> thread_coords_;  // per layout: the thread's part of its coordinates
+  // The function being lowered (the kernel, or a device function being inlined) and its values.
+  const ir::Function* f_ = nullptr;
+  std::vector<Val>* vals_ = nullptr;
+  std::vector<Val> ret_;  // `return` values of the function being inlined
+  int depth_ = 0;
+  // Axis info of each function lowered (device functions get conservative facts).
+  std::map<const ir::Function*, std::unique_ptr<passes::AxisInfoAnalysis>> axis_;
+  const passes::AxisInfoAnalysis* axis() const;
+};
+
+}  // namespace tri::codegen::nvptx::detail

@@ -1,0 +1,563 @@
+// Loads, stores and atomics on the GPU. Block loads and stores pick a layout whose threads hold
+// runs of consecutive elements as wide as axis info proves contiguous and aligned (up to 16
+// bytes), and move each run with one predicated vector instruction (inline PTX, so the cache and
+// eviction hints of the op are honoured exactly). Replicated threads do not store.
+#include <llvm/IR/InlineAsm.h>
+
+#include <algorithm>
+
+#include "codegen/nvptx/lower_impl.h"
+#include "codegen/scalar_ops.h"
+#include "passes/axis_info.h"
+
+namespace tri::codegen::nvptx::detail {
+namespace {
+
+int floor_pow2(int64_t v) {
+  int r = 1;
+  while (r * 2 <= v && r < (1 << 20)) r *= 2;
+  return r;
+}
+
+// The dimension of register bit 0's basis when it is a unit step, and how many low register
+// bits continue it (a run of 2^k consecutive elements per thread).
+int run_of(const Layout& l, int* dim) {
+  *dim = -1;
+  if (l.reg.empty()) return 1;
+  for (int d = 0; d < l.rank(); ++d)
+    if (l.reg[0][d] == 1) *dim = d;
+  if (*dim < 0) return 1;
+  int k = 0;
+  while (k < static_cast<int>(l.reg.size())) {
+    Basis want(l.rank(), 0);
+    want[*dim] = int64_t(1) << k;
+    if (l.reg[k] != want) break;
+    ++k;
+  }
+  return 1 << k;
+}
+
+}  // namespace
+
+int GpuLowering::mem_vec(ValueId ptr, ValueId mask, int d, int eb) const { return mem_vec(axis(), ptr, mask, d, eb); }
+
+int GpuLowering::mem_vec(const passes::AxisInfoAnalysis* ax, ValueId ptr, ValueId mask, int d, int eb) {
+  if (!ax || d < 0) return 1;
+  const passes::AxisInfo& pa = ax->get(ptr);
+  if (d >= static_cast<int>(pa.contiguity.size())) return 1;
+  int64_t v = 16 / eb;
+  v = std::min<int64_t>(v, pa.contiguity[d]);
+  v = std::min<int64_t>(v, std::max<int64_t>(1, pa.divisibility[d] / eb));
+  if (mask != ir::kNoValue) {
+    const passes::AxisInfo& ma = ax->get(mask);
+    if (d < static_cast<int>(ma.constancy.size())) v = std::min<int64_t>(v, ma.constancy[d]);
+  }
+  return floor_pow2(std::max<int64_t>(1, v));
+}
+
+namespace {
+
+// The bits of an element in memory, as an integer of its byte width.
+llvm::Value* to_bits(llvm::IRBuilder<>& b, llvm::Value* v, EType e) {
+  int bits = elem_bytes(e) * 8;
+  if (e.ptr) return b.CreatePtrToInt(v, b.getInt64Ty());
+  v = codegen::to_mem(b, v, e.s);
+  if (v->getType()->isIntegerTy()) return v;
+  return b.CreateBitCast(v, b.getIntNTy(bits));
+}
+
+llvm::Value* from_bits(llvm::IRBuilder<>& b, llvm::Value* v, EType e, llvm::LLVMContext& c) {
+  if (e.ptr) return b.CreateIntToPtr(v, llvm::PointerType::getUnqual(c));
+  llvm::Type* mt = mem_type(c, e.s);
+  if (mt != v->getType()) v = b.CreateBitCast(v, mt);
+  return codegen::from_mem(b, v, e.s);
+}
+
+struct AccessShape {
+  int words;         // registers the asm moves
+  int word_bits;     // 32, 16 (one 2-byte element) or 8 (one byte, in a 32-bit register)
+  const char* cons;  // the registers' constraint letter
+};
+
+AccessShape access_shape(int bytes) {
+  if (bytes >= 4) return {bytes / 4, 32, "r"};
+  if (bytes == 2) return {1, 16, "h"};
+  return {1, 8, "r"};
+}
+
+// vec elements' bits (each elem_bits wide) <-> `words` registers.
+std::vector<llvm::Value*> pack(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems, int elem_bits,
+                               AccessShape as) {
+  if (as.word_bits == 8) return {b.CreateZExt(elems[0], b.getInt32Ty())};
+  if (as.word_bits == 16) return {elems[0]};
+  llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(b.getIntNTy(elem_bits), elems.size()));
+  for (size_t i = 0; i < elems.size(); ++i) v = b.CreateInsertElement(v, elems[i], i);
+  v = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt32Ty(), as.words));
+  std::vector<llvm::Value*> out;
+  for (int i = 0; i < as.words; ++i) out.push_back(b.CreateExtractElement(v, i));
+  return out;
+}
+
+std::vector<llvm::Value*> unpack(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& words, int elem_bits, int vec,
+                                 AccessShape as) {
+  if (as.word_bits == 8) return {b.CreateTrunc(words[0], b.getInt8Ty())};
+  if (as.word_bits == 16) return {words[0]};
+  llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(b.getInt32Ty(), as.words));
+  for (int i = 0; i < as.words; ++i) v = b.CreateInsertElement(v, words[i], i);
+  v = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getIntNTy(elem_bits), vec));
+  std::vector<llvm::Value*> out;
+  for (int i = 0; i < vec; ++i) out.push_back(b.CreateExtractElement(v, i));
+  return out;
+}
+
+std::string operand_list(int first, int n) {
+  std::string s = n > 1 ? "{" : "";
+  for (int i = 0; i < n; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + (n > 1 ? "}" : "");
+}
+
+std::string vec_suffix(AccessShape as) {
+  std::string s = as.words > 1 ? ".v" + std::to_string(as.words) : "";
+  return s + (as.word_bits == 32 ? ".b32" : as.word_bits == 16 ? ".b16" : ".u8");
+}
+
+}  // namespace
+
+Status GpuLowering::lower_load(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  ValueId res = op.results[0];
+  EType e = etype(f_->type_of(res));
+  ValueId pv = f_->operand(o, "ptr"), mv = f_->operand(o, "mask"), ov = f_->operand(o, "other");
+  const Val& ptr = val(pv);
+  const bool vol = f_->attr(o, "volatile").present() && f_->attr(o, "volatile").i;
+  const int eb = elem_bytes(e);
+  if (ptr.kind == Val::Kind::Scalar) {
+    // Every thread loads the same scalar.
+    llvm::Value* mask = mv != ir::kNoValue ? val(mv).s : nullptr;
+    llvm::Value* other = ov != ir::kNoValue ? val(ov).s : llvm::Constant::getNullValue(reg_ty(e));
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::Value* loaded = nullptr;
+    llvm::BasicBlock* in = pre;
+    emit_if(mask ? mask : b_.getTrue(), [&] {
+      llvm::LoadInst* ld = b_.CreateAlignedLoad(mem_ty(e), ptr.s, llvm::Align(eb));
+      ld->setVolatile(vol);
+      loaded = from_mem(ld, e);
+      in = b_.GetInsertBlock();
+    });
+    if (!mask) {
+      set(res, scalar(loaded, e));
+    } else {
+      llvm::PHINode* phi = b_.CreatePHI(reg_ty(e), 2);
+      phi->addIncoming(loaded, in);
+      phi->addIncoming(other, pre);
+      set(res, scalar(phi, e));
+    }
+    return Status::ok();
+  }
+  // The layout: the pointer's own when it has one, else the coalesced one axis info suggests.
+  Layout l;
+  int dim = -1, vec = 1;
+  if (ptr.kind == Val::Kind::Dist) {
+    l = ptr.lay;
+    const int run = run_of(l, &dim);
+    vec = std::min(run, mem_vec(pv, mv, dim, eb));
+  } else {
+    std::vector<int> order = row_major(static_cast<int>(ptr.shape.size()));
+    if (const passes::AxisInfoAnalysis* ax = axis()) {
+      const passes::AxisInfo& pa = ax->get(pv);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
+    }
+    dim = order[0];
+    vec = mem_vec(pv, mv, dim, eb);
+    int64_t n = 1;
+    for (int64_t d : ptr.shape) n *= d;
+    vec = std::min<int64_t>(vec, std::max<int64_t>(1, n / threads()));
+    l = blocked(ptr.shape, order, vec, opt_.num_warps);
+    int d2;
+    vec = std::min(vec, run_of(l, &d2));
+  }
+  const Val* mask = mv != ir::kNoValue ? &val(mv) : nullptr;
+  const Val* other = ov != ir::kNoValue ? &val(ov) : nullptr;
+  Val v = dist(e, l, emit_load(*f_, o, ptr, mask, other, l, vec, e));
+  if (!vol) {
+    // Another layout's registers by loading again (lane groups as wide as axis info allows).
+    const passes::AxisInfoAnalysis* ax = axis();
+    const ir::Function* fn = f_;
+    Val p = ptr, m = mask ? *mask : Val(), ot = other ? *other : Val();
+    v.remat = std::make_shared<const std::function<std::vector<llvm::Value*>(const Layout&)>>(
+        [this, ax, fn, o, p, m, ot, pv, mv, e, eb](const Layout& to) {
+          int d;
+          const int run = run_of(to, &d);
+          const int w = std::min(run, mem_vec(ax, pv, mv, d, eb));
+          return emit_load(*fn, o, p, m.kind == Val::Kind::None ? nullptr : &m,
+                           ot.kind == Val::Kind::None ? nullptr : &ot, to, w, e);
+        });
+    v.epoch = mem_epoch_;
+  }
+  set(res, std::move(v));
+  return Status::ok();
+}
+
+std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask,
+                                                 const Val* other, const Layout& l, int vec, EType e) {
+  const int eb = elem_bytes(e);
+  const bool vol = fn.attr(o, "volatile").present() && fn.attr(o, "volatile").i;
+  std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
+  std::vector<llvm::Value*> masks = mask ? regs_in(*mask, l) : std::vector<llvm::Value*>();
+  std::vector<llvm::Value*> others = other ? regs_in(*other, l) : std::vector<llvm::Value*>();
+
+  std::string mods;
+  if (vol) {
+    mods = "ld.volatile.global";
+  } else {
+    static const char* const cache[] = {"", ".ca", ".cg", ".cs", ".cv"};
+    static const char* const evict[] = {"", ".L1::evict_first", ".L1::evict_last"};
+    int64_t ci = enum_attr(fn, o, "cache"), ei = enum_attr(fn, o, "evict");
+    mods = std::string("ld.global") + (ci > 0 ? cache[ci] : ei > 0 ? evict[ei] : "");
+  }
+  const AccessShape as = access_shape(vec * eb);
+  const int ebits = eb * 8;
+  std::vector<llvm::Value*> out(l.nregs());
+  for (int64_t r0 = 0; r0 < l.nregs(); r0 += vec) {
+    std::vector<llvm::Type*> rts(as.words, as.word_bits == 16 ? b_.getInt16Ty() : b_.getInt32Ty());
+    llvm::Type* ret = as.words == 1 ? rts[0] : static_cast<llvm::Type*>(llvm::StructType::get(c_, rts));
+    std::vector<llvm::Value*> args = {b_.CreatePtrToInt(ptrs[r0], b_.getInt64Ty())};
+    std::string cons;
+    for (int i = 0; i < as.words; ++i) cons += std::string(i ? ",=" : "=") + as.cons;
+    cons += ",l";
+    std::string text = "{\n";
+    const int addr = as.words;
+    std::string pred;
+    if (!masks.empty()) {
+      args.push_back(b_.CreateZExt(masks[r0], b_.getInt32Ty()));
+      cons += ",r";
+      text += ".reg .pred %p;\nsetp.ne.b32 %p, $" + std::to_string(addr + 1) + ", 0;\n";
+      pred = "@%p ";
+      std::vector<llvm::Value*> dflt;
+      if (!others.empty()) {
+        std::vector<llvm::Value*> bits;
+        for (int i = 0; i < vec; ++i) bits.push_back(to_bits(b_, others[r0 + i], e));
+        dflt = pack(b_, bits, ebits, as);
+      }
+      const char* mov = as.word_bits == 16 ? "mov.b16" : "mov.b32";
+      for (int i = 0; i < as.words; ++i) {
+        if (dflt.empty()) {
+          text += std::string(mov) + " $" + std::to_string(i) + ", 0;\n";
+        } else {
+          args.push_back(dflt[i]);
+          cons += std::string(",") + as.cons;
+          text += std::string(mov) + " $" + std::to_string(i) + ", $" + std::to_string(addr + 2 + i) + ";\n";
+        }
+      }
+    }
+    text += pred + mods + vec_suffix(as) + " " + operand_list(0, as.words) + ", [$" + std::to_string(addr) + "];\n}";
+    if (vol) cons += ",~{memory}";
+    std::vector<llvm::Type*> ats;
+    for (llvm::Value* a : args) ats.push_back(a->getType());
+    auto* ia = llvm::InlineAsm::get(llvm::FunctionType::get(ret, ats, false), text, cons, /*sideeffect=*/vol);
+    llvm::CallInst* call = b_.CreateCall(ia, args);
+    // It reads memory and nothing else: not moved across a store or a barrier, removed when
+    // unused (a volatile load has side effects instead).
+    if (!vol) {
+      call->setOnlyReadsMemory();
+      call->setDoesNotThrow();
+      call->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    std::vector<llvm::Value*> words;
+    for (int i = 0; i < as.words; ++i) words.push_back(as.words == 1 ? call : b_.CreateExtractValue(call, i));
+    std::vector<llvm::Value*> elems = unpack(b_, words, ebits, vec, as);
+    for (int i = 0; i < vec; ++i) out[r0 + i] = from_bits(b_, elems[i], e, c_);
+  }
+  return out;
+}
+
+Status GpuLowering::lower_store(OpId o) {
+  ++mem_epoch_;
+  ValueId pv = f_->operand(o, "ptr"), vv = f_->operand(o, "value"), mv = f_->operand(o, "mask");
+  const Val& ptr = val(pv);
+  const Val& value = val(vv);
+  EType e = value.et;
+  const int eb = elem_bytes(e);
+  if (ptr.kind == Val::Kind::Scalar) {
+    // One thread stores a scalar.
+    llvm::Value* cond = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+    if (mv != ir::kNoValue) cond = b_.CreateAnd(cond, val(mv).s);
+    emit_if(cond, [&] { b_.CreateAlignedStore(to_mem(value.s, e), ptr.s, llvm::Align(eb)); });
+    return Status::ok();
+  }
+  // The layout: the coalesced one axis info suggests, unless the value's own stores as wide.
+  std::vector<int> order = row_major(static_cast<int>(ptr.shape.size()));
+  if (const passes::AxisInfoAnalysis* ax = axis()) {
+    const passes::AxisInfo& pa = ax->get(pv);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
+  }
+  int64_t n = 1;
+  for (int64_t d : ptr.shape) n *= d;
+  int want = std::min<int64_t>(mem_vec(pv, mv, order[0], eb), std::max<int64_t>(1, n / threads()));
+  Layout l = blocked(ptr.shape, order, want, opt_.num_warps);
+  int dim;
+  int vec = std::min(want, run_of(l, &dim));
+  for (const Val* cand : {&value, &ptr}) {
+    if (cand->kind != Val::Kind::Dist) continue;
+    int d2;
+    const int run = run_of(cand->lay, &d2);
+    int v2 = std::min(run, mem_vec(pv, mv, d2, eb));
+    if (v2 >= vec && replicated_lane_mask(cand->lay) == 0 && replicated_warp_mask(cand->lay) == 0) {
+      l = cand->lay;
+      vec = v2;
+      break;
+    }
+  }
+  std::vector<llvm::Value*> ptrs = regs_in(ptr, l), vals = regs_in(value, l);
+  std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  static const char* const cache[] = {"", ".wb", ".cg", ".cs", ".wt"};
+  static const char* const evict[] = {"", ".L1::evict_first", ".L1::evict_last"};
+  int64_t ci = enum_attr(*f_, o, "cache"), ei = enum_attr(*f_, o, "evict");
+  std::string mods = std::string("st.global") + (ci > 0 ? cache[ci] : ei > 0 ? evict[ei] : "");
+  const AccessShape as = access_shape(vec * eb);
+  const uint64_t dup = replicated_reg_mask(l);
+  llvm::Value* own = owner(l);
+  for (int64_t r0 = 0; r0 < l.nregs(); r0 += vec) {
+    if (r0 & dup) continue;
+    std::vector<llvm::Value*> bits;
+    for (int i = 0; i < vec; ++i) bits.push_back(to_bits(b_, vals[r0 + i], e));
+    std::vector<llvm::Value*> words = pack(b_, bits, eb * 8, as);
+    llvm::Value* pred = own;
+    if (!masks.empty()) pred = b_.CreateAnd(pred, masks[r0]);
+    std::vector<llvm::Value*> args = {b_.CreatePtrToInt(ptrs[r0], b_.getInt64Ty()), b_.CreateZExt(pred, b_.getInt32Ty())};
+    std::string cons = "l,r";
+    for (llvm::Value* w : words) {
+      args.push_back(w);
+      cons += std::string(",") + as.cons;
+    }
+    std::string text = "{\n.reg .pred %p;\nsetp.ne.b32 %p, $1, 0;\n@%p " + mods + vec_suffix(as) + " [$0], " +
+                       operand_list(2, as.words) + ";\n}";
+    if (as.word_bits == 8) {
+      // A single byte is stored from the low bits of a 32-bit register.
+      text = "{\n.reg .pred %p;\n.reg .b16 %h;\nsetp.ne.b32 %p, $1, 0;\ncvt.u16.u32 %h, $2;\n@%p " + mods +
+             ".u8 [$0], %h;\n}";
+    }
+    cons += ",~{memory}";
+    std::vector<llvm::Type*> ats;
+    for (llvm::Value* a : args) ats.push_back(a->getType());
+    auto* ia = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), ats, false), text, cons, true);
+    b_.CreateCall(ia, args);
+  }
+  return Status::ok();
+}
+
+Status GpuLowering::lower_atomic(OpId o) {
+  ++mem_epoch_;
+  const ir::OpData& op = f_->op(o);
+  const bool cas = op.code == Opcode::AtomicCas;
+  ValueId res = op.results[0];
+  EType e = etype(f_->type_of(res));
+  const Val& ptr = val(op.operands[0]);
+  ValueId mv = f_->operand(o, "mask");
+  const int eb = elem_bytes(e);
+  llvm::AtomicOrdering ord = atomic_ordering(enum_attr(*f_, o, "order"));
+  auto one = [&](llvm::Value* p, llvm::Value* cmp, llvm::Value* v) -> llvm::Value* {
+    if (!cas) return em_.atomic_lane(*f_, o, p, v, e);
+    llvm::Type* it = b_.getIntNTy(eb * 8);
+    auto bits = [&](llvm::Value* x) -> llvm::Value* {
+      if (e.s == Scalar::I1) return b_.CreateZExt(x, it);
+      return x->getType() == it ? x : b_.CreateBitCast(x, it);
+    };
+    llvm::Value* pair = b_.CreateAtomicCmpXchg(p, bits(cmp), bits(v), llvm::MaybeAlign(eb), ord,
+                                               atomic_failure_ordering(ord));
+    llvm::Value* old = b_.CreateExtractValue(pair, 0);
+    if (e.s == Scalar::I1) return b_.CreateICmpNE(old, b_.getInt8(0));
+    return old->getType() == reg_ty(e) ? old : b_.CreateBitCast(old, reg_ty(e));
+  };
+  // Runs one lane under `cond` and returns its result (undefined where cond is false).
+  auto guarded = [&](llvm::Value* cond, llvm::Value* p, llvm::Value* cmp, llvm::Value* v) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::Value* r = nullptr;
+    llvm::BasicBlock* in = pre;
+    emit_if(cond, [&] {
+      r = one(p, cmp, v);
+      in = b_.GetInsertBlock();
+    });
+    if (llvm::isa<llvm::ConstantInt>(cond)) return r;
+    llvm::PHINode* phi = b_.CreatePHI(reg_ty(e), 2);
+    phi->addIncoming(r, in);
+    phi->addIncoming(llvm::UndefValue::get(reg_ty(e)), pre);
+    return static_cast<llvm::Value*>(phi);
+  };
+  const bool used = true;
+  if (ptr.kind == Val::Kind::Scalar) {
+    // Thread 0 performs it; the old value reaches the others through shared memory.
+    llvm::Value* cond = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+    if (mv != ir::kNoValue) cond = b_.CreateAnd(cond, val(mv).s);
+    llvm::Value* r = guarded(cond, ptr.s, cas ? val(op.operands[1]).s : nullptr, val(op.operands[cas ? 2 : 1]).s);
+    need_smem(8);
+    barrier();
+    emit_if(b_.CreateICmpEQ(tid_, b_.getInt32(0)),
+            [&] { b_.CreateAlignedStore(to_mem(r, e), smem_ptr(b_.getInt32(0)), llvm::Align(eb)); });
+    barrier();
+    set(res, scalar(from_mem(b_.CreateAlignedLoad(mem_ty(e), smem_ptr(b_.getInt32(0)), llvm::Align(eb)), e), e));
+    return Status::ok();
+  }
+  Layout l = ptr.kind == Val::Kind::Dist ? ptr.lay : default_layout(ptr.shape, e);
+  if (!cas && combine_atomic(o, l)) return Status::ok();
+  std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
+  std::vector<llvm::Value*> cmps = cas ? regs_in(val(op.operands[1]), l) : std::vector<llvm::Value*>();
+  std::vector<llvm::Value*> vals = regs_in(val(op.operands[cas ? 2 : 1]), l);
+  std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  const uint64_t dup = replicated_reg_mask(l);
+  llvm::Value* own = owner(l);
+  std::vector<llvm::Value*> out(l.nregs());
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    if (r & dup) continue;
+    llvm::Value* cond = own;
+    if (!masks.empty()) cond = b_.CreateAnd(cond, masks[r]);
+    out[r] = guarded(cond, ptrs[r], cas ? cmps[r] : nullptr, vals[r]);
+  }
+  for (int64_t r = 0; r < l.nregs(); ++r)
+    if (r & dup) out[r] = out[r & ~dup];
+  Val v = dist(e, l, std::move(out));
+  if (used && (replicated_lane_mask(l) || replicated_warp_mask(l))) {
+    // Replicated threads did not perform the atomic: give them the owners' results.
+    int64_t n = 1;
+    for (int64_t d : l.shape) n *= d;
+    need_smem(static_cast<uint64_t>(n) * eb);
+    barrier();
+    emit_if(own, [&] {
+      for (int64_t r = 0; r < l.nregs(); ++r) {
+        if (r & dup) continue;
+        llvm::Value* off = b_.CreateMul(linear(coords(l, r), l.shape), b_.getInt32(eb));
+        b_.CreateAlignedStore(to_mem(v.regs[r], e), smem_ptr(off), llvm::Align(eb));
+      }
+    });
+    barrier();
+    for (int64_t r = 0; r < l.nregs(); ++r) {
+      llvm::Value* off = b_.CreateMul(linear(coords(l, r), l.shape), b_.getInt32(eb));
+      v.regs[r] = from_mem(b_.CreateAlignedLoad(mem_ty(e), smem_ptr(off), llvm::Align(eb)), e);
+    }
+  }
+  set(res, std::move(v));
+  return Status::ok();
+}
+
+bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
+  // Many lanes of a program updating few addresses (a histogram) are combined in a shared-memory
+  // table keyed by address before anything reaches global memory: each lane adds into its
+  // address's slot with a shared-memory atomic, then the program sends one global atomic per
+  // distinct address. Only where that cannot change what anyone observes: the old values are
+  // unused, the order is relaxed, and the kind is commutative and associative on the type.
+  const ir::OpData& op = f_->op(o);
+  const std::string kind = enum_name(*f_, o, "kind");
+  EType e = etype(f_->type_of(op.results[0]));
+  if (uses(op.results[0]) != 0 || enum_name(*f_, o, "order") != "relaxed") return false;
+  const bool i32 = !e.ptr && (e.s == Scalar::I32);
+  const bool f32 = !e.ptr && e.s == Scalar::F32;
+  if (!(i32 && (kind == "add" || kind == "min" || kind == "max" || kind == "umin" || kind == "umax" ||
+                kind == "and" || kind == "or" || kind == "xor")) &&
+      !(f32 && kind == "add"))
+    return false;
+  int64_t n = 1;
+  for (int64_t d : l.shape) n *= d;
+  if (n < 256) return false;
+  constexpr uint32_t kSlots = 1024, kProbes = 8;
+  llvm::AtomicRMWInst::BinOp bop = kind == "add" ? (f32 ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add)
+                                   : kind == "min" ? llvm::AtomicRMWInst::Min
+                                   : kind == "max" ? llvm::AtomicRMWInst::Max
+                                   : kind == "umin" ? llvm::AtomicRMWInst::UMin
+                                   : kind == "umax" ? llvm::AtomicRMWInst::UMax
+                                   : kind == "and" ? llvm::AtomicRMWInst::And
+                                   : kind == "or" ? llvm::AtomicRMWInst::Or
+                                                  : llvm::AtomicRMWInst::Xor;
+  uint32_t ident = kind == "and" || kind == "umin" ? 0xffffffffu : kind == "min" ? 0x7fffffffu
+                   : kind == "max" ? 0x80000000u : 0u;
+  llvm::Type* vt = f32 ? b_.getFloatTy() : b_.getInt32Ty();
+  llvm::Value* identity = f32 ? static_cast<llvm::Value*>(llvm::ConstantFP::get(vt, 0.0)) : b_.getInt32(ident);
+  // Keys (addresses; 0 is an empty slot) then values.
+  need_smem(kSlots * 12);
+  auto key_ptr = [&](llvm::Value* i) { return smem_ptr(b_.CreateMul(i, b_.getInt32(8))); };
+  auto val_ptr = [&](llvm::Value* i) { return smem_ptr(b_.CreateAdd(b_.getInt32(kSlots * 8), b_.CreateMul(i, b_.getInt32(4)))); };
+  // Each thread walks slots tid, tid + threads, ...
+  auto for_my_slots = [&](const std::function<void(llvm::Value*)>& body) {
+    for (uint32_t k = 0; k < kSlots; k += threads()) {
+      llvm::Value* i = b_.CreateAdd(tid_, b_.getInt32(k));
+      if (k + threads() <= kSlots) body(i);
+      else emit_if(b_.CreateICmpULT(i, b_.getInt32(kSlots)), [&] { body(i); });
+    }
+  };
+  barrier();
+  for_my_slots([&](llvm::Value* i) {
+    b_.CreateAlignedStore(b_.getInt64(0), key_ptr(i), llvm::Align(8));
+    b_.CreateAlignedStore(identity, val_ptr(i), llvm::Align(4));
+  });
+  barrier();
+  ValueId mv = f_->operand(o, "mask");
+  std::vector<llvm::Value*> ptrs = regs_in(val(op.operands[0]), l);
+  std::vector<llvm::Value*> vals = regs_in(val(op.operands[1]), l);
+  std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  const uint64_t dup = replicated_reg_mask(l);
+  llvm::Value* own = owner(l);
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    if (r & dup) continue;
+    llvm::Value* cond = own;
+    if (!masks.empty()) cond = b_.CreateAnd(cond, masks[r]);
+    emit_if(cond, [&] {
+      llvm::Value* addr = b_.CreatePtrToInt(ptrs[r], b_.getInt64Ty());
+      llvm::Value* h = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateLShr(addr, 2), b_.getInt64(0x9E3779B97F4A7C15ull)), 54),
+                                      b_.getInt32Ty());
+      // Probe up to kProbes slots; a lane that finds none updates global memory itself.
+      llvm::BasicBlock* pre = b_.GetInsertBlock();
+      llvm::BasicBlock* loop = llvm::BasicBlock::Create(c_, "probe", lf_);
+      llvm::BasicBlock* hit = llvm::BasicBlock::Create(c_, "probe.hit", lf_);
+      llvm::BasicBlock* next = llvm::BasicBlock::Create(c_, "probe.next", lf_);
+      llvm::BasicBlock* miss = llvm::BasicBlock::Create(c_, "probe.miss", lf_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "probe.done", lf_);
+      b_.CreateBr(loop);
+      b_.SetInsertPoint(loop);
+      llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2);
+      k->addIncoming(b_.getInt32(0), pre);
+      llvm::Value* slot = b_.CreateAnd(b_.CreateAdd(h, k), b_.getInt32(kSlots - 1));
+      llvm::Value* pair = b_.CreateAtomicCmpXchg(key_ptr(slot), b_.getInt64(0), addr, llvm::MaybeAlign(8),
+                                                 llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+      llvm::Value* prev = b_.CreateExtractValue(pair, 0);
+      llvm::Value* mine = b_.CreateOr(b_.CreateICmpEQ(prev, b_.getInt64(0)), b_.CreateICmpEQ(prev, addr));
+      b_.CreateCondBr(mine, hit, next);
+      b_.SetInsertPoint(hit);
+      b_.CreateAtomicRMW(bop, val_ptr(slot), vals[r], llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(next);
+      llvm::Value* k1 = b_.CreateAdd(k, b_.getInt32(1));
+      k->addIncoming(k1, next);
+      b_.CreateCondBr(b_.CreateICmpULT(k1, b_.getInt32(kProbes)), loop, miss);
+      b_.SetInsertPoint(miss);
+      b_.CreateAtomicRMW(bop, ptrs[r], vals[r], llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    });
+  }
+  barrier();
+  for_my_slots([&](llvm::Value* i) {
+    llvm::Value* key = b_.CreateAlignedLoad(b_.getInt64Ty(), key_ptr(i), llvm::Align(8));
+    emit_if(b_.CreateICmpNE(key, b_.getInt64(0)), [&] {
+      llvm::Value* v = b_.CreateAlignedLoad(vt, val_ptr(i), llvm::Align(4));
+      b_.CreateAtomicRMW(bop, b_.CreateIntToPtr(key, llvm::PointerType::get(c_, 1)), v, llvm::MaybeAlign(4),
+                         llvm::AtomicOrdering::Monotonic);
+    });
+  });
+  // The result is unused: any registers do.
+  set(op.results[0], dist(e, l, std::vector<llvm::Value*>(l.nregs(), llvm::UndefValue::get(reg_ty(e)))));
+  return true;
+}
+
+int GpuLowering::uses(ValueId v) {
+  auto it = uses_.find(f_);
+  if (it == uses_.end()) {
+    std::vector<int> u(f_->values.size(), 0);
+    for (const ir::OpData& od : f_->ops)
+      for (ValueId x : od.operands)
+        if (x != ir::kNoValue) ++u[x];
+    it = uses_.emplace(f_, std::move(u)).first;
+  }
+  return it->second[v];
+}
+
+}  // namespace tri::codegen::nvptx::detail

@@ -1,0 +1,464 @@
+// Reductions, scans and dot on the GPU.
+//  - reduce: in-thread over the registers along the axis, then butterfly shuffles over the lanes
+//    along it, then shared memory over the warps along it; the result lives in the slice layout
+//    (replicated over the threads that took part), so broadcasting it back costs nothing.
+//    Builtin combiners are commutative and use the operand's layout; a combine region need only
+//    be associative, so its operands first move to a layout where each thread holds a contiguous
+//    run along the axis and every step combines the lower-indexed side first.
+//  - scan: that same ordered layout; an in-thread scan, a Kogge-Stone scan of the thread totals
+//    over the lanes, the warps' totals through shared memory, then each element takes the
+//    prefixes before it.
+//  - dot: the CUDA-core fallback (tensor cores are the next step): both operands staged in
+//    shared memory in the compute type, each thread accumulating its registers of the result
+//    over k in order (c + a*b, two roundings: the interpreter's arithmetic).
+#include <algorithm>
+
+#include "codegen/nvptx/lower_impl.h"
+#include "codegen/scalar_ops.h"
+
+namespace tri::codegen::nvptx::detail {
+namespace {
+
+using Tuple = std::vector<llvm::Value*>;
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Positions of the register bits of l whose basis points into `axis` (in), and the others.
+void split_bits(const std::vector<Basis>& bs, int axis, std::vector<int>* in, std::vector<int>* out) {
+  for (size_t i = 0; i < bs.size(); ++i) (bs[i][axis] ? in : out)->push_back(static_cast<int>(i));
+}
+
+int64_t deposit(int64_t v, const std::vector<int>& positions) {
+  int64_t r = 0;
+  for (size_t j = 0; j < positions.size(); ++j)
+    if (v >> j & 1) r |= int64_t(1) << positions[j];
+  return r;
+}
+
+}  // namespace
+
+// A layout of `s` in which each thread holds a contiguous run along `axis`, and lanes then
+// warps continue it in order (no register bits above them along the axis).
+static Layout ordered_layout(const Shape& s, int axis, int num_warps) {
+  std::vector<int> order = {axis};
+  for (int d : row_major(static_cast<int>(s.size())))
+    if (d != axis) order.push_back(d);
+  int64_t vec = std::max<int64_t>(1, s[axis] / (32 * num_warps));
+  return blocked(s, order, static_cast<int>(vec), num_warps);
+}
+
+Status GpuLowering::lower_combine(BlockId region, const std::vector<llvm::Value*>& args, std::vector<llvm::Value*>* out) {
+  const ir::BlockData& bd = f_->block(region);
+  for (size_t i = 0; i < bd.args.size(); ++i) set(bd.args[i], scalar(args[i], etype(f_->type_of(bd.args[i]))));
+  OpId term;
+  TRI_RETURN_IF_ERROR(lower_block(region, &term));
+  out->clear();
+  for (ValueId v : f_->op(term).operands) out->push_back(val(v).s);
+  return Status::ok();
+}
+
+Status GpuLowering::lower_reduce(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  std::vector<ValueId> srcs = f_->variadic(o);
+  const int a = static_cast<int>(f_->attr(o, "axis").i);
+  const std::string kind = enum_name(*f_, o, "kind");
+  const bool region = !op.regions.empty();
+  const bool arg = kind == "argmax" || kind == "argmin";
+  const Shape s = val(srcs[0]).shape;
+  // Operands in one layout.
+  Layout l;
+  if (region) {
+    l = ordered_layout(s, a, opt_.num_warps);
+  } else {
+    const Val& v0 = val(srcs[0]);
+    l = v0.kind == Val::Kind::Dist ? v0.lay : default_layout(s, v0.et);
+  }
+  std::vector<EType> ets;
+  std::vector<std::vector<llvm::Value*>> in;
+  for (ValueId v : srcs) {
+    ets.push_back(val(v).et);
+    in.push_back(regs_in(val(v), l));
+  }
+  if (arg) {
+    ets.push_back(EType{false, Scalar::I32});
+    std::vector<llvm::Value*> idx;
+    for (int64_t r = 0; r < l.nregs(); ++r) idx.push_back(coords(l, r)[a]);
+    in.push_back(idx);
+  }
+  const size_t nt = in.size();
+  Status st;
+  auto combine = [&](const Tuple& x, const Tuple& y) -> Tuple {
+    if (region) {
+      Tuple args = x;
+      args.insert(args.end(), y.begin(), y.end());
+      Tuple r;
+      Status s2 = lower_combine(op.regions[0], args, &r);
+      if (!s2.is_ok()) {
+        st = s2;
+        return x;
+      }
+      return r;
+    }
+    if (arg) {
+      EType e = ets[0];
+      llvm::Value* va = em_.to_arith(x[0], e);
+      llvm::Value* vb = em_.to_arith(y[0], e);
+      const bool mx = kind == "argmax";
+      llvm::Value *better, *equal;
+      if (ir::is_float(e.s)) {
+        better = mx ? b_.CreateFCmpOGT(vb, va) : b_.CreateFCmpOLT(vb, va);
+        equal = b_.CreateFCmpOEQ(vb, va);
+      } else {
+        better = mx ? b_.CreateICmpSGT(vb, va) : b_.CreateICmpSLT(vb, va);
+        equal = b_.CreateICmpEQ(vb, va);
+      }
+      // Ties go to the lower index (the first extreme element).
+      llvm::Value* take = b_.CreateOr(better, b_.CreateAnd(equal, b_.CreateICmpSLT(y[1], x[1])));
+      return {b_.CreateSelect(take, y[0], x[0]), b_.CreateSelect(take, y[1], x[1])};
+    }
+    llvm::Value* r = em_.builtin_combine(kind, ets[0], x[0], y[0]);
+    if (!r) {
+      st = error(o, Code::Compile, "'reduce' kind '" + kind + "' does not apply to " + ir::scalar_name(ets[0].s));
+      return x;
+    }
+    return {r};
+  };
+  auto tuple_at = [&](int64_t r) {
+    Tuple t;
+    for (auto& v : in) t.push_back(v[r]);
+    return t;
+  };
+  Layout res = slice(l, a);
+  std::vector<int> axis_bits, keep_bits;
+  split_bits(l.reg, a, &axis_bits, &keep_bits);
+  std::vector<Tuple> acc(res.nregs());
+  // In each thread, in order along the axis.
+  for (int64_t rr = 0; rr < res.nregs(); ++rr) {
+    int64_t base = deposit(rr, keep_bits);
+    for (int64_t k = 0; k < (int64_t(1) << axis_bits.size()); ++k) {
+      Tuple x = tuple_at(base | deposit(k, axis_bits));
+      acc[rr] = k == 0 ? x : combine(acc[rr], x);
+    }
+  }
+  // Over the lanes along the axis: butterflies; the lower lane's side comes first.
+  for (size_t i = 0; i < l.lane.size(); ++i) {
+    if (!l.lane[i][a]) continue;
+    llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(lane_, 1u << i), b_.getInt32(0));
+    for (Tuple& t : acc) {
+      Tuple other;
+      for (llvm::Value* x : t) other.push_back(shfl_xor(x, 1 << i));
+      Tuple lo, hi;
+      for (size_t j = 0; j < nt; ++j) {
+        lo.push_back(b_.CreateSelect(upper, other[j], t[j]));
+        hi.push_back(b_.CreateSelect(upper, t[j], other[j]));
+      }
+      t = combine(lo, hi);
+    }
+  }
+  // Over the warps along the axis: each warp's partials through shared memory, combined in
+  // warp order.
+  std::vector<int> waxis, wkeep;
+  split_bits(l.warp, a, &waxis, &wkeep);
+  if (!waxis.empty()) {
+    const int64_t W = int64_t(1) << waxis.size();
+    const int64_t nres = numel(res.shape);
+    std::vector<uint64_t> off(nt);
+    uint64_t total = 0;
+    for (size_t j = 0; j < nt; ++j) {
+      off[j] = total;
+      total += static_cast<uint64_t>(nres * W * elem_bytes(ets[j]) + 15) / 16 * 16;
+    }
+    need_smem(total);
+    llvm::Value* wa = b_.getInt32(0);
+    for (size_t j = 0; j < waxis.size(); ++j)
+      wa = b_.CreateOr(wa, b_.CreateShl(b_.CreateAnd(b_.CreateLShr(warp_, waxis[j]), 1), j));
+    uint32_t rep_lanes = replicated_lane_mask(res);
+    uint32_t rep_warps = replicated_warp_mask(res);
+    for (int w : waxis) rep_warps &= ~(1u << w);
+    llvm::Value* writer = b_.CreateAnd(b_.CreateICmpEQ(b_.CreateAnd(lane_, rep_lanes), b_.getInt32(0)),
+                                       b_.CreateICmpEQ(b_.CreateAnd(warp_, rep_warps), b_.getInt32(0)));
+    const uint64_t dup = replicated_reg_mask(res);
+    auto slot = [&](int64_t rr, llvm::Value* w, size_t j) {
+      llvm::Value* lin = res.rank() ? linear(coords(res, rr), res.shape) : b_.getInt32(0);
+      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(W))), w);
+      return smem_ptr(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(off[j])),
+                                   b_.CreateMul(idx, b_.getInt32(elem_bytes(ets[j])))));
+    };
+    barrier();
+    emit_if(writer, [&] {
+      for (int64_t rr = 0; rr < res.nregs(); ++rr) {
+        if (rr & dup) continue;
+        for (size_t j = 0; j < nt; ++j)
+          b_.CreateAlignedStore(to_mem(acc[rr][j], ets[j]), slot(rr, wa, j), llvm::Align(elem_bytes(ets[j])));
+      }
+    });
+    barrier();
+    for (int64_t rr = 0; rr < res.nregs(); ++rr) {
+      Tuple t;
+      for (int64_t w = 0; w < W; ++w) {
+        Tuple x;
+        for (size_t j = 0; j < nt; ++j)
+          x.push_back(from_mem(b_.CreateAlignedLoad(mem_ty(ets[j]), slot(rr, b_.getInt32(static_cast<uint32_t>(w)), j),
+                                                    llvm::Align(elem_bytes(ets[j]))),
+                               ets[j]));
+        t = w == 0 ? x : combine(t, x);
+      }
+      acc[rr] = t;
+    }
+  }
+  TRI_RETURN_IF_ERROR(st);
+  // Results: one per src (argmax/argmin: the index).
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    const size_t j = arg ? 1 : i;
+    EType e = arg ? EType{false, Scalar::I32} : ets[j];
+    if (res.rank() == 0) {
+      set(op.results[i], scalar(acc[0][j], e));
+    } else {
+      std::vector<llvm::Value*> regs;
+      for (const Tuple& t : acc) regs.push_back(t[j]);
+      set(op.results[i], dist(e, res, std::move(regs)));
+    }
+  }
+  return Status::ok();
+}
+
+Status GpuLowering::lower_scan(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  std::vector<ValueId> srcs = f_->variadic(o);
+  const int a = static_cast<int>(f_->attr(o, "axis").i);
+  const std::string kind = enum_name(*f_, o, "kind");
+  const bool region = !op.regions.empty();
+  const bool rev = f_->attr(o, "reverse").present() && f_->attr(o, "reverse").i;
+  const Shape s = val(srcs[0]).shape;
+  Layout l = ordered_layout(s, a, opt_.num_warps);
+  std::vector<EType> ets;
+  std::vector<std::vector<llvm::Value*>> in;
+  for (ValueId v : srcs) {
+    ets.push_back(val(v).et);
+    in.push_back(regs_in(val(v), l));
+  }
+  const size_t nt = in.size();
+  Status st;
+  // combine(earlier, later) in the scan's direction.
+  auto combine = [&](const Tuple& x, const Tuple& y) -> Tuple {
+    const Tuple& p = rev ? y : x;
+    const Tuple& q = rev ? x : y;
+    if (region) {
+      Tuple args = p;
+      args.insert(args.end(), q.begin(), q.end());
+      Tuple r;
+      Status s2 = lower_combine(op.regions[0], args, &r);
+      if (!s2.is_ok()) {
+        st = s2;
+        return x;
+      }
+      return r;
+    }
+    llvm::Value* r = em_.builtin_combine(kind, ets[0], p[0], q[0]);
+    if (!r) {
+      st = error(o, Code::Compile, "'scan' kind '" + kind + "' does not apply to " + ir::scalar_name(ets[0].s));
+      return x;
+    }
+    return {r};
+  };
+  auto select = [&](llvm::Value* c, const Tuple& x, const Tuple& y) {
+    Tuple r;
+    for (size_t j = 0; j < nt; ++j) r.push_back(b_.CreateSelect(c, x[j], y[j]));
+    return r;
+  };
+  std::vector<int> axis_bits, keep_bits;
+  split_bits(l.reg, a, &axis_bits, &keep_bits);
+  const int64_t nk = int64_t(1) << axis_bits.size();
+  std::vector<Tuple> out(l.nregs());
+  std::vector<Tuple> totals;  // per row of registers (keep bits)
+  for (int64_t base_i = 0; base_i < (int64_t(1) << keep_bits.size()); ++base_i) {
+    int64_t base = deposit(base_i, keep_bits);
+    Tuple run;
+    for (int64_t kk = 0; kk < nk; ++kk) {
+      int64_t k = rev ? nk - 1 - kk : kk;
+      int64_t r = base | deposit(k, axis_bits);
+      Tuple x;
+      for (auto& v : in) x.push_back(v[r]);
+      run = kk == 0 ? x : combine(run, x);
+      out[r] = run;
+    }
+    totals.push_back(run);
+  }
+  // Lanes along the axis: the low `lb` lane bits (the ordered layout puts them first).
+  int lb = 0;
+  while (lb < static_cast<int>(l.lane.size()) && l.lane[lb][a]) ++lb;
+  const int width = 1 << lb;
+  llvm::Value* pos = b_.CreateAnd(lane_, width - 1);
+  if (rev) pos = b_.CreateSub(b_.getInt32(width - 1), pos);
+  std::vector<Tuple> excl(totals.size());
+  llvm::Value* has_excl = b_.CreateICmpUGE(pos, b_.getInt32(1));
+  for (size_t t = 0; t < totals.size(); ++t) {
+    Tuple sc = totals[t];
+    for (int d = 1; d < width; d *= 2) {
+      Tuple y;
+      for (llvm::Value* x : sc) y.push_back(rev ? shfl_down(x, d, width) : shfl_up(x, d, width));
+      sc = select(b_.CreateICmpUGE(pos, b_.getInt32(d)), combine(y, sc), sc);
+    }
+    totals[t] = sc;  // inclusive over the lanes before and at this one
+    Tuple e;
+    for (llvm::Value* x : sc) e.push_back(width > 1 ? (rev ? shfl_down(x, 1, width) : shfl_up(x, 1, width)) : x);
+    excl[t] = e;
+  }
+  // Warps along the axis: the low `wb` warp bits.
+  int wb = 0;
+  while (wb < static_cast<int>(l.warp.size()) && l.warp[wb][a]) ++wb;
+  const int nw = 1 << wb;
+  std::vector<Tuple> wpre(totals.size());
+  llvm::Value* has_wpre = b_.getFalse();
+  if (nw > 1) {
+    llvm::Value* wpos = b_.CreateAnd(warp_, nw - 1);
+    if (rev) wpos = b_.CreateSub(b_.getInt32(nw - 1), wpos);
+    has_wpre = b_.CreateICmpUGE(wpos, b_.getInt32(1));
+    const int64_t n = numel(s);
+    std::vector<uint64_t> off(nt);
+    uint64_t total = 0;
+    for (size_t j = 0; j < nt; ++j) {
+      off[j] = total;
+      total += static_cast<uint64_t>(n * elem_bytes(ets[j]) + 15) / 16 * 16;
+    }
+    need_smem(total);
+    // The slot of warp position w of a row: the row's linear index with the axis coordinate w.
+    auto slot = [&](int64_t base, llvm::Value* w, size_t j) {
+      Coord c = coords(l, base);
+      c[a] = w;
+      return smem_ptr(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(off[j])),
+                                   b_.CreateMul(linear(c, s), b_.getInt32(elem_bytes(ets[j])))));
+    };
+    uint32_t rep_lanes = replicated_lane_mask(l), rep_warps = replicated_warp_mask(l);
+    llvm::Value* writer = b_.CreateAnd(
+        b_.CreateICmpEQ(pos, b_.getInt32(width - 1)),
+        b_.CreateAnd(b_.CreateICmpEQ(b_.CreateAnd(lane_, rep_lanes), b_.getInt32(0)),
+                     b_.CreateICmpEQ(b_.CreateAnd(warp_, rep_warps), b_.getInt32(0))));
+    barrier();
+    emit_if(writer, [&] {
+      for (size_t t = 0; t < totals.size(); ++t)
+        for (size_t j = 0; j < nt; ++j)
+          b_.CreateAlignedStore(to_mem(totals[t][j], ets[j]), slot(deposit(t, keep_bits), wpos, j),
+                                llvm::Align(elem_bytes(ets[j])));
+    });
+    barrier();
+    for (size_t t = 0; t < totals.size(); ++t) {
+      Tuple acc;
+      for (int w = 0; w + 1 < nw; ++w) {
+        Tuple x;
+        for (size_t j = 0; j < nt; ++j)
+          x.push_back(from_mem(b_.CreateAlignedLoad(mem_ty(ets[j]), slot(deposit(t, keep_bits), b_.getInt32(w), j),
+                                                    llvm::Align(elem_bytes(ets[j]))),
+                               ets[j]));
+        // Positions before this warp only: later ones are combined but not selected.
+        Tuple withx = w == 0 ? x : combine(acc, x);
+        acc = w == 0 ? x : select(b_.CreateICmpUGT(wpos, b_.getInt32(w)), withx, acc);
+      }
+      wpre[t] = acc;
+    }
+    // With reverse, slots were written at reversed positions (wpos counts from the top).
+  }
+  for (int64_t base_i = 0; base_i < static_cast<int64_t>(totals.size()); ++base_i) {
+    int64_t base = deposit(base_i, keep_bits);
+    for (int64_t k = 0; k < nk; ++k) {
+      int64_t r = base | deposit(k, axis_bits);
+      Tuple v = out[r];
+      if (width > 1) v = select(has_excl, combine(excl[base_i], v), v);
+      if (nw > 1) v = select(has_wpre, combine(wpre[base_i], v), v);
+      out[r] = v;
+    }
+  }
+  TRI_RETURN_IF_ERROR(st);
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    std::vector<llvm::Value*> regs;
+    for (const Tuple& t : out) regs.push_back(t[i]);
+    set(op.results[i], dist(ets[i], l, std::move(regs)));
+  }
+  return Status::ok();
+}
+
+Status GpuLowering::lower_dot(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  const Val& av = val(op.operands[0]);
+  const Val& bv = val(op.operands[1]);
+  const Val& cv = val(op.operands[2]);
+  EType ec = etype(f_->type_of(op.results[0]));
+  const Shape sa = av.shape, sb = bv.shape, sc = shape(f_->type_of(op.results[0]));
+  const int rank = static_cast<int>(sc.size());
+  const int64_t K = sa[rank - 1];
+  const bool tf32 = enum_attr(*f_, o, "precision") == 1;
+  const bool integer = ir::is_int(ec.s);
+  llvm::Type* ct = integer ? b_.getInt32Ty() : b_.getFloatTy();
+  auto conv = [&](llvm::Value* v, EType e) -> llvm::Value* {
+    if (ir::is_int(e.s)) return b_.CreateSExtOrTrunc(v, ct);
+    llvm::Value* x = em_.to_arith(v, e);
+    if (tf32 && x->getType()->isFloatTy()) x = emit_round_tf32(b_, x);
+    if (x->getType() != ct) x = b_.CreateFPTrunc(x, ct);
+    return x;
+  };
+  // Stage both operands in shared memory, row-major, in the compute type.
+  const uint64_t bytes_a = static_cast<uint64_t>(numel(sa)) * 4, bytes_b = static_cast<uint64_t>(numel(sb)) * 4;
+  need_smem(bytes_a + bytes_b);
+  barrier();
+  for (int which = 0; which < 2; ++which) {
+    const Val& x = which == 0 ? av : bv;
+    Val d = as_dist(x);
+    const uint64_t base = which == 0 ? 0 : bytes_a;
+    const uint64_t dup = replicated_reg_mask(d.lay);
+    emit_if(owner(d.lay), [&] {
+      for (int64_t r = 0; r < d.lay.nregs(); ++r) {
+        if (r & dup) continue;
+        llvm::Value* off = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(base)),
+                                        b_.CreateMul(linear(coords(d.lay, r), d.lay.shape), b_.getInt32(4)));
+        b_.CreateAlignedStore(conv(d.regs[r], d.et), smem_ptr(off), llvm::Align(4));
+      }
+    });
+  }
+  barrier();
+  Layout l = cv.kind == Val::Kind::Dist ? cv.lay : default_layout(sc, ec);
+  std::vector<llvm::Value*> init = regs_in(cv, l);
+  std::vector<Coord> cs;
+  for (int64_t r = 0; r < l.nregs(); ++r) cs.push_back(coords(l, r));
+  // for k in [0, K): acc[r] = acc[r] + a[.., m, k] * b[.., k, n]
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(c_, "dot.k", lf_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "dot.end", lf_);
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2);
+  k->addIncoming(b_.getInt32(0), pre);
+  std::vector<llvm::PHINode*> phis;
+  std::vector<llvm::Value*> next;
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    llvm::PHINode* p = b_.CreatePHI(ct, 2);
+    p->addIncoming(integer ? init[r] : em_.to_arith(init[r], ec), pre);
+    phis.push_back(p);
+  }
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    const Coord& c = cs[r];
+    Coord ca(c.begin(), c.end() - 1), cb(c.begin(), c.end());
+    ca.push_back(k);                 // (.., m, k)
+    cb[rank - 2] = k;                // (.., k, n)
+    llvm::Value* x = b_.CreateAlignedLoad(ct, smem_ptr(b_.CreateMul(linear(ca, sa), b_.getInt32(4))), llvm::Align(4));
+    llvm::Value* y = b_.CreateAlignedLoad(
+        ct, smem_ptr(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(bytes_a)), b_.CreateMul(linear(cb, sb), b_.getInt32(4)))),
+        llvm::Align(4));
+    next.push_back(integer ? b_.CreateAdd(phis[r], b_.CreateMul(x, y)) : b_.CreateFAdd(phis[r], b_.CreateFMul(x, y)));
+  }
+  llvm::Value* k1 = b_.CreateAdd(k, b_.getInt32(1));
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  k->addIncoming(k1, latch);
+  for (int64_t r = 0; r < l.nregs(); ++r) phis[r]->addIncoming(next[r], latch);
+  b_.CreateCondBr(b_.CreateICmpSLT(k1, b_.getInt32(static_cast<uint32_t>(K))), loop, done);
+  b_.SetInsertPoint(done);
+  std::vector<llvm::Value*> out;
+  for (int64_t r = 0; r < l.nregs(); ++r) out.push_back(integer ? next[r] : em_.from_arith(next[r], ec));
+  set(op.results[0], dist(ec, l, std::move(out)));
+  return Status::ok();
+}
+
+}  // namespace tri::codegen::nvptx::detail

@@ -1,0 +1,111 @@
+// From the lowered LLVM module to PTX text: LLVM's O3 pipeline with the NVPTX target machine
+// for the chosen architecture and PTX version, then NVPTX's assembly printer. No CUDA toolkit is
+// involved: PTX for any architecture is made on any machine.
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+#include "codegen/nvptx/lower.h"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace tri::codegen::nvptx {
+namespace {
+
+void init_nvptx() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::string arch_name(const GpuOptions& opt) { return "sm_" + std::to_string(opt.sm) + (opt.sm_a ? "a" : ""); }
+
+Status make_tm(const GpuOptions& opt, std::unique_ptr<llvm::TargetMachine>* out) {
+  init_nvptx();
+  std::string err;
+  const std::string triple = "nvptx64-nvidia-cuda";
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) return Status(Code::Internal, "the NVPTX target is missing from this build: " + err);
+  llvm::TargetOptions to;
+  // No contraction of a*b+c: the IR's arithmetic rounds each op (fma is its own op).
+  to.AllowFPOpFusion = llvm::FPOpFusion::Strict;
+  std::string features = "+ptx" + std::to_string(opt.ptx_version);
+  out->reset(t->createTargetMachine(triple, arch_name(opt), features, to, std::nullopt, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive));
+  if (!*out) return Status(Code::Unsupported, "LLVM cannot make an NVPTX target for " + arch_name(opt));
+  return Status::ok();
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std::string* llvm_ir) {
+  std::unique_ptr<llvm::TargetMachine> tm;
+  TRI_RETURN_IF_ERROR(make_tm(opt, &tm));
+  mod.setDataLayout(tm->createDataLayout());
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(mod, mam);
+  }
+  if (llvm_ir) {
+    llvm::raw_string_ostream os(*llvm_ir);
+    mod.print(os, nullptr);
+  }
+  llvm::SmallString<0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return Status(Code::Internal, "the NVPTX target cannot emit assembly");
+  pm.run(mod);
+  ptx->assign(buf.begin(), buf.end());
+  return Status::ok();
+}
+
+Status compile_ptx(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, std::string* ptx,
+                   KernelInfo* info, std::string* llvm_ir, std::string* times) {
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> mod;
+  TRI_RETURN_IF_ERROR(lower_kernel(m, kernel, opt, ctx, &mod, info));
+  double lower_ms = ms_since(t0);
+  auto t1 = std::chrono::steady_clock::now();
+  TRI_RETURN_IF_ERROR(emit_ptx(*mod, opt, ptx, llvm_ir));
+  if (times) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "lower %.2f ms, opt+ptx %.2f ms", lower_ms, ms_since(t1));
+    *times = buf;
+  }
+  return Status::ok();
+}
+
+}  // namespace tri::codegen::nvptx

@@ -1,0 +1,271 @@
+// The "cuda" target: specialized IR to PTX through the NVPTX lowering (codegen/nvptx), and
+// launches through the CUDA driver loaded at run time (cuda/). Compiling needs no GPU and no
+// driver when the architecture is named (tri_compile_options_set_arch); the module is loaded
+// into a CUDA context on the first launch there, and kept per context.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
+#include "codegen/nvptx/lower.h"
+#include "ir/ir.h"
+#include "target/target.h"
+
+namespace tri::cuda {
+namespace {
+
+// "sm_90" / "sm_90a" / "90" -> options; false for anything else.
+bool parse_arch(const std::string& s, codegen::nvptx::GpuOptions* o) {
+  std::string t = s.rfind("sm_", 0) == 0 ? s.substr(3) : s;
+  bool a = !t.empty() && t.back() == 'a';
+  if (a) t.pop_back();
+  if (t.size() != 2 || t[0] < '0' || t[0] > '9' || t[1] < '0' || t[1] > '9') return false;
+  int sm = std::stoi(t);
+  if (sm < 70) return false;
+  o->sm = sm;
+  o->sm_a = a;
+  return true;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    r += c;
+  }
+  return r;
+}
+
+}  // namespace
+
+// The launch descriptor: everything a launcher needs to call the PTX entry itself.
+std::string launch_metadata(const ir::Module& m, const ir::Function& k, const codegen::nvptx::KernelInfo& info,
+                            const codegen::nvptx::GpuOptions& opt) {
+  std::string s = "{\"schema\": 1, \"entry\": \"" + json_escape(info.name) + "\", \"arch\": \"sm_" +
+                  std::to_string(opt.sm) + (opt.sm_a ? "a" : "") + "\", \"ptx_version\": " +
+                  std::to_string(opt.ptx_version) + ", \"num_warps\": " + std::to_string(info.num_warps) +
+                  ", \"block\": [" + std::to_string(32 * info.num_warps) + ", 1, 1], \"shared_bytes\": " +
+                  std::to_string(info.shared_bytes) + ", \"params\": [";
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const ir::Param& p = k.params[i];
+    const ir::TypeData& td = m.types.get(p.type);
+    int bytes = td.kind == ir::TypeKind::Ptr ? 8 : std::max(1, ir::scalar_bits(td.scalar) / 8);
+    s += std::string(i ? ", " : "") + "{\"name\": \"" + json_escape(p.name) + "\", \"type\": \"" +
+         json_escape(m.type_str(p.type)) + "\", \"bytes\": " + std::to_string(bytes) +
+         ", \"align\": " + std::to_string(p.align) + ", \"divisible\": " + std::to_string(p.divisible) + "}";
+  }
+  return s + "], \"hidden_params\": []}";
+}
+
+}  // namespace tri::cuda
+
+// ---- the driver (loaded at run time; a minimal table until src/cuda's layer replaces it)
+namespace tri::cuda {
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUstream = void*;
+
+struct Api {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetDevice)(CUdevice*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+};
+
+const Api* api(std::string* why) {
+  static Api a;
+  static std::string err;
+  static bool ok = [] {
+    const char* path = std::getenv("TRI_LIBCUDA");
+    void* h = dlopen(path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      err = std::string("no CUDA driver: ") + (path ? path : "libcuda.so.1") + " could not be loaded (" +
+            (e ? e : "unknown error") + "); the \"cuda\" target needs an NVIDIA driver, the \"cpu\" target works without one";
+      return false;
+    }
+    bool all = true;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      if (!fn) {
+        all = false;
+        err = std::string("the CUDA driver lacks ") + name;
+      }
+    };
+    sym(a.cuInit, "cuInit");
+    sym(a.cuCtxGetCurrent, "cuCtxGetCurrent");
+    sym(a.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(a.cuCtxGetDevice, "cuCtxGetDevice");
+    sym(a.cuDeviceGet, "cuDeviceGet");
+    sym(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    sym(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    sym(a.cuModuleLoadDataEx, "cuModuleLoadDataEx");
+    sym(a.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(a.cuFuncSetAttribute, "cuFuncSetAttribute");
+    sym(a.cuLaunchKernel, "cuLaunchKernel");
+    sym(a.cuGetErrorName, "cuGetErrorName");
+    if (all && a.cuInit(0) != 0) {
+      err = "cuInit failed: no usable CUDA device";
+      all = false;
+    }
+    return all;
+  }();
+  if (!ok) *why = err;
+  return ok ? &a : nullptr;
+}
+
+Status check(const Api* a, CUresult r, const std::string& what) {
+  if (r == 0) return Status::ok();
+  const char* name = nullptr;
+  a->cuGetErrorName(r, &name);
+  return Status(Code::Runtime, what + " failed: " + (name ? name : "CUDA error " + std::to_string(r)));
+}
+
+// The caller's current context, or device 0's primary context made current.
+Status current_context(const Api* a, CUcontext* out) {
+  TRI_RETURN_IF_ERROR(check(a, a->cuCtxGetCurrent(out), "cuCtxGetCurrent"));
+  if (*out) return Status::ok();
+  CUdevice dev;
+  TRI_RETURN_IF_ERROR(check(a, a->cuDeviceGet(&dev, 0), "cuDeviceGet"));
+  TRI_RETURN_IF_ERROR(check(a, a->cuDevicePrimaryCtxRetain(out, dev), "cuDevicePrimaryCtxRetain"));
+  return check(a, a->cuCtxSetCurrent(*out), "cuCtxSetCurrent");
+}
+
+}  // namespace
+
+Status current_arch(std::string* arch) {
+  std::string why;
+  const Api* a = api(&why);
+  if (!a)
+    return Status(Code::Unsupported, why + "; to compile without a GPU, name the architecture (tri_compile_options_set_arch, e.g. \"sm_90\")");
+  CUcontext ctx;
+  TRI_RETURN_IF_ERROR(current_context(a, &ctx));
+  CUdevice dev;
+  TRI_RETURN_IF_ERROR(check(a, a->cuCtxGetDevice(&dev), "cuCtxGetDevice"));
+  int major = 0, minor = 0;
+  TRI_RETURN_IF_ERROR(check(a, a->cuDeviceGetAttribute(&major, 75, dev), "cuDeviceGetAttribute"));
+  TRI_RETURN_IF_ERROR(check(a, a->cuDeviceGetAttribute(&minor, 76, dev), "cuDeviceGetAttribute"));
+  *arch = "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
+  return Status::ok();
+}
+
+// A PTX module loaded per context on first use.
+struct Loaded {
+  CUcontext ctx;
+  CUfunction fn;
+};
+
+Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info, std::mutex& mu,
+                  std::vector<Loaded>& loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
+  std::string why;
+  const Api* a = api(&why);
+  if (!a) return Status(Code::Unsupported, why);
+  CUcontext ctx;
+  TRI_RETURN_IF_ERROR(current_context(a, &ctx));
+  CUfunction fn = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Loaded& l : loaded)
+      if (l.ctx == ctx) fn = l.fn;
+    if (!fn) {
+      char log[8192] = {0};
+      int opts[] = {5 /*CU_JIT_ERROR_LOG_BUFFER*/, 6 /*CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES*/};
+      void* vals[] = {log, reinterpret_cast<void*>(sizeof log)};
+      CUmodule mod;
+      CUresult r = a->cuModuleLoadDataEx(&mod, ptx.c_str(), 2, opts, vals);
+      if (r != 0) {
+        Status st = check(a, r, "cuModuleLoadDataEx of kernel '" + info.name + "'");
+        return Status(st.code(), st.message() + ": " + log);
+      }
+      TRI_RETURN_IF_ERROR(check(a, a->cuModuleGetFunction(&fn, mod, info.name.c_str()), "cuModuleGetFunction"));
+      if (info.shared_bytes > 48 * 1024)
+        TRI_RETURN_IF_ERROR(check(a, a->cuFuncSetAttribute(fn, 8 /*MAX_DYNAMIC_SHARED_SIZE_BYTES*/, info.shared_bytes),
+                                  "cuFuncSetAttribute"));
+      loaded.push_back({ctx, fn});
+    }
+  }
+  void* params[256];
+  if (nargs > 256) return Status(Code::LaunchArgs, "more than 256 kernel arguments");
+  for (size_t i = 0; i < nargs; ++i) params[i] = const_cast<uint64_t*>(&args[i].bits);
+  return check(a,
+               a->cuLaunchKernel(fn, grid.x, grid.y, grid.z, 32 * info.num_warps, 1, 1, info.shared_bytes,
+                                 stream, params, nullptr),
+               "cuLaunchKernel of kernel '" + info.name + "'");
+}
+
+}  // namespace tri::cuda
+
+namespace tri::cuda {
+namespace {
+
+class CudaExecutable final : public target::Executable {
+ public:
+  CudaExecutable(std::string ptx, std::string llvm_ir, std::string meta, codegen::nvptx::KernelInfo info)
+      : ptx_(std::move(ptx)), llvm_(std::move(llvm_ir)), meta_(std::move(meta)), info_(std::move(info)) {}
+
+  Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
+    return launch_ptx(ptx_, info_, mu_, loaded_, grid, args, nargs, env.stream);
+  }
+  std::string code(std::string_view kind) const override {
+    if (kind == "ptx") return ptx_;
+    if (kind == "llvm") return llvm_;
+    if (kind == "metadata") return meta_;
+    return std::string();
+  }
+
+ private:
+  std::string ptx_, llvm_, meta_;
+  codegen::nvptx::KernelInfo info_;
+  mutable std::mutex mu_;
+  mutable std::vector<Loaded> loaded_;
+};
+
+class CudaTarget final : public target::Target {
+ public:
+  std::string_view name() const override { return "cuda"; }
+  bool uses_stream() const override { return true; }
+  Status compile(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
+                 std::shared_ptr<const target::Executable>* out) const override {
+    if (options.checked)
+      return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
+    codegen::nvptx::GpuOptions opt;
+    opt.num_warps = options.num_warps;
+    std::string arch = options.arch;
+    if (arch.empty()) TRI_RETURN_IF_ERROR(current_arch(&arch));
+    if (!parse_arch(arch, &opt))
+      return Status(Code::InvalidArgument, "unknown GPU architecture '" + arch +
+                                               "' (expected sm_XY with compute capability 7.0 or newer, e.g. sm_80, sm_90, sm_90a)");
+    if (options.ptx_version) opt.ptx_version = options.ptx_version;
+    std::string ptx, llvm_ir, times;
+    codegen::nvptx::KernelInfo info;
+    TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));
+    std::string meta = launch_metadata(m, kernel, info, opt);
+    *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(llvm_ir), std::move(meta), std::move(info));
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+const target::Target* cuda_target() {
+  static const CudaTarget t;
+  return &t;
+}
+
+}  // namespace tri::cuda

@@ -1,0 +1,107 @@
+// Every example kernel (examples/*.tri: sm_80 with 4 warps, sm_90 with 1, 4 and 8) and every
+// executable IR file (tests/run/*.tri: sm_80 and sm_90, 4 warps) compiled to PTX, and the PTX
+// checked by NVIDIA's
+// assembler (`ptxas -arch=sm_XX`): a PTX that ptxas rejects fails the test, with ptxas's message
+// and the PTX kept under the build directory. Without ptxas the test prints
+// "skipped: no ptxas" and is reported as skipped.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/nvptx/lower.h"
+#include "golden.h"
+#include "ir/text.h"
+#include "passes/pipeline.h"
+#include "test_main.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string ptxas_path() {
+  for (const char* p : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"})
+    if (fs::exists(p)) return p;
+  if (std::system("command -v ptxas >/dev/null 2>&1") == 0) return "ptxas";
+  return std::string();
+}
+
+std::string out_dir() {
+  const char* b = std::getenv("TRI_BUILD_DIR");
+  fs::path d = fs::path(b ? b : ".") / "ptxas-check";
+  fs::create_directories(d);
+  return d.string();
+}
+
+int failures = 0;
+int checked = 0;
+
+// Compiles every kernel of `file` (constexpr defaults) and assembles the PTX.
+void check_file(const fs::path& file, const std::string& ptxas, bool all_warps) {
+  std::string text = tri_test::read_file(file.string());
+  std::unique_ptr<tri::ir::Module> m;
+  tri::Status st = tri::ir::parse_text(text, file.filename().string(), &m);
+  if (!st.is_ok()) return;  // must-fail inputs are other tests' business
+  for (const auto& f : m->functions) {
+    if (!f->is_kernel) continue;
+    bool defaults = true;
+    for (const auto& c : f->constexprs) defaults = defaults && c.default_value.present();
+    if (!defaults) continue;
+    std::unique_ptr<tri::ir::Module> spec;
+    st = tri::passes::prepare_kernel(*m, f->name, {}, {}, tri::passes::PipelineOptions{}, &spec);
+    if (!st.is_ok()) continue;
+    for (int sm : {80, 90})
+      for (int warps : {1, 4, 8}) {
+        if (warps != 4 && (sm != 90 || !all_warps)) continue;
+        tri::codegen::nvptx::GpuOptions opt;
+        opt.sm = sm;
+        opt.num_warps = warps;
+        std::string ptx;
+        tri::codegen::nvptx::KernelInfo info;
+        st = tri::codegen::nvptx::compile_ptx(*spec, *spec->functions[0], opt, &ptx, &info);
+        std::string tag = file.stem().string() + "." + f->name + ".sm" + std::to_string(sm) + ".w" + std::to_string(warps);
+        if (!st.is_ok()) {
+          if (st.code() == tri::Code::Unsupported) {
+            std::printf("note: %s: %s\n", tag.c_str(), st.message().c_str());
+            continue;
+          }
+          std::printf("FAIL %s: %s\n", tag.c_str(), st.message().c_str());
+          ++failures;
+          continue;
+        }
+        std::string ptx_file = out_dir() + "/" + tag + ".ptx";
+        FILE* out = std::fopen(ptx_file.c_str(), "w");
+        std::fwrite(ptx.data(), 1, ptx.size(), out);
+        std::fclose(out);
+        std::string cmd = ptxas + " -arch=sm_" + std::to_string(sm) + " -o /dev/null " + ptx_file + " > " + ptx_file +
+                          ".log 2>&1";
+        ++checked;
+        if (std::system(cmd.c_str()) != 0) {
+          std::printf("FAIL %s: ptxas rejected %s:\n%s\n", tag.c_str(), ptx_file.c_str(),
+                      tri_test::read_file(ptx_file + ".log").c_str());
+          ++failures;
+        }
+      }
+  }
+}
+
+void test_ptxas(void** state) {
+  std::string ptxas = ptxas_path();
+  if (ptxas.empty()) {
+    std::printf("skipped: no ptxas\n");
+    skip();
+  }
+  for (const char* dir : {"examples", "tests/run"})
+    for (const fs::path& p : tri_test::golden_files(dir, ".tri")) check_file(p, ptxas, std::string(dir) == "examples");
+  std::printf("%d PTX files assembled, %d failures\n", checked, failures);
+  assert_true(checked > 0);
+  assert_int_equal(failures, 0);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_ptxas)};
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,5 @@
+# Tests that need NVIDIA's tools or a GPU say why they did not run ("skipped: no ptxas",
+# "skipped: no CUDA device"); CTest reports them as skipped, never as passed.
+if(TEST codegen/test_nvptx_ptxas)
+  set_tests_properties(codegen/test_nvptx_ptxas PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: no ptxas" TIMEOUT 900)
+endif()
