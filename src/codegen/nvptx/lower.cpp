@@ -21,9 +21,25 @@ namespace detail {
 // Element hooks: small floats through the integer-only conversions every backend shares (so NaN
 // payloads and rounding are the interpreter's), math from Tri's own implementations.
 
-llvm::Value* GpuElemEmitter::decode(llvm::Value* bits, Scalar s) { return emit_small_to_f32(b_, bits, s); }
+llvm::Value* GpuElemEmitter::decode(llvm::Value* bits, Scalar s) {
+  // f16 and bf16 widen with one instruction (cvt.f32.f16, a shift); the f8 formats through the
+  // integer code every backend shares.
+  if (s == Scalar::F16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+  if (s == Scalar::BF16)
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16), b_.getFloatTy());
+  return emit_small_to_f32(b_, bits, s);
+}
 
-llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) { return emit_to_small(b_, x, s, rtz); }
+llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) {
+  // Round-to-nearest-even narrowing is one cvt.rn instruction for f16 (from f32 or f64) and for
+  // bf16 from f32 on sm_80+; rtz, the f8 formats and f64 -> bf16 (which would round twice
+  // through f32) use the shared integer code. NaNs come out as the hardware's canonical NaN:
+  // the IR leaves NaN payloads unspecified.
+  if (!rtz && s == Scalar::F16) return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
+  if (!rtz && s == Scalar::BF16 && sm_ >= 80 && x->getType()->isFloatTy())
+    return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getBFloatTy()), b_.getInt16Ty());
+  return emit_to_small(b_, x, s, rtz);
+}
 
 llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
   const bool f32 = a[0]->getType()->isFloatTy();
@@ -43,7 +59,7 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
 
 GpuLowering::GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
                          llvm::Module* mod)
-    : m_(m), kernel_(kernel), opt_(opt), c_(c), mod_(mod), b_(c), em_(b_, *mod) {}
+    : m_(m), kernel_(kernel), opt_(opt), c_(c), mod_(mod), b_(c), em_(b_, *mod, opt.sm) {}
 
 GpuLowering::~GpuLowering() = default;
 

@@ -60,7 +60,7 @@ struct Val {
 
 class GpuElemEmitter final : public ElemEmitter {
  public:
-  GpuElemEmitter(llvm::IRBuilder<>& b, llvm::Module& m) : ElemEmitter(b), m_(m) {}
+  GpuElemEmitter(llvm::IRBuilder<>& b, llvm::Module& m, int sm) : ElemEmitter(b), m_(m), sm_(sm) {}
   llvm::Value* decode(llvm::Value* bits, Scalar s) override;
   llvm::Value* encode(llvm::Value* x, Scalar s, bool rtz) override;
   llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) override;
@@ -68,6 +68,7 @@ class GpuElemEmitter final : public ElemEmitter {
 
  private:
   llvm::Module& m_;
+  int sm_;
 };
 
 class GpuLowering {

@@ -459,7 +459,7 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
   int64_t n = 1;
   for (int64_t d : l.shape) n *= d;
   if (n < 256) return false;
-  constexpr uint32_t kSlots = 1024, kProbes = 8;
+  constexpr uint32_t kSlots = 512, kProbes = 8;
   llvm::AtomicRMWInst::BinOp bop = kind == "add" ? (f32 ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add)
                                    : kind == "min" ? llvm::AtomicRMWInst::Min
                                    : kind == "max" ? llvm::AtomicRMWInst::Max
@@ -502,7 +502,7 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
     if (!masks.empty()) cond = b_.CreateAnd(cond, masks[r]);
     emit_if(cond, [&] {
       llvm::Value* addr = b_.CreatePtrToInt(ptrs[r], b_.getInt64Ty());
-      llvm::Value* h = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateLShr(addr, 2), b_.getInt64(0x9E3779B97F4A7C15ull)), 54),
+      llvm::Value* h = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateLShr(addr, 2), b_.getInt64(0x9E3779B97F4A7C15ull)), 55),
                                       b_.getInt32Ty());
       // Probe up to kProbes slots; a lane that finds none updates global memory itself.
       llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -516,9 +516,23 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
       llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2);
       k->addIncoming(b_.getInt32(0), pre);
       llvm::Value* slot = b_.CreateAnd(b_.CreateAdd(h, k), b_.getInt32(kSlots - 1));
+      // Most lanes find their address already in place: a plain read first, the
+      // compare-and-swap only when the slot looks free.
+      llvm::LoadInst* seen = b_.CreateAlignedLoad(b_.getInt64Ty(), key_ptr(slot), llvm::Align(8));
+      seen->setVolatile(true);
+      llvm::BasicBlock* claim = llvm::BasicBlock::Create(c_, "probe.claim", lf_);
+      llvm::BasicBlock* check = llvm::BasicBlock::Create(c_, "probe.check", lf_);
+      llvm::BasicBlock* at_seen = b_.GetInsertBlock();
+      b_.CreateCondBr(b_.CreateICmpEQ(seen, b_.getInt64(0)), claim, check);
+      b_.SetInsertPoint(claim);
       llvm::Value* pair = b_.CreateAtomicCmpXchg(key_ptr(slot), b_.getInt64(0), addr, llvm::MaybeAlign(8),
                                                  llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-      llvm::Value* prev = b_.CreateExtractValue(pair, 0);
+      llvm::Value* won = b_.CreateExtractValue(pair, 0);
+      b_.CreateBr(check);
+      b_.SetInsertPoint(check);
+      llvm::PHINode* prev = b_.CreatePHI(b_.getInt64Ty(), 2);
+      prev->addIncoming(seen, at_seen);
+      prev->addIncoming(won, claim);
       llvm::Value* mine = b_.CreateOr(b_.CreateICmpEQ(prev, b_.getInt64(0)), b_.CreateICmpEQ(prev, addr));
       b_.CreateCondBr(mine, hit, next);
       b_.SetInsertPoint(hit);
