@@ -3,3 +3,6 @@
 if(TEST codegen/test_nvptx_ptxas)
   set_tests_properties(codegen/test_nvptx_ptxas PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: no ptxas" TIMEOUT 900)
 endif()
+if(TEST capi/test_cuda)
+  set_tests_properties(capi/test_cuda PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: no CUDA device")
+endif()

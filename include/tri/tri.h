@@ -255,6 +255,18 @@ TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* 
 /* Sets the warps per program instance of GPU targets: 1, 2, 4, 8, 16 or 32 (default 4); other
  * values are TRI_ERROR_INVALID_ARGUMENT. Host targets ignore it. Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps);
+/* Launch-time specialization, on by default for the "cuda" target (the host targets find
+ * contiguity themselves and ignore it): each tri_launch
+ * classes its arguments (pointers aligned to 16 bytes, integers other than i1 divisible by 16,
+ * for the first 32 runtime parameters; a few bit tests) and runs the variant of the kernel
+ * compiled for those classes, which may use 16-byte vector memory accesses. A variant is
+ * compiled once, on the first launch that needs it (other launches of it wait), and logged at
+ * TRI_LOG_INFO with the classes it was made for. After `max_variants` (at most 16) variants,
+ * launches of new classes run the kernel as compiled (logged once per launch). on = 0 never
+ * compiles on the launch path: every launch runs the kernel as compiled, which suits hosts that
+ * must never stall (declare facts with tri_compile_options_set_arg_align instead). Since 0.2. */
+TRI_API tri_result tri_compile_options_set_launch_specialization(tri_compile_options* options, int32_t on,
+                                                                 uint32_t max_variants);
 /* Sets the GPU architecture to compile for, as "sm_XY" ("sm_80", "sm_86", "sm_89", "sm_90",
  * "sm_90a"; copied). NULL or "" (the default) means the architecture of the device of the
  * calling thread's current CUDA context (or device 0), which needs a driver; naming one lets a
@@ -317,6 +329,28 @@ typedef struct tri_arg {
  * kernel exists, apart from the interpreter's own working memory. Thread-safe. Since 0.1. */
 TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
                               void* stream, const tri_arg* args, uint32_t num_args);
+
+/* ---- Prepared launches ---------------------------------------------------------------------
+ * A plan binds a kernel to a grid, a stream and arguments once; hot loops then update what
+ * changes in place and launch with one call, which skips checking and encoding every argument
+ * again. A plan keeps its kernel alive. It is not thread-safe: use one plan per thread. */
+typedef struct tri_launch_plan tri_launch_plan;
+
+/* Makes a plan with the same arguments tri_launch takes (checked and encoded now: the errors of
+ * tri_launch). The caller owns *out_plan. Since 0.2. */
+TRI_API tri_result tri_launch_plan_create(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                                          void* stream, const tri_arg* args, uint32_t num_args,
+                                          tri_launch_plan** out_plan);
+/* Replaces argument `index` (checked against the kernel's parameter like tri_launch does).
+ * Since 0.2. */
+TRI_API tri_result tri_launch_plan_set_arg(tri_launch_plan* plan, uint32_t index, const tri_arg* arg);
+/* Replaces the grid (each dimension >= 1) or the stream. Since 0.2. */
+TRI_API tri_result tri_launch_plan_set_grid(tri_launch_plan* plan, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z);
+TRI_API tri_result tri_launch_plan_set_stream(tri_launch_plan* plan, void* stream);
+/* Launches as tri_launch would with the plan's kernel, grid, stream and arguments. Since 0.2. */
+TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan);
+/* Releases the plan; NULL is allowed. Since 0.2. */
+TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ std::string CompileRequest::key(const std::string& kernel) const {
   k += "|" + target;
   k += options.checked ? "|checked" : "";
   k += "|w" + std::to_string(options.num_warps) + "|" + options.arch + "|ptx" + std::to_string(options.ptx_version);
+  k += specialize_at_launch ? "|spec" + std::to_string(max_variants) : "|nospec";
   for (const auto& [name, v] : constexprs) {
     k += "|" + name + "=";
     if (v.kind == Attr::Kind::Float) {
@@ -56,6 +57,9 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   }
 
   TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, req.options, &c->exe));
+  c->source = &m;
+  c->name = name;
+  c->req = req;
   *out = std::move(c);
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 // them by specialization key, so compiling the same thing twice returns the same object).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -26,6 +27,10 @@ struct CompileRequest {
   target::CompileOptions options;
   std::map<std::string, ir::Attr> constexprs;          // by name: last set wins
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> facts;  // param -> (align, divisible)
+  // Launch-time specialization (variants.cpp): classify arguments at each launch and use (or
+  // compile once) the variant for their classes; off runs the kernel as compiled.
+  bool specialize_at_launch = true;
+  uint32_t max_variants = 8;
 
   std::string key(const std::string& kernel) const;
 };
@@ -45,6 +50,29 @@ class Compiled {
   std::vector<ParamSig> params;
   // What the target made. Declared after `ir`, which it may refer to, so it is destroyed first.
   std::shared_ptr<const target::Executable> exe;
+
+  // ---- launch-time specialization (variants.cpp)
+  // Where a variant is compiled from: the source module (kept alive by every tri_kernel that
+  // holds this object), the kernel's name and the request it was compiled with.
+  const ir::Module* source = nullptr;
+  std::string name;
+  CompileRequest req;
+  // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
+  // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
+  uint64_t classify(const ArgValue* args, size_t n) const;
+  // The variant for `key` (this object for key 0 or when specialization is off); compiles it
+  // on first use (once, whatever the threads), or returns this object when the variant budget
+  // is spent or the variant fails to compile. `log` receives one line per new variant.
+  const Compiled* variant(uint64_t key, const std::function<void(const std::string&)>& log) const;
+
+  struct Variant {
+    std::atomic<uint64_t> key{0};
+    std::atomic<const Compiled*> compiled{nullptr};
+  };
+  static constexpr int kMaxVariants = 16;
+  mutable Variant variants_[kMaxVariants];
+  mutable std::vector<std::shared_ptr<Compiled>> owned_;  // the variants, guarded by mu_
+  mutable std::mutex mu_;
 
   const ir::Function& kernel() const { return *ir->functions[0]; }
 };

@@ -24,6 +24,17 @@ struct tri_kernel {
   std::shared_ptr<capi::Compiled> compiled;
 };
 
+// A prepared launch: the encoded arguments and the variant they select, kept between launches.
+struct tri_launch_plan {
+  tri_module* module;  // holds a reference
+  std::shared_ptr<capi::Compiled> compiled;
+  std::vector<tri::ArgValue> args;
+  tri::Grid grid;
+  void* stream = nullptr;
+  const capi::Compiled* variant = nullptr;  // re-picked when an argument changes
+  tri::PrintSink print;
+};
+
 namespace {
 
 // Sends `print` output of a kernel to the context's log callback at info level.
@@ -69,6 +80,17 @@ TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* option
     return set_error(Code::InvalidArgument, "tri_compile_options_set_num_warps: " + std::to_string(num_warps) +
                                                 " warps; use 1, 2, 4, 8, 16 or 32");
   options->req.options.num_warps = num_warps;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_compile_options_set_launch_specialization(tri_compile_options* options, int32_t on,
+                                                                  uint32_t max_variants) {
+  TRI_CHECK_ARG(options);
+  if (max_variants > 16)
+    return set_error(Code::InvalidArgument, "tri_compile_options_set_launch_specialization: at most 16 variants, not " +
+                                                std::to_string(max_variants));
+  options->req.specialize_at_launch = on != 0;
+  options->req.max_variants = max_variants;
   return TRI_OK;
 }
 
@@ -214,10 +236,113 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
     env.print = &print;
     env.pool = [](void* c) { return capi::context_pool(static_cast<tri_context*>(c)); };
     env.pool_user = ctx;
-    st = c.exe->launch(grid, av, num_args, env);
+    // The variant for these arguments' classes (capi/variants.cpp).
+    const capi::Compiled* v = c.variant(c.classify(av, num_args), [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
+    st = v->exe->launch(grid, av, num_args, env);
     if (!st.is_ok()) ctx->log(TRI_LOG_ERROR, st.message());
     return set_error(st);
   });
+}
+
+TRI_API tri_result tri_launch_plan_create(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                                          void* stream, const tri_arg* args, uint32_t num_args,
+                                          tri_launch_plan** out_plan) {
+  TRI_CHECK_ARG(kernel);
+  TRI_CHECK_ARG(out_plan);
+  return guard([&] {
+    const capi::Compiled& c = *kernel->compiled;
+    if (grid_x == 0 || grid_y == 0 || grid_z == 0)
+      return set_error(Code::InvalidArgument, "tri_launch_plan_create: the grid has a zero dimension");
+    if (stream && !c.target->uses_stream())
+      return set_error(Code::InvalidArgument, "tri_launch_plan_create: a stream was given, but this kernel's target runs "
+                                              "on the host; pass NULL");
+    if (num_args != c.params.size()) {
+      ArgValue dummy;
+      return set_error(capi::encode_args(c, args, num_args, &dummy));
+    }
+    auto plan = std::make_unique<tri_launch_plan>();
+    plan->args.resize(num_args);
+    Status st = capi::encode_args(c, args, num_args, plan->args.data());
+    if (!st.is_ok()) return set_error(st);
+    tri_context* ctx = kernel->module->context;
+    plan->module = kernel->module;
+    plan->compiled = kernel->compiled;
+    plan->grid = Grid{grid_x, grid_y, grid_z};
+    plan->stream = stream;
+    plan->print = print_sink(ctx);
+    plan->variant = c.variant(c.classify(plan->args.data(), num_args), [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
+    capi::module_retain(kernel->module);
+    *out_plan = plan.release();
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_launch_plan_set_arg(tri_launch_plan* plan, uint32_t index, const tri_arg* arg) {
+  TRI_CHECK_ARG(plan);
+  TRI_CHECK_ARG(arg);
+  return guard([&] {
+    const capi::Compiled& c = *plan->compiled;
+    if (index >= plan->args.size())
+      return set_error(Code::LaunchArgs, "tri_launch_plan_set_arg: kernel @" + c.kernel().name + " has " +
+                                             std::to_string(plan->args.size()) + " runtime arguments, not " +
+                                             std::to_string(index + 1));
+    // Check and encode the one argument as it would be in its place.
+    std::vector<tri_arg> probe(plan->args.size());
+    std::vector<ArgValue> enc(plan->args.size());
+    for (size_t i = 0; i < probe.size(); ++i) {
+      std::memset(&probe[i], 0, sizeof probe[i]);
+      probe[i].kind = c.params[i].is_ptr ? TRI_TYPE_POINTER : TRI_TYPE_SCALAR;
+      probe[i].dtype = static_cast<int32_t>(c.params[i].dtype);
+    }
+    probe[index] = *arg;
+    Status st = capi::encode_args(c, probe.data(), static_cast<uint32_t>(probe.size()), enc.data());
+    if (!st.is_ok()) return set_error(st);
+    const uint64_t before = c.classify(plan->args.data(), plan->args.size());
+    plan->args[index] = enc[index];
+    const uint64_t after = c.classify(plan->args.data(), plan->args.size());
+    if (after != before) {
+      tri_context* ctx = plan->module->context;
+      plan->variant = c.variant(after, [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
+    }
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_launch_plan_set_grid(tri_launch_plan* plan, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z) {
+  TRI_CHECK_ARG(plan);
+  if (grid_x == 0 || grid_y == 0 || grid_z == 0)
+    return set_error(Code::InvalidArgument, "tri_launch_plan_set_grid: the grid has a zero dimension");
+  plan->grid = Grid{grid_x, grid_y, grid_z};
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_launch_plan_set_stream(tri_launch_plan* plan, void* stream) {
+  TRI_CHECK_ARG(plan);
+  if (stream && !plan->compiled->target->uses_stream())
+    return set_error(Code::InvalidArgument, "tri_launch_plan_set_stream: this kernel's target runs on the host");
+  plan->stream = stream;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan) {
+  TRI_CHECK_ARG(plan);
+  return guard([&] {
+    target::LaunchEnv env;
+    env.stream = plan->stream;
+    env.print = &plan->print;
+    env.pool = [](void* c) { return capi::context_pool(static_cast<tri_context*>(c)); };
+    env.pool_user = plan->module->context;
+    Status st = plan->variant->exe->launch(plan->grid, plan->args.data(), plan->args.size(), env);
+    if (!st.is_ok()) plan->module->context->log(TRI_LOG_ERROR, st.message());
+    return set_error(st);
+  });
+}
+
+TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan) {
+  if (!plan) return;
+  tri_module* m = plan->module;
+  delete plan;
+  capi::module_release(m);
 }
 
 }  // extern "C"

@@ -165,24 +165,38 @@ Status current_arch(std::string* arch) {
   return Status::ok();
 }
 
-// A PTX module loaded per context on first use.
+// A PTX module loaded per context on first use. Launches look their context up without a lock
+// (a fixed table of atomics written once per context under the executable's mutex).
 struct Loaded {
-  CUcontext ctx;
-  CUfunction fn;
+  std::atomic<CUcontext> ctx{nullptr};
+  std::atomic<CUfunction> fn{nullptr};
 };
+constexpr int kMaxContexts = 16;
 
 Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info, std::mutex& mu,
-                  std::vector<Loaded>& loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
+                  Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
   std::string why;
   const Api* a = api(&why);
   if (!a) return Status(Code::Unsupported, why);
   CUcontext ctx;
   TRI_RETURN_IF_ERROR(current_context(a, &ctx));
   CUfunction fn = nullptr;
-  {
+  for (int i = 0; i < kMaxContexts && !fn; ++i) {
+    CUcontext c = loaded[i].ctx.load(std::memory_order_acquire);
+    if (!c) break;
+    if (c == ctx) fn = loaded[i].fn.load(std::memory_order_relaxed);
+  }
+  if (!fn) {
     std::lock_guard<std::mutex> lock(mu);
-    for (const Loaded& l : loaded)
-      if (l.ctx == ctx) fn = l.fn;
+    int i = 0;
+    for (; i < kMaxContexts; ++i) {
+      CUcontext c = loaded[i].ctx.load(std::memory_order_acquire);
+      if (!c) break;
+      if (c == ctx) fn = loaded[i].fn.load(std::memory_order_relaxed);
+    }
+    if (!fn && i == kMaxContexts)
+      return Status(Code::LimitExceeded, "kernel '" + info.name + "' is loaded in " + std::to_string(kMaxContexts) +
+                                             " CUDA contexts already; that is the most one compiled kernel serves");
     if (!fn) {
       char log[8192] = {0};
       int opts[] = {5 /*CU_JIT_ERROR_LOG_BUFFER*/, 6 /*CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES*/};
@@ -197,7 +211,8 @@ Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info
       if (info.shared_bytes > 48 * 1024)
         TRI_RETURN_IF_ERROR(check(a, a->cuFuncSetAttribute(fn, 8 /*MAX_DYNAMIC_SHARED_SIZE_BYTES*/, info.shared_bytes),
                                   "cuFuncSetAttribute"));
-      loaded.push_back({ctx, fn});
+      loaded[i].fn.store(fn, std::memory_order_relaxed);
+      loaded[i].ctx.store(ctx, std::memory_order_release);
     }
   }
   void* params[256];
@@ -233,13 +248,14 @@ class CudaExecutable final : public target::Executable {
   std::string ptx_, llvm_, meta_;
   codegen::nvptx::KernelInfo info_;
   mutable std::mutex mu_;
-  mutable std::vector<Loaded> loaded_;
+  mutable Loaded loaded_[kMaxContexts];
 };
 
 class CudaTarget final : public target::Target {
  public:
   std::string_view name() const override { return "cuda"; }
   bool uses_stream() const override { return true; }
+  bool specializes_at_launch() const override { return true; }
   Status compile(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
                  std::shared_ptr<const target::Executable>* out) const override {
     if (options.checked)

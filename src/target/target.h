@@ -67,6 +67,9 @@ class Target {
   virtual std::string_view name() const = 0;
   // Whether launches take a stream (GPU targets); host targets refuse a non-NULL one.
   virtual bool uses_stream() const { return false; }
+  // Whether argument facts (alignment, divisibility) change this target's code enough that a
+  // launch should pick a variant compiled for its arguments' classes (capi/variants.cpp).
+  virtual bool specializes_at_launch() const { return false; }
   // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).
   virtual Status compile(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
                          std::shared_ptr<const Executable>* out) const = 0;
