@@ -106,17 +106,3 @@ class Kernel:
         g = tuple(grid) + (1,) * (3 - len(grid))
         self.tri._check(self.tri.lib.tri_launch(self.k, g[0], g[1], g[2], ctypes.c_void_p(stream), args, len(args)))
 
-
-def triton_facts(*values):
-    """The facts Triton's launcher would specialize on: pointers aligned to 16 bytes, integers
-    divisible by 16 (as (param, align, divisible) triples)."""
-    out = []
-    for i, v in enumerate(values):
-        if hasattr(v, "data_ptr"):
-            if v.data_ptr() % 16 == 0:
-                out.append((i, 16, 0))
-        else:
-            dt, x = v
-            if not dt.startswith("f") and int(x) % 16 == 0 and int(x) != 0:
-                out.append((i, 0, 16))
-    return out
