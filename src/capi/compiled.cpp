@@ -2,7 +2,14 @@
 
 #include <cstring>
 
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
 #include "interp/numeric.h"
+#include "ir/text.h"
 #include "passes/pipeline.h"
 
 namespace tri::capi {
@@ -31,7 +38,37 @@ std::string CompileRequest::key(const std::string& kernel) const {
   return k;
 }
 
-Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out) {
+namespace {
+
+// TRI_DUMP=ir,llvm,ptx (any of them) writes those stages of every kernel compiled to
+// TRI_DUMP_DIR (default ./tri-dump) as <kernel>.<target>.<n>.{tri,ll,ptx}.
+void dump_stages(const Compiled& c, const std::string& name) {
+  const char* what = std::getenv("TRI_DUMP");
+  if (!what || !*what) return;
+  const char* dir_env = std::getenv("TRI_DUMP_DIR");
+  std::string dir = dir_env && *dir_env ? dir_env : "tri-dump";
+  ::mkdir(dir.c_str(), 0777);
+  static std::atomic<int> counter{0};
+  std::string base = dir + "/" + name + "." + std::string(c.target->name()) + "." + std::to_string(counter++);
+  std::string stages = std::string(",") + what + ",";
+  auto write = [&](const char* stage, const char* ext, const std::string& text) {
+    if (stages.find(std::string(",") + stage + ",") == std::string::npos || text.empty()) return;
+    if (FILE* f = std::fopen((base + ext).c_str(), "w")) {
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+    }
+  };
+  write("ir", ".tri", ir::print_text(*c.ir));
+  write("llvm", ".ll", c.exe->code("llvm"));
+  write("ptx", ".ptx", c.exe->code("ptx"));
+}
+
+}  // namespace
+
+Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
+               const std::function<void(const std::string&)>& timing) {
+  target::CompileOptions options = req.options;
+  options.timing = timing;
   const target::Target* t = target::find(req.target);
   if (!t)
     return Status(Code::Unsupported, "target \"" + req.target + "\" is not available in this build (available: " +
@@ -56,7 +93,8 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
     c->params.push_back(s);
   }
 
-  TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, req.options, &c->exe));
+  TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, options, &c->exe));
+  dump_stages(*c, name);
   c->source = &m;
   c->name = name;
   c->req = req;

@@ -77,9 +77,10 @@ class Compiled {
   const ir::Function& kernel() const { return *ir->functions[0]; }
 };
 
-// Prepares and compiles kernel `name` of `m` as `req` says.
+// Prepares and compiles kernel `name` of `m` as `req` says. `timing`, when set, receives the
+// target's per-stage compile times (capi logs them at TRI_LOG_DEBUG).
 Status compile(const ir::Module& m, const std::string& name, const CompileRequest& req,
-               std::shared_ptr<Compiled>* out);
+               std::shared_ptr<Compiled>* out, const std::function<void(const std::string&)>& timing = nullptr);
 
 // Checks the arguments against the kernel's signature and encodes them (base/launch.h). `out`
 // has room for n values.

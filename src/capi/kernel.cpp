@@ -156,7 +156,11 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
     const capi::CompileRequest& req = (options ? *options : kDefaults).req;
     std::shared_ptr<capi::Compiled> compiled;
     Status st = module->kernels.get(
-        req.key(name), [&](std::shared_ptr<capi::Compiled>* out) { return capi::compile(*module->ir, name, req, out); },
+        req.key(name),
+        [&](std::shared_ptr<capi::Compiled>* out) {
+          const tri_context* ctx = module->context;
+          return capi::compile(*module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); });
+        },
         &compiled);
     if (!st.is_ok()) {
       module->context->log(TRI_LOG_ERROR, st.message());

@@ -278,10 +278,9 @@ llvm::AtomicOrdering atomic_failure_ordering(llvm::AtomicOrdering o) {
 }
 
 llvm::Value* ElemEmitter::atomic_lane(const ir::Function& f, OpId o, llvm::Value* p, llvm::Value* val, EType e) {
-  const ir::OpData& op = f.op(o);
   llvm::AtomicOrdering ord = atomic_ordering(enum_attr(f, o, "order"));
   llvm::MaybeAlign align(elem_bytes(e));
-  assert(op.code == Opcode::Atomic);
+  assert(f.op(o).code == Opcode::Atomic);
   std::string kind = enum_name(f, o, "kind");
   const bool fl = ir::is_float(e.s);
   const bool small = is_small_float(e.s);

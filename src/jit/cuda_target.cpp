@@ -271,6 +271,7 @@ class CudaTarget final : public target::Target {
     std::string ptx, llvm_ir, times;
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));
+    if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);
     std::string meta = launch_metadata(m, kernel, info, opt);
     *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(llvm_ir), std::move(meta), std::move(info));
     return Status::ok();
