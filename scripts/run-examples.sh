@@ -5,10 +5,10 @@
 # runs each on the best backend present: each loads its kernel from examples/*.tri, compiles it,
 # launches it, checks the result against plain C and prints its time and rate.
 #
-# The best backend is the CPU (LLVM ORC JIT) on a machine without a GPU; the CUDA backend joins
-# when it exists. TRI_TARGET=interp runs the reference interpreter instead (slow, exact).
+# The best backend is the GPU ("cuda") when the machine has an NVIDIA driver and device, else
+# the CPU (LLVM ORC JIT). TRI_TARGET=interp runs the reference interpreter instead (slow, exact).
 #
-# Environment: JOBS (default: nproc); TRI_TARGET (default: cpu).
+# Environment: JOBS (default: nproc); TRI_TARGET (default: cuda when a GPU answers, else cpu).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,7 +25,15 @@ echo "all $(ls examples/*.tri | wc -l) examples verify"
 cmake -S examples/c -B build/examples -DCMAKE_PREFIX_PATH="$PWD/build/install" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/examples -j "$jobs" >/dev/null
 
-export TRI_TARGET=${TRI_TARGET:-cpu}
+if [[ -z "${TRI_TARGET:-}" ]]; then
+  # A GPU is there when a kernel compiles for the current device (that needs libcuda and a device).
+  if build/tools/tri compile examples/vector_add.tri --target cuda -o /dev/null 2>/dev/null; then
+    TRI_TARGET=cuda
+  else
+    TRI_TARGET=cpu
+  fi
+fi
+export TRI_TARGET
 echo
 printf '%-18s %-6s %-4s %12s\n' example target ok time
 bad=0

@@ -5,7 +5,7 @@
 foreach(name vector_add gelu softmax layernorm matmul_leaky_relu flash_attention cumsum histogram argmax)
   add_executable(example_${name} ${PROJECT_SOURCE_DIR}/examples/c/${name}.c)
   target_compile_definitions(example_${name} PRIVATE TRI_EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples" _GNU_SOURCE)
-  target_link_libraries(example_${name} PRIVATE tri m)
+  target_link_libraries(example_${name} PRIVATE tri m ${CMAKE_DL_LIBS})
   foreach(target cpu interp)
     add_test(NAME examples/${name}/${target} COMMAND example_${name})
     set_tests_properties(examples/${name}/${target} PROPERTIES ENVIRONMENT "TRI_TARGET=${target}" LABELS examples)

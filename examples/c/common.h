@@ -2,8 +2,13 @@
  * target present, launch it a few times and report the median time. They use only the public
  * C API (tri/tri.h), the way an application embedding Tri would.
  *
- * Environment: TRI_TARGET picks the target ("cpu" by default; "interp" runs the reference
- * interpreter); TRI_EXAMPLES_DIR says where the .tri files are (default: the source tree). */
+ * Environment: TRI_TARGET picks the target ("cpu" by default; "cuda" runs on the GPU, "interp"
+ * runs the reference interpreter); TRI_EXAMPLES_DIR says where the .tri files are (default: the
+ * source tree).
+ *
+ * On "cuda" the buffers are CUDA managed memory, reachable from the host (which fills and checks
+ * them) and the device: the examples stay one program for every target. The CUDA driver is
+ * loaded at run time, as libtri does, so the examples build without CUDA. */
 #ifndef TRI_EXAMPLES_COMMON_H_
 #define TRI_EXAMPLES_COMMON_H_
 
@@ -13,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <dlfcn.h>
 
 #include "tri/tri.h"
 
@@ -37,6 +44,75 @@ static inline const char* ex_target(void) {
   const char* t = getenv("TRI_TARGET");
   return t && *t ? t : "cpu";
 }
+
+/* ---- buffers: host memory, or CUDA managed memory on the "cuda" target */
+static struct {
+  int (*alloc_managed)(uint64_t*, size_t, unsigned);
+  int (*free)(uint64_t);
+  int (*sync)(void);
+} ex_cu;
+
+static inline int ex_gpu(void) { return strcmp(ex_target(), "cuda") == 0; }
+
+static inline void ex_cuda_init(void) {
+  if (ex_cu.sync) return;
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  int (*init)(unsigned);
+  int (*device_get)(int*, int);
+  int (*retain)(void**, int);
+  int (*set_current)(void*);
+  int dev = 0;
+  void* ctx = NULL;
+  if (!h) {
+    fprintf(stderr, "TRI_TARGET=cuda needs the CUDA driver (libcuda.so.1): %s\n", dlerror());
+    exit(1);
+  }
+  *(void**)&init = dlsym(h, "cuInit");
+  *(void**)&device_get = dlsym(h, "cuDeviceGet");
+  *(void**)&retain = dlsym(h, "cuDevicePrimaryCtxRetain");
+  *(void**)&set_current = dlsym(h, "cuCtxSetCurrent");
+  *(void**)&ex_cu.alloc_managed = dlsym(h, "cuMemAllocManaged");
+  *(void**)&ex_cu.free = dlsym(h, "cuMemFree_v2");
+  *(void**)&ex_cu.sync = dlsym(h, "cuCtxSynchronize");
+  if (!init || init(0) || device_get(&dev, 0) || retain(&ctx, dev) || set_current(ctx)) {
+    fprintf(stderr, "TRI_TARGET=cuda: no usable CUDA device\n");
+    exit(1);
+  }
+}
+
+static inline void* ex_malloc(size_t bytes) {
+  uint64_t p = 0;
+  if (!ex_gpu()) return malloc(bytes);
+  ex_cuda_init();
+  if (ex_cu.alloc_managed(&p, bytes ? bytes : 1, 1 /* CU_MEM_ATTACH_GLOBAL */)) {
+    fprintf(stderr, "cuMemAllocManaged of %zu bytes failed\n", bytes);
+    exit(1);
+  }
+  return (void*)(uintptr_t)p;
+}
+
+static inline void* ex_calloc(size_t count, size_t size) {
+  void* p = ex_malloc(count * size);
+  memset(p, 0, count * size);
+  return p;
+}
+
+static inline void ex_free(void* p) {
+  if (!ex_gpu()) free(p);
+  else ex_cu.free((uint64_t)(uintptr_t)p);
+}
+
+/* Waits for the GPU (launches there are asynchronous); nothing on the host targets. */
+static inline void ex_sync(void) {
+  if (ex_gpu()) ex_cu.sync();
+}
+
+/* Launches and waits, so the host can read the results. */
+#define EX_LAUNCH(...)                     \
+  do {                                     \
+    EX_CHECK(tri_launch(__VA_ARGS__));     \
+    ex_sync();                             \
+  } while (0)
 
 /* The reference interpreter is exact but slow: the programs use smaller problems on it. */
 static inline int ex_small(void) { return strcmp(ex_target(), "interp") == 0; }
@@ -137,7 +213,7 @@ static inline double ex_time(tri_kernel* k, uint32_t gx, uint32_t gy, const tri_
   if (ex_small()) reps = 1;
   for (int i = 0; i < reps; ++i) {
     double t0 = ex_now();
-    EX_CHECK(tri_launch(k, gx, gy, 1, NULL, args, nargs));
+    EX_LAUNCH(k, gx, gy, 1, NULL, args, nargs);
     t[i] = ex_now() - t0;
   }
   qsort(t, (size_t)reps, sizeof t[0], ex_cmp_double);

@@ -30,7 +30,7 @@ static int check(const uint16_t* q, const uint16_t* k, const uint16_t* v, const 
 
 int main(void) {
   size_t count = (size_t)Z * H * S * D, bytes = count * 2;
-  uint16_t *q = malloc(bytes), *k = malloc(bytes), *v = malloc(bytes), *o = calloc(count, 2);
+  uint16_t *q = ex_malloc(bytes), *k = ex_malloc(bytes), *v = ex_malloc(bytes), *o = ex_calloc(count, 2);
   for (size_t i = 0; i < count; ++i) {
     q[i] = ex_float_to_half(ex_rand(-1, 1));
     k[i] = ex_float_to_half(ex_rand(-1, 1));
@@ -46,7 +46,7 @@ int main(void) {
                       ex_i32(D), ex_i32(1), ex_i32(H), ex_i32(S)};
     uint32_t gx = (S + 63) / 64, gy = Z * H;
     memset(o, 0, bytes);
-    EX_CHECK(tri_launch(kern, gx, gy, 1, NULL, args, 11));
+    EX_LAUNCH(kern, gx, gy, 1, NULL, args, 11);
     int ok = check(q, k, v, o, scale, causal);
     all_ok &= ok;
     double t = ex_time(kern, gx, gy, args, 11, 5);
@@ -54,6 +54,6 @@ int main(void) {
     ex_report(causal ? "flash_attn causal" : "flash_attention", ok, t, 0, flops);
     tri_kernel_destroy(kern);
   }
-  free(q), free(k), free(v), free(o);
+  ex_free(q), ex_free(k), ex_free(v), ex_free(o);
   return all_ok ? 0 : 1;
 }

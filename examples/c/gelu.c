@@ -3,14 +3,14 @@
 
 int main(void) {
   const int64_t n = ex_small() ? 5000 : 1 << 24, block = ex_small() ? 256 : 4096;
-  float* x = malloc(n * 4);
-  float* out = calloc(n, 4);
+  float* x = ex_malloc(n * 4);
+  float* out = ex_calloc(n, 4);
   for (int64_t i = 0; i < n; ++i) x[i] = ex_rand(-6, 6);
   ex_const c[] = {{"BLOCK", block}};
   tri_kernel* k = ex_compile("gelu.tri", "gelu", c, 1);
   tri_arg args[] = {ex_ptr(x, n * 4, TRI_DTYPE_F32), ex_ptr(out, n * 4, TRI_DTYPE_F32), ex_i32(n)};
   uint32_t grid = (uint32_t)((n + block - 1) / block);
-  EX_CHECK(tri_launch(k, grid, 1, 1, NULL, args, 3));
+  EX_LAUNCH(k, grid, 1, 1, NULL, args, 3);
   int ok = 1;
   double max_err = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -24,6 +24,6 @@ int main(void) {
   double t = ex_time(k, grid, 1, args, 3, 9);
   ex_report("gelu", ok, t, 2.0 * n * 4, 0);
   tri_kernel_destroy(k);
-  free(x), free(out);
+  ex_free(x), ex_free(out);
   return ok ? 0 : 1;
 }

@@ -6,12 +6,12 @@ int main(void) {
   const int rows = ex_small() ? 4 : 2048, n = 1536;
   const double eps = 1e-5;
   size_t count = (size_t)rows * n;
-  uint16_t* x = malloc(count * 2);
-  uint16_t* y = calloc(count, 2);
-  uint16_t* w = malloc(n * 2);
-  uint16_t* b = malloc(n * 2);
-  float* mean = calloc(rows, 4);
-  float* rstd = calloc(rows, 4);
+  uint16_t* x = ex_malloc(count * 2);
+  uint16_t* y = ex_calloc(count, 2);
+  uint16_t* w = ex_malloc(n * 2);
+  uint16_t* b = ex_malloc(n * 2);
+  float* mean = ex_calloc(rows, 4);
+  float* rstd = ex_calloc(rows, 4);
   for (size_t i = 0; i < count; ++i) x[i] = ex_float_to_half(ex_rand(-3, 5));
   for (int i = 0; i < n; ++i) w[i] = ex_float_to_half(ex_rand(0.5f, 1.5f)), b[i] = ex_float_to_half(ex_rand(-1, 1));
   ex_const c[] = {{"BLOCK", 512}};
@@ -21,7 +21,7 @@ int main(void) {
                     ex_ptr(mean, rows * 4, TRI_DTYPE_F32), ex_ptr(rstd, rows * 4, TRI_DTYPE_F32),
                     ex_i32(n),                           ex_i32(n),
                     ex_f32(eps)};
-  EX_CHECK(tri_launch(k, rows, 1, 1, NULL, args, 9));
+  EX_LAUNCH(k, rows, 1, 1, NULL, args, 9);
   int ok = 1;
   for (int r = 0; r < rows && ok; ++r) {
     double m = 0, v = 0;
@@ -42,6 +42,6 @@ int main(void) {
   double t = ex_time(k, rows, 1, args, 9, 9);
   ex_report("layernorm", ok, t, 2.0 * count * 2, 0);
   tri_kernel_destroy(k);
-  free(x), free(y), free(w), free(b), free(mean), free(rstd);
+  ex_free(x), ex_free(y), ex_free(w), ex_free(b), ex_free(mean), ex_free(rstd);
   return ok ? 0 : 1;
 }
