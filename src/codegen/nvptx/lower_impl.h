@@ -148,6 +148,8 @@ class GpuLowering {
   Status lower_print(OpId o);
   Status lower_assert(OpId o);
   Status lower_inline_asm(OpId o);
+  std::vector<llvm::Value*> combine_pair(OpId o, const std::string& kind, EType e, const std::vector<llvm::Value*>& a,
+                                         const std::vector<llvm::Value*>& b, Status* st);
   // Lowers a combine region on scalar arguments and returns the yielded values.
   Status lower_combine(BlockId region, const std::vector<llvm::Value*>& args, std::vector<llvm::Value*>* out);
   // Vector width (elements) that axis info allows for a memory op's pointer along dimension d.

@@ -61,6 +61,32 @@ Status GpuLowering::lower_combine(BlockId region, const std::vector<llvm::Value*
   return Status::ok();
 }
 
+// One combination of reduce or scan: the op's combine region on (a..., b...), or its builtin
+// kind on the first values. Errors go to *st (the first one is kept) and return a unchanged.
+std::vector<llvm::Value*> GpuLowering::combine_pair(OpId o, const std::string& kind, EType e,
+                                                   const std::vector<llvm::Value*>& a,
+                                                   const std::vector<llvm::Value*>& b, Status* st) {
+  const ir::OpData& op = f_->op(o);
+  if (!op.regions.empty()) {
+    std::vector<llvm::Value*> args = a, r;
+    args.insert(args.end(), b.begin(), b.end());
+    Status s2 = lower_combine(op.regions[0], args, &r);
+    if (!s2.is_ok()) {
+      if (st->is_ok()) *st = s2;
+      return a;
+    }
+    return r;
+  }
+  llvm::Value* r = em_.builtin_combine(kind, e, a[0], b[0]);
+  if (!r) {
+    if (st->is_ok())
+      *st = error(o, Code::Compile, "'" + std::string(ir::op_info(op.code).name) + "' kind '" + kind +
+                                        "' does not apply to " + ir::scalar_name(e.s));
+    return a;
+  }
+  return {r};
+}
+
 Status GpuLowering::lower_reduce(OpId o) {
   const ir::OpData& op = f_->op(o);
   std::vector<ValueId> srcs = f_->variadic(o);
@@ -92,17 +118,6 @@ Status GpuLowering::lower_reduce(OpId o) {
   const size_t nt = in.size();
   Status st;
   auto combine = [&](const Tuple& x, const Tuple& y) -> Tuple {
-    if (region) {
-      Tuple args = x;
-      args.insert(args.end(), y.begin(), y.end());
-      Tuple r;
-      Status s2 = lower_combine(op.regions[0], args, &r);
-      if (!s2.is_ok()) {
-        st = s2;
-        return x;
-      }
-      return r;
-    }
     if (arg) {
       EType e = ets[0];
       llvm::Value* va = em_.to_arith(x[0], e);
@@ -120,12 +135,7 @@ Status GpuLowering::lower_reduce(OpId o) {
       llvm::Value* take = b_.CreateOr(better, b_.CreateAnd(equal, b_.CreateICmpSLT(y[1], x[1])));
       return {b_.CreateSelect(take, y[0], x[0]), b_.CreateSelect(take, y[1], x[1])};
     }
-    llvm::Value* r = em_.builtin_combine(kind, ets[0], x[0], y[0]);
-    if (!r) {
-      st = error(o, Code::Compile, "'reduce' kind '" + kind + "' does not apply to " + ir::scalar_name(ets[0].s));
-      return x;
-    }
-    return {r};
+    return combine_pair(o, kind, ets[0], x, y, &st);
   };
   auto tuple_at = [&](int64_t r) {
     Tuple t;
@@ -231,7 +241,6 @@ Status GpuLowering::lower_scan(OpId o) {
   std::vector<ValueId> srcs = f_->variadic(o);
   const int a = static_cast<int>(f_->attr(o, "axis").i);
   const std::string kind = enum_name(*f_, o, "kind");
-  const bool region = !op.regions.empty();
   const bool rev = f_->attr(o, "reverse").present() && f_->attr(o, "reverse").i;
   const Shape s = val(srcs[0]).shape;
   Layout l = ordered_layout(s, a, opt_.num_warps);
@@ -245,25 +254,7 @@ Status GpuLowering::lower_scan(OpId o) {
   Status st;
   // combine(earlier, later) in the scan's direction.
   auto combine = [&](const Tuple& x, const Tuple& y) -> Tuple {
-    const Tuple& p = rev ? y : x;
-    const Tuple& q = rev ? x : y;
-    if (region) {
-      Tuple args = p;
-      args.insert(args.end(), q.begin(), q.end());
-      Tuple r;
-      Status s2 = lower_combine(op.regions[0], args, &r);
-      if (!s2.is_ok()) {
-        st = s2;
-        return x;
-      }
-      return r;
-    }
-    llvm::Value* r = em_.builtin_combine(kind, ets[0], p[0], q[0]);
-    if (!r) {
-      st = error(o, Code::Compile, "'scan' kind '" + kind + "' does not apply to " + ir::scalar_name(ets[0].s));
-      return x;
-    }
-    return {r};
+    return rev ? combine_pair(o, kind, ets[0], y, x, &st) : combine_pair(o, kind, ets[0], x, y, &st);
   };
   auto select = [&](llvm::Value* c, const Tuple& x, const Tuple& y) {
     Tuple r;
