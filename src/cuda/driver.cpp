@@ -137,7 +137,7 @@ void load_library(const std::string& path, Library* out) {
     }
     if (!fn) {
       out->status = Status(Code::Unsupported, "no usable CUDA driver: " + path + " lacks " + e.symbol +
-                                                  " (the driver is older than CUDA 11.4; update the NVIDIA driver)" +
+                                                  " (not a CUDA driver, or one older than CUDA 11.4: update the NVIDIA driver)" +
                                                   kNoDriverHint);
       return;
     }
