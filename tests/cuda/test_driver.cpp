@@ -12,6 +12,8 @@
 #include "cuda/driver.h"
 #include "cuda/module.h"
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -480,6 +482,57 @@ void test_events_and_launch_errors(void**) {
   ok(event_destroy(ctx, end));
 }
 
+// Under tests/cuda/fake_libcuda.c (cuda/test_driver_fake) the driver counts module loads and
+// context switches, which shows what the warm path does; a real driver has no such counters.
+void test_warm_path_counts(void**) {
+  REQUIRE_DEVICE();
+  void* lib = dlopen(driver_library_name().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  auto counter = lib ? reinterpret_cast<long (*)(const char*)>(dlsym(lib, "fake_cuda_counter")) : nullptr;
+  if (!counter) {
+    std::printf("not applicable: the driver is not tests/cuda/fake_libcuda.c\n");
+    skip();
+  }
+  Devices devices;
+  CUcontext ctx = nullptr;
+  ok(devices.primary(0, &ctx));
+  ModuleSet set(kPtx, ModuleSet::Format::Ptx, "add_u32");
+  CUfunction fn = nullptr;
+  long loads = counter("module_loads");
+  ok(set.function(ctx, &fn));
+  assert_int_equal(counter("module_loads"), loads + 1);
+  Buffer buf(ctx, 64);
+  buf.put(iota(64));
+  // The caller has the launch context current: no switch, no load, however many launches.
+  set_current(ctx);
+  long switches = counter("context_switches");
+  for (int i = 0; i < 50; ++i) {
+    CUcontext chosen = nullptr;
+    ok(devices.launch_context(1, nullptr, &chosen));
+    assert_ptr_equal(chosen, ctx);
+    CUfunction warm = nullptr;
+    ok(set.function(chosen, &warm));
+    assert_ptr_equal(warm, fn);
+    ok(launch_add(chosen, warm, buf, 1, nullptr));
+  }
+  assert_int_equal(counter("context_switches"), switches);
+  assert_int_equal(counter("module_loads"), loads + 1);
+  assert_int_equal(buf.get()[63], 63 * 3 + 50);
+  // Without a current context a launch switches in and back out: two switches, still no load.
+  set_current(nullptr);
+  switches = counter("context_switches");
+  ok(launch_add(ctx, fn, buf, 1, nullptr));
+  assert_int_equal(counter("context_switches"), switches + 2);
+  assert_null(current());
+  assert_int_equal(counter("module_loads"), loads + 1);
+  // A second device's context loads the image once more.
+  CUcontext other = nullptr;
+  ok(devices.primary(1, &other));
+  assert_ptr_not_equal(other, ctx);
+  ok(set.function(other, &fn));
+  assert_int_equal(counter("module_loads"), loads + 2);
+  assert_int_equal(set.loaded_count(), 2);
+}
+
 }  // namespace
 
 int main() {
@@ -493,6 +546,7 @@ int main() {
       cmocka_unit_test(test_cubin_path),
       cmocka_unit_test(test_dynamic_shared_opt_in),
       cmocka_unit_test(test_events_and_launch_errors),
+      cmocka_unit_test(test_warm_path_counts),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
