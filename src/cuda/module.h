@@ -100,6 +100,9 @@ Status launch_in(CUcontext ctx, CUfunction fn, const LaunchConfig& cfg, CUstream
 // kSlots go to an overflow list behind this set's own shared_mutex (read lock on the warm path;
 // never a global lock). Loading a new context takes this set's mutex, so concurrent first launches
 // on one context load once.
+//
+// Lifetime: every context a set has loaded into must outlive the set, or be forget()-ten first;
+// for primary contexts that means destroying the set before the Devices object that retained them.
 class ModuleSet {
  public:
   enum class Format { Ptx, Cubin };
