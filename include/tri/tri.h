@@ -352,6 +352,46 @@ TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan);
 /* Releases the plan; NULL is allowed. Since 0.2. */
 TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
 
+/* ---- CUDA devices --------------------------------------------------------------------------
+ * What the "cuda" target can run on. libcuda.so.1 (the NVIDIA driver) is loaded at run time on
+ * the first call that needs it, so libtri runs where no CUDA is installed; the environment
+ * variable TRI_LIBCUDA names another driver library (a path) instead. Without a loadable driver
+ * these calls fail with TRI_ERROR_UNSUPPORTED and a message that says so ("no CUDA driver:
+ * libcuda.so.1 could not be loaded (...)"); with a driver and no GPU, tri_device_count reports
+ * 0. Devices are numbered as the driver numbers them (CUDA_VISIBLE_DEVICES applies). All calls
+ * are thread-safe; the values are read once per process and then served from memory. */
+
+/* Attributes for tri_device_attribute. Sizes are in bytes. */
+#define TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR 0 /* 9 on an H100 (sm_90) */
+#define TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR 1 /* 0 on an H100 */
+#define TRI_DEVICE_ATTR_SM_COUNT 2                 /* streaming multiprocessors */
+#define TRI_DEVICE_ATTR_SHARED_PER_BLOCK 3         /* shared memory per block without opt-in (48 KB) */
+#define TRI_DEVICE_ATTR_SHARED_PER_BLOCK_OPTIN 4   /* shared memory per block a kernel may opt into */
+#define TRI_DEVICE_ATTR_SHARED_PER_SM 5            /* shared memory per multiprocessor */
+#define TRI_DEVICE_ATTR_L2_SIZE 6                  /* L2 cache */
+#define TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK 7
+#define TRI_DEVICE_ATTR_WARP_SIZE 8
+#define TRI_DEVICE_ATTR_DRIVER_VERSION 9  /* cuDriverGetVersion: 1000 * major + 10 * minor (12040 = 12.4) */
+#define TRI_DEVICE_ATTR_MAX_PTX_VERSION 10 /* highest PTX ISA the driver accepts: 10 * major + minor (84 = 8.4) */
+
+/* Number of CUDA devices into *out_count: 0 when the driver is present but sees no GPU.
+ * Errors: TRI_ERROR_UNSUPPORTED when no driver can be loaded (the message gives the reason),
+ * TRI_ERROR_INVALID_ARGUMENT for a NULL context or out_count. Since 0.2. */
+TRI_API tri_result tri_device_count(tri_context* context, uint32_t* out_count);
+
+/* One attribute (TRI_DEVICE_ATTR_*) of device `device` (0-based) into *out_value. Errors:
+ * TRI_ERROR_UNSUPPORTED (no driver), TRI_ERROR_INVALID_ARGUMENT (a device index past the count,
+ * an unknown attribute, NULL context or out_value). Since 0.2. */
+TRI_API tri_result tri_device_attribute(tri_context* context, uint32_t device, int32_t attribute,
+                                        int64_t* out_value);
+
+/* Copies the device's name ("NVIDIA H100 80GB HBM3"), NUL-terminated and truncated to fit, into
+ * buffer (which may be NULL when capacity is 0) and stores the size the whole name needs, NUL
+ * included, in *out_size: call once with capacity 0 to learn the size. Errors as
+ * tri_device_attribute's. Since 0.2. */
+TRI_API tri_result tri_device_name(tri_context* context, uint32_t device, char* buffer, size_t capacity,
+                                   size_t* out_size);
+
 #ifdef __cplusplus
 }
 #endif
