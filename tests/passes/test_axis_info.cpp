@@ -59,13 +59,18 @@ std::string vec_str(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-void expect_info(const AxisInfoAnalysis& a, const Function& f, const std::string& name, std::vector<int64_t> c,
-                 std::vector<int64_t> d, std::vector<int64_t> k) {
-  const AxisInfo& i = a.get(named(f, name));
+void expect_info_in(const AxisInfoAnalysis& a, const Function& f, const std::string& name, std::vector<int64_t> c,
+                    std::vector<int64_t> d, std::vector<int64_t> k) {
+  const AxisInfo& i = a.get(f, named(f, name));
   if (i.contiguity != c || i.divisibility != d || i.constancy != k)
     fail_msg("%%%s: contiguity %s divisibility %s constancy %s, expected %s %s %s", name.c_str(),
              vec_str(i.contiguity).c_str(), vec_str(i.divisibility).c_str(), vec_str(i.constancy).c_str(),
              vec_str(c).c_str(), vec_str(d).c_str(), vec_str(k).c_str());
+}
+
+void expect_info(const AxisInfoAnalysis& a, const Function& f, const std::string& name, std::vector<int64_t> c,
+                 std::vector<int64_t> d, std::vector<int64_t> k) {
+  expect_info_in(a, f, name, c, d, k);
 }
 
 const char* kVectorAdd = R"(
@@ -499,6 +504,12 @@ kernel @k(%n: i32) {
   %d2 = sub %offs, %nv : <64 x i32>
   %d3 = sub %nv, %r : <64 x i32>
   %qd = udiv %d2, %c4 : <64 x i32>
+  %big = const[value=2147483632] : <64 x i32>
+  %wr = add %big, %r : <64 x i32>
+  %wrs = sext %wr : <64 x i64>
+  %wrz = zext %wr : <64 x i64>
+  %wrt = trunc %offs : <64 x i8>
+  %wrts = sext %wrt : <64 x i16>
   return
 }
 )",
@@ -597,6 +608,7 @@ kernel @k(%x: ptr<f32> {align=16}, %k: i32 {divisible=4}, %k1: i32, %n: i32) {
     {"hints, assumes, selects and calls", R"(
 func @twice(%a: <16 x i32>) -> (<16 x i32>) {
   %b = add %a, %a : <16 x i32>
+  %ra = arange[start=16, end=32] : <16 x i32>
   return %b
 }
 
@@ -639,6 +651,21 @@ kernel @k(%x: ptr<i32> {align=64}, %n2: i32, %a: i32) {
      {2, 1, 1},
      {48, 7}},
 };
+
+void assumes_and_device_functions(void**) {
+  auto m = parse_ok(kCases[4].text);
+  const Function& f = *m->find("k");
+  AxisInfoAnalysis a(*m, f);
+  expect_info(a, f, "n2", {1}, {16}, {1});
+  expect_info(a, f, "pn", {16}, {64}, {1});
+  assert_true(a.get(named(f, "a")).nonneg);
+  assert_false(a.get(named(f, "n2")).nonneg);
+  expect_info(a, f, "dbl", {1}, {1}, {1});
+  // The device function is analysed with conservative parameters.
+  const Function& g = *m->find("twice");
+  expect_info_in(a, g, "a", {1}, {1}, {1});
+  expect_info_in(a, g, "ra", {16}, {16}, {1});
+}
 
 void facts_hold_on_every_lane(void**) {
   Counts counts;
@@ -743,6 +770,7 @@ int main() {
       cmocka_unit_test(loop_pointer_increment),
       cmocka_unit_test(hints),
       cmocka_unit_test(broadcast_and_permute),
+      cmocka_unit_test(assumes_and_device_functions),
       cmocka_unit_test(facts_hold_on_every_lane),
       cmocka_unit_test(random_kernels_are_sound),
   };
