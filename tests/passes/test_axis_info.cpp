@@ -378,7 +378,7 @@ struct SoundCase {
   std::vector<int64_t> ints;  // the integer arguments, in order; pointer arguments get buffers
 };
 
-void check_sound(const SoundCase& sc, Counts* counts) {
+void check_sound(const SoundCase& sc, Counts* counts, bool checked = true) {
   auto m = parse_ok(sc.text);
   Function& f = *m->find("k");
   std::vector<AxisInfo> facts;
@@ -402,7 +402,7 @@ void check_sound(const SoundCase& sc, Counts* counts) {
   }
   std::vector<std::string> messages;
   interp::Options opt;
-  opt.checked = true;
+  opt.checked = checked;
   opt.print = [&](const std::string& s) { messages.push_back(s); };
   st = interp::run(*m, f, sc.grid, args.data(), args.size(), opt);
   if (!st.is_ok()) fail_msg("%s: %s", sc.name, st.message().c_str());
@@ -675,89 +675,87 @@ void facts_hold_on_every_lane(void**) {
   assert_true(counts.nontrivial > 100);
 }
 
-// Random straight-line integer kernels over arange, program ids, parameters and constants,
-// checked the same way: the rules meet operands they were not written for.
+// Random integer kernels over arange, program ids, parameters and constants, 1-D and 2-D, with
+// a loop-carried value, checked the same way: the rules meet operands they were not written for.
 void random_kernels_are_sound(void**) {
   std::mt19937 rng(12345);
   const char* binops[] = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "udiv", "sdiv", "urem",
                           "srem", "smin", "smax", "umin", "umax"};
   const char* preds[] = {"slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge", "eq", "ne"};
+  const int consts[] = {0, 1, 2, 3, 4, 7, 8, 12, 16, 31, 32, -1, -8, -16, 64};
   Counts counts;
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < 80; ++trial) {
+    const bool two_d = trial % 2 == 1;
+    const std::string T = two_d ? "<4 x 8 x i32>" : "<32 x i32>";
+    const std::string T1 = two_d ? "<4 x 8 x i1>" : "<32 x i1>";
     std::string body;
     std::vector<std::string> vals;
     auto pick = [&]() { return vals[rng() % vals.size()]; };
+    auto rand_start = [&]() { return std::to_string(static_cast<int>(rng() % 5) * 4); };
     body += "  %pid = program_id[axis=0] : i32\n";
-    body += "  %pv = splat %pid : <32 x i32>\n";
-    body += "  %nv = splat %n : <32 x i32>\n";
-    const int start = static_cast<int>(rng() % 5) * 8;
-    body += "  %r = arange[start=" + std::to_string(start) + ", end=" + std::to_string(start + 32) + "] : <32 x i32>\n";
-    vals = {"%pv", "%nv", "%r"};
-    const int consts[] = {0, 1, 2, 3, 4, 7, 8, 12, 16, 31, 32, -1, -8, -16, 64};
+    body += "  %pv = splat %pid : " + T + "\n";
+    body += "  %nv = splat %n : " + T + "\n";
+    vals = {"%pv", "%nv"};
+    if (two_d) {
+      const std::string a = rand_start(), b = rand_start();
+      body += "  %ra = arange[start=" + a + ", end=" + std::to_string(std::stoi(a) + 4) + "] : <4 x i32>\n";
+      body += "  %re = expand_dims[axis=1] %ra : <4 x 1 x i32>\n";
+      body += "  %rb = broadcast %re : " + T + "\n";
+      body += "  %ca = arange[start=" + b + ", end=" + std::to_string(std::stoi(b) + 8) + "] : <8 x i32>\n";
+      body += "  %ce = expand_dims[axis=0] %ca : <1 x 8 x i32>\n";
+      body += "  %cb = broadcast %ce : " + T + "\n";
+      vals.push_back("%rb");
+      vals.push_back("%cb");
+    } else {
+      const std::string a = rand_start();
+      body += "  %r = arange[start=" + a + ", end=" + std::to_string(std::stoi(a) + 32) + "] : " + T + "\n";
+      vals.push_back("%r");
+    }
     for (int i = 0; i < 4; ++i) {
       const std::string name = "%k" + std::to_string(i);
-      body += "  " + name + " = const[value=" + std::to_string(consts[rng() % 15]) + "] : <32 x i32>\n";
+      body += "  " + name + " = const[value=" + std::to_string(consts[rng() % 15]) + "] : " + T + "\n";
       vals.push_back(name);
     }
     for (int i = 0; i < 14; ++i) {
       const std::string name = "%t" + std::to_string(i);
-      const int kind = static_cast<int>(rng() % 10);
+      const int kind = static_cast<int>(rng() % 12);
       if (kind < 7) {
-        body += "  " + name + " = " + binops[rng() % 17] + " " + pick() + ", " + pick() + " : <32 x i32>\n";
+        body += "  " + name + " = " + binops[rng() % 17] + " " + pick() + ", " + pick() + " : " + T + "\n";
       } else if (kind < 9) {
         const std::string c = name + "c";
-        body += "  " + c + " = cmp[pred=" + preds[rng() % 10] + "] " + pick() + ", " + pick() + " : <32 x i1>\n";
-        body += "  " + name + " = select " + c + ", " + pick() + ", " + pick() + " : <32 x i32>\n";
+        body += "  " + c + " = cmp[pred=" + preds[rng() % 10] + "] " + pick() + ", " + pick() + " : " + T1 + "\n";
+        body += "  " + name + " = select " + c + ", " + pick() + ", " + pick() + " : " + T + "\n";
+      } else if (kind < 10 && two_d) {
+        const std::string t = name + "p";
+        body += "  " + t + " = permute[order=[1, 0]] " + pick() + " : <8 x 4 x i32>\n";
+        body += "  " + name + " = permute[order=[1, 0]] " + t + " : " + T + "\n";
+      } else if (kind < 11) {
+        // A loop-carried value: three iterations of x = x op step.
+        const std::string init = pick(), step = pick();
+        const char* op = kind % 2 ? "add" : binops[rng() % 17];
+        body += "  " + name + " = for %lo, %hi, %one, " + init + " {\n  ^(" + name + "i: i32, " + name + "x: " + T +
+                "):\n    " + name + "y = " + op + " " + name + "x, " + step + " : " + T + "\n    yield " + name +
+                "y\n  } : " + T + "\n";
       } else {
         const std::string c = name + "m";
-        body += "  " + c + " = multiple_of[values=[1]] " + pick() + " : <32 x i32>\n";
-        body += "  " + name + " = add " + c + ", " + pick() + " : <32 x i32>\n";
+        body += "  " + c + " = multiple_of[values=" + std::string(two_d ? "[1, 1]" : "[1]") + "] " + pick() + " : " + T +
+                "\n";
+        body += "  " + name + " = add " + c + ", " + pick() + " : " + T + "\n";
       }
       vals.push_back(name);
     }
-    body += "  %xb = splat %x : <32 x ptr<i32>>\n";
-    body += "  %xp = addptr %xb, " + pick() + " : <32 x ptr<i32>>\n";
-    const std::string text = "kernel @k(%x: ptr<i32> {align=16}, %n: i32 {divisible=8}) {\n" + body + "  return\n}\n";
-    // Division by zero is only reported by checked mode when a lane divides by zero: skip those.
-    std::string name = "random kernel " + std::to_string(trial) + ":\n" + text;
-    SoundCase sc{name.c_str(), text.c_str(), {3, 1, 1}, {static_cast<int64_t>(8 * (rng() % 9))}};
-    auto m = parse_ok(text);
-    Function& f = *m->functions[0];
-    std::vector<AxisInfo> facts;
-    {
-      AxisInfoAnalysis a(*m, f);
-      for (ValueId v = 0; v < f.values.size(); ++v) facts.push_back(a.get(v));
-    }
-    instrument(*m, f);
-    Buffers buffers;
-    std::vector<ArgValue> args = {buffers.ptr(), ArgValue{static_cast<uint64_t>(sc.ints[0]), 0}};
-    std::vector<std::string> messages;
-    interp::Options opt;
-    opt.checked = false;  // random divisors may be zero and random offsets leave the buffer
-    opt.print = [&](const std::string& s) { messages.push_back(s); };
-    Status st = interp::run(*m, f, sc.grid, args.data(), args.size(), opt);
-    if (!st.is_ok()) fail_msg("%s: %s", sc.name, st.message().c_str());
-    for (const std::string& msg : messages) {
-      Snapshot s;
-      s.v = static_cast<ValueId>(std::stoul(msg.substr(1)));
-      const bool is_ptr = m->types.is_ptr(m->types.elem_of(f.type_of(s.v)));
-      size_t pos = 0;
-      while (pos < msg.size()) {
-        size_t end = msg.find('\n', pos);
-        if (end == std::string::npos) end = msg.size();
-        const std::string line = msg.substr(pos, end - pos);
-        const std::string tok = line.substr(line.rfind(": ") + 2);
-        const bool def = tok != "undef";
-        s.defined.push_back(def);
-        s.lanes.push_back(!def ? 0
-                          : is_ptr ? std::strtoull(tok.c_str(), nullptr, 16)
-                                   : static_cast<uint64_t>(std::strtoll(tok.c_str(), nullptr, 10)));
-        pos = end + 1;
-      }
-      check_snapshot(*m, f, sc.name, facts[s.v], s, &counts);
-    }
+    const std::string P = two_d ? "<4 x 8 x ptr<i32>>" : "<32 x ptr<i32>>";
+    body += "  %xb = splat %x : " + P + "\n";
+    body += "  %xp = addptr %xb, " + pick() + " : " + P + "\n";
+    const std::string text =
+        "kernel @k(%x: ptr<i32> {align=16}, %n: i32 {divisible=8}) {\n  %lo = const[value=0] : i32\n"
+        "  %hi = const[value=3] : i32\n  %one = const[value=1] : i32\n" +
+        body + "  return\n}\n";
+    const std::string name = "random kernel " + std::to_string(trial) + ":\n" + text;
+    // Unchecked: random divisors may be zero (an unspecified value, still a value to check).
+    check_sound({name.c_str(), text.c_str(), {3, 1, 1}, {static_cast<int64_t>(8 * (rng() % 9))}}, &counts, false);
   }
-  assert_true(counts.nontrivial > 500);
+  assert_true(counts.nontrivial > 1000);
 }
 
 }  // namespace
