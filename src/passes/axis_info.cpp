@@ -389,6 +389,9 @@ class Analyzer {
     const int w = width(rt);
     AxisInfo out = AxisInfo::conservative(r);
     auto opnd = [&](int i) -> const AxisInfo& { return get(fn, op.operands[i]); };
+    // Unspecialized IR (a constexpr name left in an attribute): nothing is known.
+    for (const Attr& a : op.attrs)
+      if (a.kind == Attr::Kind::Sym) return out;
 
     switch (op.code) {
       case Opcode::ProgramId:
