@@ -292,9 +292,10 @@ class Analyzer {
       std::vector<ValueId> ys = terminator_values(f, op.regions[0]);
       bool changed = false;
       for (size_t i = 0; i < n && i < ys.size(); ++i) {
-        AxisInfo next = join(get(fn, body.args[1 + i]), get(fn, ys[i]));
+        // Joined with the state, not the argument: assume facts raise the argument only.
+        AxisInfo next = join(state[i], get(fn, ys[i]));
         if (iter >= 64) next = AxisInfo::conservative(next.rank());
-        if (next != get(fn, body.args[1 + i])) changed = true;
+        if (next != state[i]) changed = true;
         state[i] = next;
       }
       if (!changed) break;
@@ -322,9 +323,9 @@ class Analyzer {
       std::vector<ValueId> ys = terminator_values(f, op.regions[1]);
       bool changed = false;
       for (size_t i = 0; i < before.args.size() && i < ys.size(); ++i) {
-        AxisInfo next = join(get(fn, before.args[i]), get(fn, ys[i]));
+        AxisInfo next = join(state[i], get(fn, ys[i]));
         if (iter >= 64) next = AxisInfo::conservative(next.rank());
-        if (next != get(fn, before.args[i])) changed = true;
+        if (next != state[i]) changed = true;
         state[i] = next;
       }
       if (!changed) {

@@ -603,6 +603,17 @@ kernel @k(%x: ptr<f32> {align=16}, %k: i32 {divisible=4}, %k1: i32, %n: i32) {
     %y1 = mul %y0, %c2 : i32
     yield %y1
   } : i32
+  // An assume about a loop-carried value holds in the body, not for the value the loop returns.
+  %c16 = const[value=16] : i32
+  %c15 = const[value=15] : i32
+  %uf = for %c0, %c1, %c1, %c16 {
+  ^(%j: i32, %u: i32):
+    %ulow = and %u, %c15 : i32
+    %uok = cmp[pred=eq] %ulow, %c0 : i1
+    assume %uok
+    %u1 = add %u, %c1 : i32
+    yield %u1
+  } : i32
   return
 }
 )",
@@ -668,6 +679,14 @@ void assumes_and_device_functions(void**) {
   const Function& g = *m->find("twice");
   expect_info_in(a, g, "a", {1}, {1}, {1});
   expect_info_in(a, g, "ra", {16}, {16}, {1});
+}
+
+void assume_in_loop_body(void**) {
+  auto m = parse_ok(kCases[3].text);
+  const Function& f = *m->find("k");
+  AxisInfoAnalysis a(*m, f);
+  expect_info(a, f, "u", {1}, {16}, {1});
+  expect_info(a, f, "uf", {1}, {1}, {1});
 }
 
 void facts_hold_on_every_lane(void**) {
@@ -808,6 +827,7 @@ int main() {
       cmocka_unit_test(hints),
       cmocka_unit_test(broadcast_and_permute),
       cmocka_unit_test(assumes_and_device_functions),
+      cmocka_unit_test(assume_in_loop_body),
       cmocka_unit_test(facts_hold_on_every_lane),
       cmocka_unit_test(matmul_example_is_sound),
       cmocka_unit_test(random_kernels_are_sound),
