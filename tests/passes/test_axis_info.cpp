@@ -733,6 +733,45 @@ void matmul_example_is_sound(void**) {
   assert_true(counts.nontrivial > 100);
 }
 
+// Every kernel of examples/, specialized with its defaults: the analysis meets reductions,
+// scans, dots, while loops and calls, and every fact it states is well formed.
+void examples_are_well_formed(void**) {
+  const char* names[] = {"argmax", "cumsum", "flash_attention", "gelu", "histogram", "layernorm",
+                         "matmul_leaky_relu", "softmax", "vector_add"};
+  long nontrivial = 0;
+  for (const char* name : names) {
+    const std::string text = tri_test::read_file(tri_test::source_path(std::string("examples/") + name + ".tri"));
+    if (text.empty()) fail_msg("cannot read examples/%s.tri", name);
+    auto src = parse_ok(text);
+    std::unique_ptr<Module> m;
+    Status st = prepare_kernel(*src, name, {}, {}, {}, &m);
+    if (!st.is_ok()) fail_msg("%s: %s", name, st.message().c_str());
+    AxisInfoAnalysis a(*m, *m->functions[0]);  // the kernel, and the device functions it calls
+    for (const auto& fp : m->functions) {
+      const Function& f = *fp;
+      for (ValueId v = 0; v < f.values.size(); ++v) {
+        const AxisInfo& i = a.get(f, v);
+        const TypeId t = f.type_of(v);
+        const size_t rank = m->types.is_block(t) ? m->types.get(t).dims.size() : 1;
+        if (static_cast<size_t>(i.rank()) != rank || i.divisibility.size() != rank || i.constancy.size() != rank)
+          fail_msg("%s: %%%s has facts of rank %d", name, f.value(v).name.c_str(), i.rank());
+        for (size_t d = 0; d < rank; ++d) {
+          const int64_t n = m->types.is_block(t) ? m->types.get(t).dims[d].value : 1;
+          for (int64_t x : {i.contiguity[d], i.constancy[d], i.divisibility[d]})
+            if (x < 1 || (x & (x - 1))) fail_msg("%s: %%%s has a fact %" PRId64 " that is not a power of two", name,
+                                                 f.value(v).name.c_str(), x);
+          if (i.contiguity[d] > n || i.constancy[d] > n)
+            fail_msg("%s: %%%s has a run longer than its dimension", name, f.value(v).name.c_str());
+          if (i.contiguity[d] > 1 && i.constancy[d] > 1)
+            fail_msg("%s: %%%s is both contiguous and constant along %zu", name, f.value(v).name.c_str(), d);
+          if (i.contiguity[d] > 1 || i.constancy[d] > 1) ++nontrivial;
+        }
+      }
+    }
+  }
+  assert_true(nontrivial > 50);
+}
+
 // Random integer kernels over arange, program ids, parameters and constants, 1-D and 2-D, with
 // a loop-carried value, checked the same way: the rules meet operands they were not written for.
 void random_kernels_are_sound(void**) {
@@ -830,6 +869,7 @@ int main() {
       cmocka_unit_test(assume_in_loop_body),
       cmocka_unit_test(facts_hold_on_every_lane),
       cmocka_unit_test(matmul_example_is_sound),
+      cmocka_unit_test(examples_are_well_formed),
       cmocka_unit_test(random_kernels_are_sound),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
