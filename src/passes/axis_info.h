@@ -61,7 +61,10 @@
 //  - load, atomics, reduce, scan, dot, call results, inline_asm: conservative.
 //  - for / while: loop-carried values iterate to a fixpoint from the inits (join = min
 //    contiguity, min divisibility at the joined runs, min constancy); the induction variable of a
-//    for gets the divisibility min(D_lo, D_step). if results: the join of both branches.
+//    for gets the divisibility min(D_lo, D_step); a for's results are the join of its inits and
+//    yielded values (not of its block arguments, which assume facts may have raised); after 64
+//    rounds without settling, the carried values become conservative. if results: the join of
+//    both branches.
 // Hints. multiple_of[values] raises divisibility along d to pow2(values[d]) where the run starts
 // are positions the hint speaks of (contiguity a multiple of values[d], the whole dimension, or
 // constant runs that are); max_contiguous[values] raises contiguity to values[d] (pow2, or the
