@@ -33,6 +33,19 @@ std::string enum_name(const ir::Function& f, OpId o, const char* name) {
   return info.attrs[info.attr_index(name)].enum_values[i];
 }
 
+llvm::Value* ElemEmitter::constant(const ir::Attr& a, EType e) {
+  const double d = a.kind == ir::Attr::Kind::Float ? a.f : static_cast<double>(a.i);
+  const int64_t i = a.kind == ir::Attr::Kind::Float ? static_cast<int64_t>(a.f) : a.i;
+  if (ir::is_int(e.s)) {
+    unsigned w = reg_ty(e)->getIntegerBitWidth();
+    uint64_t mask = w == 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+    return llvm::ConstantInt::get(reg_ty(e), static_cast<uint64_t>(i) & mask);
+  }
+  // Small floats are their bits, rounded from the exact value (a constant folds to a constant).
+  if (is_small_float(e.s)) return emit_to_small(b_, llvm::ConstantFP::get(b_.getDoubleTy(), d), e.s, false);
+  return llvm::ConstantFP::get(reg_ty(e), d);
+}
+
 llvm::Type* ElemEmitter::reg_ty(EType e) const {
   return e.ptr ? llvm::PointerType::getUnqual(b_.getContext()) : reg_type(b_.getContext(), e.s);
 }

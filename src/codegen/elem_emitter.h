@@ -48,6 +48,8 @@ class ElemEmitter {
 
   // ---- elements (scalar_ops.h says how each type is held in registers)
   llvm::Type* reg_ty(EType e) const;
+  // The register value of a `const` op's value attribute for element type e (not a pointer).
+  llvm::Value* constant(const ir::Attr& a, EType e);
   llvm::Value* to_arith(llvm::Value* v, EType e);
   llvm::Value* from_arith(llvm::Value* v, EType e);
   // f applied to the arithmetic form of v (f32 for small floats), rounded back to e.

@@ -134,18 +134,7 @@ Status FnLowering::lower_shape(OpId o) {
     case Opcode::Const: {
       const ir::Attr& a = f_.attr(o, "value");
       if (e.ptr) return error(o, Code::Compile, "'const' of a pointer type");
-      double d = a.kind == ir::Attr::Kind::Float ? a.f : static_cast<double>(a.i);
-      int64_t i = a.kind == ir::Attr::Kind::Float ? static_cast<int64_t>(a.f) : a.i;
-      llvm::Value* c;
-      if (ir::is_int(e.s)) {
-        unsigned w = reg_ty(e)->getIntegerBitWidth();
-        uint64_t mask = w == 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
-        c = llvm::ConstantInt::get(reg_ty(e), static_cast<uint64_t>(i) & mask);
-      } else if (is_small_float(e.s)) {
-        c = emit_to_small(b_, llvm::ConstantFP::get(b_.getDoubleTy(), d), e.s, false);
-      } else {
-        c = llvm::ConstantFP::get(reg_ty(e), d);
-      }
+      llvm::Value* c = em_.constant(a, e);
       reps_[res] = m_.types.is_block(rt) ? uniform_rep(c, e, rs) : scalar_rep(c, e);
       return Status::ok();
     }
