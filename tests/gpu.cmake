@@ -8,3 +8,7 @@ if(TEST capi/test_cuda)
 endif()
 add_test(NAME tool/compile COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tool/compile_test.sh)
 set_tests_properties(tool/compile PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME tool/conformance_ptxas COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tool/conformance_ptxas.sh)
+set_tests_properties(tool/conformance_ptxas PROPERTIES
+                     ENVIRONMENT "${TRI_TEST_ENV};TRI_CONFORMANCE=$<TARGET_FILE:conformance>" LABELS tool
+                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} SKIP_REGULAR_EXPRESSION "skipped: no ptxas" TIMEOUT 900)
