@@ -60,7 +60,8 @@ case $what in
     export CGO_ENABLED=1 CGO_CFLAGS="-I$src/include" CGO_LDFLAGS="-L$libdir"
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export GOFLAGS=-mod=mod GOCACHE=${GOCACHE:-$work/go-cache} GOPATH=${GOPATH:-$work/go-path} GOTOOLCHAIN=local
-    export GOPROXY=off
+    # cgocheck=2 checks every pointer the package hands to C against the cgo rules.
+    export GOPROXY=off GODEBUG=cgocheck=2
     "$go" vet ./...
     exec "$go" test -count=1 ./...
     ;;
