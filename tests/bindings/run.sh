@@ -3,12 +3,13 @@
 # (tests/bindings.cmake). Each toolchain comes from Debian's packages (scripts/install-deps.sh);
 # a missing one fails the test with the package to install, never skips it.
 #
-# usage: tests/bindings/run.sh rust|rust-sys|go|python|julia|coverage
+# usage: tests/bindings/run.sh rust|rust-sys|go|python|julia|coverage|tools
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (the library file, default
 # $TRI_BUILD_DIR/src/libtri.so); CARGO, GO, PYTHON override the tools found.
 set -euo pipefail
 
-what=${1:?usage: run.sh rust|rust-sys|go|python|julia|coverage}
+what=${1:?usage: run.sh rust|rust-sys|go|python|julia|coverage|tools}
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 build=${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}
 lib=${TRI_LIB:-$build/src/libtri.so}
@@ -40,12 +41,13 @@ case $what in
     if [[ -z $cargo ]]; then
       if [[ -x /usr/bin/cargo ]]; then cargo=/usr/bin/cargo; else cargo=$(command -v cargo || true); fi
     fi
-    [[ -n $cargo ]] || fail "cargo not found: install Debian's cargo and rustc (bash scripts/install-deps.sh)"
+    [[ -n $cargo ]] && command -v "$cargo" >/dev/null ||
+      fail "cargo not found${cargo:+ at $cargo}: install Debian's cargo and rustc (bash scripts/install-deps.sh)"
     if [[ $what == rust-sys ]]; then
       py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
       exec "$py" "$src/bindings/rust/tri-sys/generate.py" --check
     fi
-    echo "bindings/rust: $("$cargo" --version), $(${cargo%cargo}rustc --version 2>/dev/null || rustc --version)"
+    echo "bindings/rust: $("$cargo" --version)"
     cd "$src/bindings/rust"
     # The build tree keeps the artifacts; the source tree stays clean.
     export CARGO_TARGET_DIR=$work/rust-target TRI_LIB_DIR=$libdir
@@ -54,7 +56,8 @@ case $what in
     ;;
   go)
     go=${GO:-$(command -v go || true)}
-    [[ -n $go ]] || fail "go not found: install Debian's golang-go (bash scripts/install-deps.sh)"
+    [[ -n $go ]] && command -v "$go" >/dev/null ||
+      fail "go not found${go:+ at $go}: install Debian's golang-go (bash scripts/install-deps.sh)"
     echo "bindings/go: $("$go" version)"
     cd "$src/bindings/go"
     export CGO_ENABLED=1 CGO_CFLAGS="-I$src/include" CGO_LDFLAGS="-L$libdir"
@@ -80,6 +83,10 @@ case $what in
   coverage)
     py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
     exec "$py" "$src/bindings/tools/coverage.py"
+    ;;
+  tools)
+    py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
+    exec "$py" "$src/bindings/tools/test_tools.py"
     ;;
   *) fail "unknown binding '$what'" ;;
 esac
