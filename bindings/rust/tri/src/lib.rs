@@ -32,3 +32,8 @@ pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, 
 
 /// The raw C API, for what this crate does not wrap.
 pub use tri_sys as sys;
+
+// The README's program runs as a doctest, so the README cannot drift from the API.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
