@@ -116,6 +116,7 @@ def generate(header_path: str) -> str:
         w("}")
     w("")
     w("// ---- Functions")
+    w("#[rustfmt::skip]")
     w("#[link(name = \"tri\")]")
     w("extern \"C\" {")
     for fn in h.functions.values():

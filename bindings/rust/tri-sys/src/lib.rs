@@ -101,6 +101,7 @@ pub struct tri_arg {
 }
 
 // ---- Functions
+#[rustfmt::skip]
 #[link(name = "tri")]
 extern "C" {
     pub fn tri_version() -> u32;

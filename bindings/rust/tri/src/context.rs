@@ -218,9 +218,9 @@ pub fn version() -> (u32, u32, u32) {
 }
 
 pub(crate) fn path_cstring(path: &Path) -> Result<CString> {
-    let s = path.to_str().ok_or_else(|| {
-        Error::new(sys::TRI_ERROR_INVALID_ARGUMENT, format!("path {:?} is not valid UTF-8", path))
-    })?;
+    let s = path
+        .to_str()
+        .ok_or_else(|| Error::new(sys::TRI_ERROR_INVALID_ARGUMENT, format!("path {:?} is not valid UTF-8", path)))?;
     cstring(s, "path")
 }
 

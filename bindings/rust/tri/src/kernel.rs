@@ -216,14 +216,24 @@ impl<'a> Arg<'a> {
 
     fn int(v: i64, dtype: DType) -> Arg<'a> {
         Arg {
-            raw: sys::tri_arg { value: sys::tri_arg_value { i: v }, extent: 0, kind: sys::TRI_TYPE_SCALAR, dtype: dtype.raw() },
+            raw: sys::tri_arg {
+                value: sys::tri_arg_value { i: v },
+                extent: 0,
+                kind: sys::TRI_TYPE_SCALAR,
+                dtype: dtype.raw(),
+            },
             _borrow: PhantomData,
         }
     }
 
     fn float(v: f64, dtype: DType) -> Arg<'a> {
         Arg {
-            raw: sys::tri_arg { value: sys::tri_arg_value { f: v }, extent: 0, kind: sys::TRI_TYPE_SCALAR, dtype: dtype.raw() },
+            raw: sys::tri_arg {
+                value: sys::tri_arg_value { f: v },
+                extent: 0,
+                kind: sys::TRI_TYPE_SCALAR,
+                dtype: dtype.raw(),
+            },
             _borrow: PhantomData,
         }
     }
@@ -367,7 +377,11 @@ impl Kernel {
         for (i, (p, a)) in self.params.iter().zip(args).enumerate() {
             let pointer = a.raw.kind == sys::TRI_TYPE_POINTER;
             if pointer != p.pointer || a.raw.dtype != p.dtype.raw() {
-                let wanted = if p.pointer { "a buffer of ".to_string() + p.dtype.name() } else { format!("a {} value", p.dtype.name()) };
+                let wanted = if p.pointer {
+                    "a buffer of ".to_string() + p.dtype.name()
+                } else {
+                    format!("a {} value", p.dtype.name())
+                };
                 return Err(Error::new(
                     sys::TRI_ERROR_LAUNCH_ARGS,
                     format!(

@@ -220,7 +220,13 @@ impl Module {
         let mut raw = ptr::null_mut();
         // SAFETY: the bytes are read during the call only; the out-parameter is written on success.
         check(unsafe {
-            sys::tri_module_create(ctx.inner.raw, bytes.as_ptr() as *const sys::c_void, bytes.len(), name.as_ptr(), &mut raw)
+            sys::tri_module_create(
+                ctx.inner.raw,
+                bytes.as_ptr() as *const sys::c_void,
+                bytes.len(),
+                name.as_ptr(),
+                &mut raw,
+            )
         })?;
         Ok(Module { raw, ctx: ctx.clone() })
     }
@@ -302,7 +308,10 @@ impl Module {
                 }
             }
             let dtype = DType::from_raw(dtype).ok_or_else(|| {
-                Error::new(sys::TRI_ERROR_UNSUPPORTED, format!("parameter %{} has a type this crate does not know ({})", c_str(pname), c_str(text)))
+                Error::new(
+                    sys::TRI_ERROR_UNSUPPORTED,
+                    format!("parameter %{} has a type this crate does not know ({})", c_str(pname), c_str(text)),
+                )
             })?;
             params.push(Param {
                 name: c_str(pname),

@@ -24,7 +24,9 @@ fn add(kernel: &Kernel, x: &[f32], y: &[f32]) -> tri::Result<Vec<f32>> {
     let mut out = vec![0.0f32; x.len()];
     let grid = ((x.len() + 1023) / 1024) as u32;
     // SAFETY: vector_add stays within x.len() elements of each buffer.
-    unsafe { kernel.launch(grid, &[Arg::slice(x), Arg::slice(y), Arg::slice_mut(&mut out), Arg::i32(x.len() as i32)])? };
+    unsafe {
+        kernel.launch(grid, &[Arg::slice(x), Arg::slice(y), Arg::slice_mut(&mut out), Arg::i32(x.len() as i32)])?
+    };
     Ok(out)
 }
 
@@ -106,7 +108,8 @@ fn compile_errors() {
 #[test]
 fn the_kernel_text_is_specialized() {
     let ctx = Context::new().unwrap();
-    let options = CompileOptions::builder().constexpr_int("BLOCK", 256).arg_align(0, 16).arg_divisible(3, 16).build().unwrap();
+    let options =
+        CompileOptions::builder().constexpr_int("BLOCK", 256).arg_align(0, 16).arg_divisible(3, 16).build().unwrap();
     let kernel = vector_add(&ctx, &options);
     assert_eq!(kernel.arg_count(), 4);
     assert_eq!(kernel.name(), "vector_add");
@@ -122,14 +125,27 @@ fn arguments_are_checked_against_the_signature() {
     // SAFETY (all launches here): refused before the call, or within 8 elements.
     let few = unsafe { kernel.launch(1, &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out)]) }.err().unwrap();
     assert_eq!(few.kind(), ErrorKind::LaunchArgs);
-    assert!(few.message().contains("takes 4 arguments (%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32), but 3 were given"), "{}", few);
-    let scalar = unsafe { kernel.launch(1, &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i64(8)]) }.err().unwrap();
+    assert!(
+        few.message()
+            .contains("takes 4 arguments (%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32), but 3 were given"),
+        "{}",
+        few
+    );
+    let scalar = unsafe { kernel.launch(1, &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i64(8)]) }
+        .err()
+        .unwrap();
     assert!(scalar.message().contains("argument 3 (%n) of kernel @vector_add is i32"), "{}", scalar);
     assert!(scalar.message().contains("but a i64 value was given"), "{}", scalar);
-    let value_for_pointer = unsafe { kernel.launch(1, &[Arg::f32(1.0), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(8)]) }.err().unwrap();
+    let value_for_pointer =
+        unsafe { kernel.launch(1, &[Arg::f32(1.0), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(8)]) }
+            .err()
+            .unwrap();
     assert!(value_for_pointer.message().contains("argument 0 (%x)"), "{}", value_for_pointer);
     // The library's own checks come through with its message: a zero grid dimension.
-    let zero = unsafe { kernel.launch((0, 1, 1), &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(8)]) }.err().unwrap();
+    let zero =
+        unsafe { kernel.launch((0, 1, 1), &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(8)]) }
+            .err()
+            .unwrap();
     assert_eq!(zero.kind(), ErrorKind::InvalidArgument);
     assert!(!zero.message().is_empty());
     assert_eq!(add(&kernel, &x, &x).unwrap(), vec![2.0f32; 8]);
