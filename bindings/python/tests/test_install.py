@@ -9,6 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import tri
 from conftest import EXAMPLES, HERE
 
 
@@ -35,3 +36,20 @@ def test_the_wheel_installs_and_runs(tmp_path):
     run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert Path(run.stdout.strip()).is_relative_to(target)
+
+
+def test_libtri_is_found_in_the_package_folder_or_named_by_the_environment(tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(HERE.parent / "src" / "tri", site / "tri", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(tri._capi.lib._name, site / "tri" / "libtri.so")  # the library these tests use
+    env = {k: v for k, v in os.environ.items() if k not in ("TRI_LIBRARY", "LD_LIBRARY_PATH")}
+    env["PYTHONPATH"] = str(site)
+    program = "import tri; print(tri._capi.lib._name); print(tri.version())"
+    run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == str(site / "tri" / "libtri.so")
+    # An explicit TRI_LIBRARY that cannot be loaded is an error, not a reason to take another.
+    env["TRI_LIBRARY"] = str(tmp_path / "missing" / "libtri.so")
+    run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "TRI_LIBRARY names" in run.stderr and "cannot be loaded" in run.stderr

@@ -19,6 +19,34 @@
 //! unsafe { kernel.launch((n as u32 + 1023) / 1024, &[Arg::slice(&x), Arg::slice(&y), Arg::slice_mut(&mut out), Arg::i32(n)])? };
 //! # Ok(()) }
 //! ```
+//!
+//! Using a released handle cannot compile: `Drop` consumes it.
+//!
+//! ```compile_fail
+//! # fn main() -> tri::Result<()> {
+//! let ctx = tri::Context::new()?;
+//! let module = tri::Module::new(&ctx, b"kernel @k() {\n  return\n}\n", "k.tri")?;
+//! drop(module);
+//! let text = module.to_text()?; // error: use of moved value
+//! # Ok(()) }
+//! ```
+//!
+//! Compile options may move between threads but not be shared (tri.h: options objects are not
+//! thread-safe):
+//!
+//! ```compile_fail
+//! fn shared<T: Sync>() {}
+//! shared::<tri::CompileOptions>(); // error: CompileOptions is not Sync
+//! ```
+//!
+//! A buffer cannot change while a launch argument borrows it:
+//!
+//! ```compile_fail
+//! let mut out = vec![0.0f32; 4];
+//! let arg = tri::Arg::slice_mut(&mut out);
+//! out.push(1.0); // error: `out` is borrowed by `arg`
+//! let _ = arg;
+//! ```
 
 mod context;
 mod error;
