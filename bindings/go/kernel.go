@@ -149,6 +149,7 @@ type Kernel struct {
 	raw    *C.tri_kernel
 	ctx    *Context
 	name   string
+	target string
 	params []Param
 }
 
@@ -164,7 +165,10 @@ func (m *Module) Compile(name string, opts *CompileOptions) (*Kernel, error) {
 	defer C.tri_compile_options_destroy(copts)
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	k := &Kernel{ctx: m.ctx, name: name}
+	k := &Kernel{ctx: m.ctx, name: name, target: opts.Target}
+	if k.target == "" {
+		k.target = "cpu"
+	}
 	err = m.use(func(raw *C.tri_module) error {
 		return call(func() C.tri_result { return C.tri_kernel_compile(raw, cname, copts, &k.raw) })
 	})
@@ -314,6 +318,11 @@ func intRange(d DType) (int64, int64) {
 // integer (bool for i1) or float for a scalar. The slices must stay untouched by other
 // goroutines until Launch returns; the kernel writes through them.
 func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
+	// A GPU target needs device buffers and a stream, which this package does not pass yet.
+	if k.target != "cpu" && k.target != "interp" {
+		return errorf(CodeUnsupported, "kernel @%s was compiled for target %q; this package launches host targets "+
+			"only (\"cpu\", \"interp\"), with slices", k.name, k.target)
+	}
 	if len(args) != len(k.params) {
 		sig := make([]string, len(k.params))
 		for i, p := range k.params {

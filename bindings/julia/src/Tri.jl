@@ -329,6 +329,7 @@ threads at once."""
 mutable struct Kernel
     ptr::Ptr{Cvoid}
     name::String
+    target::String
     params::Vector{Param}
     context::Context
 end
@@ -344,7 +345,7 @@ function compile(m::IRModule, name::AbstractString, options::CompileOptions)
     finally
         ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), opts)
     end
-    k = finalizer(close, Kernel(out[], String(name), Param[], m.context))
+    k = finalizer(close, Kernel(out[], String(name), options.target, Param[], m.context))
     k.params = runtime_params(function_info(m, name))
     count = Ref{UInt32}(0)
     check(ccall((:tri_kernel_arg_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), k.ptr, count))
@@ -397,6 +398,9 @@ end
 """Runs the kernel over `grid` (an integer or a tuple of 1 to 3) and returns when it has
 finished. Arrays for pointers (element type matching the pointee), numbers for scalars."""
 function launch(k::Kernel, grid, args...)
+    # A GPU target needs device buffers and a stream, which this module does not pass yet.
+    k.target in ("cpu", "interp") ||
+        throw(TriError(TRI_ERROR_UNSUPPORTED, "kernel @$(k.name) was compiled for target \"$(k.target)\"; this module launches host targets only (\"cpu\", \"interp\")"))
     g = grid isa Integer ? (grid,) : Tuple(grid)
     1 <= length(g) <= 3 || throw(TriError(TRI_ERROR_INVALID_ARGUMENT, "grid $grid: give 1 to 3 counts"))
     gx, gy, gz = (g..., 1, 1)[1:3]

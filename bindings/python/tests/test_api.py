@@ -231,3 +231,12 @@ def test_closing_while_another_thread_launches_is_safe(ctx):
     kernel.close()
     th.join()
     assert outcomes[-1] == "closed"
+
+
+def test_kernels_of_other_targets_are_not_launched_with_host_arrays(vector_add):
+    # No GPU target can be compiled with this header; the kernel is relabelled to reach the check.
+    vector_add._target = "cuda"
+    x = np.ones(4, np.float32)
+    with pytest.raises(tri.TriError) as e:
+        vector_add[1](x, x, x, 4)
+    assert e.value.code == tri.ErrorCode.UNSUPPORTED and 'target "cuda"' in e.value.message

@@ -12,7 +12,7 @@ reflected signature before the call.
         kernel[(5000 + 1023) // 1024](x, x, out, 5000)
 
 Device arrays (__cuda_array_interface__, DLPack) are refused with a clear error: they need the
-"cuda" target, which this package does not launch yet.
+"cuda" target, which this package does not launch yet; so is a kernel compiled for a GPU target.
 """
 
 import ctypes
@@ -140,6 +140,9 @@ _NUMPY_DTYPES: Dict[np.dtype, DType] = {
     np.dtype(np.int64): DType.I64, np.dtype(np.uint64): DType.I64,
     np.dtype(np.float16): DType.F16, np.dtype(np.float32): DType.F32, np.dtype(np.float64): DType.F64,
 }
+# The targets whose kernels run on host memory; a GPU target needs device buffers and a stream,
+# which this package does not pass yet.
+_HOST_TARGETS = ("cpu", "interp")
 _INT_BITS = {DType.I1: 1, DType.I8: 8, DType.I16: 16, DType.I32: 32, DType.I64: 64}
 
 
@@ -447,6 +450,7 @@ class Kernel(_Owner):
         self.module = module
         self.name = name
         self.options = options
+        self._target = options.target  # as compiled, whatever happens to `options` later
         opts = _make_options(options)
         out = _out_handle()
         m = module._h.acquire()
@@ -539,6 +543,10 @@ class Kernel(_Owner):
             raise TriError(C.TRI_ERROR_INVALID_ARGUMENT,
                            f"grid {grid!r}: give 1 to 3 counts of program instances, each in 0..2^32-1")
         gx, gy, gz = (tuple(int(d) for d in dims) + (1, 1))[:3]
+        if self._target not in _HOST_TARGETS:
+            raise TriError(C.TRI_ERROR_UNSUPPORTED,
+                           f"kernel @{self.name} was compiled for target \"{self._target}\"; this package "
+                           "launches host targets only (\"cpu\", \"interp\"), with host arrays")
         if len(args) != len(self.params):
             sig = ", ".join(f"%{p.name}: {p.type_text}" for p in self.params)
             raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"kernel @{self.name} takes {len(self.params)} arguments "

@@ -86,14 +86,15 @@ impl CompileOptionsBuilder {
     }
 
     pub fn build(self) -> Result<CompileOptions> {
-        let options = CompileOptions::new()?;
+        let mut options = CompileOptions::new()?;
         for s in &self.settings {
             let o = options.raw;
             // SAFETY: live options owned by `options`; strings NUL-terminated and copied.
             match s {
                 Setting::Target(t) => {
                     let c = cstring(t, "target")?;
-                    check(unsafe { sys::tri_compile_options_set_target(o, c.as_ptr()) })?
+                    check(unsafe { sys::tri_compile_options_set_target(o, c.as_ptr()) })?;
+                    options.target = t.clone();
                 }
                 Setting::Checked(on) => check(unsafe { sys::tri_compile_options_set_checked(o, *on as i32) })?,
                 Setting::ConstInt(n, v) => {
@@ -115,6 +116,7 @@ impl CompileOptionsBuilder {
 /// Options for compiling a kernel: target "cpu", no constexprs (defaults apply), no facts.
 pub struct CompileOptions {
     raw: *mut sys::tri_compile_options,
+    target: String,
 }
 
 // SAFETY: the options object belongs to this value alone and has no thread affinity, so it may
@@ -128,7 +130,7 @@ impl CompileOptions {
         let mut raw = ptr::null_mut();
         // SAFETY: out-parameter written on success.
         check(unsafe { sys::tri_compile_options_create(&mut raw) })?;
-        Ok(CompileOptions { raw })
+        Ok(CompileOptions { raw, target: "cpu".to_string() })
     }
 
     pub fn builder() -> CompileOptionsBuilder {
@@ -288,6 +290,7 @@ struct RuntimeParam {
 pub struct Kernel {
     raw: *mut sys::tri_kernel,
     name: String,
+    target: String,
     params: Vec<RuntimeParam>,
     _ctx: Context,
 }
@@ -311,7 +314,13 @@ impl Kernel {
         let mut raw = ptr::null_mut();
         // SAFETY: live module and options; compiling concurrently is allowed by tri.h.
         check(unsafe { sys::tri_kernel_compile(module.as_raw(), cname.as_ptr(), options.raw, &mut raw) })?;
-        let mut kernel = Kernel { raw, name: name.to_string(), params: Vec::new(), _ctx: module.context().clone() };
+        let mut kernel = Kernel {
+            raw,
+            name: name.to_string(),
+            target: options.target.clone(),
+            params: Vec::new(),
+            _ctx: module.context().clone(),
+        };
         let mut count = 0u32;
         // SAFETY: live kernel; out-parameter.
         check(unsafe { sys::tri_kernel_arg_count(kernel.raw, &mut count) })?;
@@ -408,10 +417,42 @@ impl Kernel {
     /// with them cannot be, except by the interpreter's checked mode, which reports accesses
     /// outside the extents as an Error.
     pub unsafe fn launch(&self, grid: impl Into<Grid>, args: &[Arg]) -> Result<()> {
+        // A GPU target needs device pointers and a stream, which this crate does not pass yet.
+        if self.target != "cpu" && self.target != "interp" {
+            return Err(Error::new(
+                sys::TRI_ERROR_UNSUPPORTED,
+                format!(
+                    "kernel @{} was compiled for target \"{}\"; this crate launches host targets only (\"cpu\", \"interp\")",
+                    self.name, self.target
+                ),
+            ));
+        }
         self.check_args(args)?;
         let Grid(x, y, z) = grid.into();
         let raw: Vec<sys::tri_arg> = args.iter().map(|a| a.raw).collect();
         // No stream: the host targets run synchronously; GPU streams come with the "cuda" target.
         check(sys::tri_launch(self.raw, x, y, z, ptr::null_mut(), raw.as_ptr(), raw.len() as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // No GPU target can be compiled with this header; the kernel is relabelled to reach the check.
+    #[test]
+    fn kernels_of_other_targets_are_not_launched_with_slices() {
+        let ctx = Context::new().unwrap();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples/vector_add.tri");
+        let module = Module::from_file(&ctx, path).unwrap();
+        let mut kernel = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
+        kernel.target = "cuda".to_string();
+        let x = vec![1.0f32; 4];
+        let mut out = vec![0.0f32; 4];
+        // SAFETY: refused before the call.
+        let err = unsafe { kernel.launch(1, &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(4)]) }
+            .unwrap_err();
+        assert_eq!(err.code(), sys::TRI_ERROR_UNSUPPORTED);
+        assert!(err.message().contains("target \"cuda\""), "{}", err);
     }
 }
