@@ -10,6 +10,9 @@
 #   libcmocka-dev                  unit tests
 #   libbenchmark-dev               benchmarks
 #   clang-19 libclang-rt-19-dev    fuzzers (libFuzzer), scripts/fuzz.sh
+#   cargo rustc golang-go          the Rust and Go bindings' tests (bindings/, tests/bindings.cmake)
+#   python3-numpy python3-pytest   the Python bindings' tests, and python3 for the binding checks;
+#   python3-pip python3-setuptools   building and installing the Python package's wheel offline
 set -euo pipefail
 
 packages=(
@@ -17,6 +20,7 @@ packages=(
   llvm-19-dev zlib1g-dev libzstd-dev libxml2-dev libz3-dev
   libxxhash-dev libcmocka-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev
+  cargo rustc golang-go python3-numpy python3-pytest python3-pip python3-setuptools
 )
 
 missing=()

@@ -1,0 +1,52 @@
+// The cgo side of the package: how it finds tri.h and libtri, and the two C helpers that keep
+// the cgo pointer rules. Go pointers (the slices given to Launch) reach C only as direct call
+// arguments, never stored inside Go or C memory, which Go 1.19 (no runtime.Pinner) requires.
+
+package tri
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../include
+#cgo LDFLAGS: -ltri
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tri/tri.h>
+
+// Exported from log.go.
+extern void triGoLog(void* user, int32_t level, char* message);
+
+static void tri_go_log(void* user, int32_t level, const char* message) {
+  triGoLog(user, level, (char*)message);
+}
+
+// Defined here once (a preamble without //export is compiled once) and declared where used.
+// The handle travels as an integer, so no Go pointer is converted.
+tri_result tri_go_set_log(tri_context_options* options, uintptr_t handle, int32_t max_level) {
+  return tri_context_options_set_log(options, tri_go_log, (void*)handle, max_level);
+}
+
+#define TRI_GO_MAX_BUFFERS 16
+
+// Launches with the buffers given as arguments: buffer j is the pointer of argument slot[j].
+// The arguments are copied to C memory and the pointers placed there, so neither Go memory nor
+// C memory keeps a Go pointer after the call.
+tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+                                const tri_arg* args, uint32_t n, const uint32_t* slot, uint32_t nbuf,
+                                void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
+                                void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14,
+                                void* b15) {
+  void* b[TRI_GO_MAX_BUFFERS] = {b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15};
+  tri_arg local[32];
+  tri_arg* a = n <= 32 ? local : (tri_arg*)malloc(sizeof(tri_arg) * n);
+  if (!a) return TRI_ERROR_OUT_OF_MEMORY;
+  if (n) memcpy(a, args, sizeof(tri_arg) * n);
+  for (uint32_t j = 0; j < nbuf && j < TRI_GO_MAX_BUFFERS; ++j) a[slot[j]].value.p = b[j];
+  tri_result r = tri_launch(kernel, gx, gy, gz, NULL, a, n);
+  if (a != local) free(a);
+  return r;
+}
+*/
+import "C"
+
+// maxBuffers is how many pointer arguments one launch can take (TRI_GO_MAX_BUFFERS).
+const maxBuffers = 16

@@ -1,0 +1,3 @@
+module tri
+
+go 1.19

@@ -1,0 +1,420 @@
+// Compiling kernels and launching them. Launch arguments are Go values checked against the
+// kernel's reflected signature before the C call: slices for pointers, numbers for scalars.
+
+package tri
+
+/*
+#include <stdlib.h>
+#include <tri/tri.h>
+tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+                         const tri_arg* args, uint32_t n, const uint32_t* slot, uint32_t nbuf,
+                         void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
+                         void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14, void* b15);
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// CompileOptions say how to compile a kernel. The zero value compiles for the CPU with the
+// constexprs' defaults. A plain value: each Compile makes its own C options object, so one
+// CompileOptions may be shared between goroutines.
+type CompileOptions struct {
+	Target  string // "cpu" (default) or "interp"
+	Checked bool   // bounds and undefined-lane checks (target "interp" only)
+	// Constexpr values by name: integers (any Go integer type), floats, or bools.
+	Constexprs map[string]interface{}
+	// Promises about runtime parameter i (0-based among runtime parameters).
+	ArgAlign     map[int]uint32
+	ArgDivisible map[int]uint32
+}
+
+func (o *CompileOptions) build() (*C.tri_compile_options, error) {
+	var opts *C.tri_compile_options
+	if err := call(func() C.tri_result { return C.tri_compile_options_create(&opts) }); err != nil {
+		return nil, err
+	}
+	err := o.apply(opts)
+	if err != nil {
+		C.tri_compile_options_destroy(opts)
+		return nil, err
+	}
+	return opts, nil
+}
+
+func (o *CompileOptions) apply(opts *C.tri_compile_options) error {
+	if o.Target != "" {
+		t := C.CString(o.Target)
+		defer C.free(unsafe.Pointer(t))
+		if err := call(func() C.tri_result { return C.tri_compile_options_set_target(opts, t) }); err != nil {
+			return err
+		}
+	}
+	checked := C.int32_t(0)
+	if o.Checked {
+		checked = 1
+	}
+	if err := call(func() C.tri_result { return C.tri_compile_options_set_checked(opts, checked) }); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(o.Constexprs))
+	for n := range o.Constexprs {
+		names = append(names, n)
+	}
+	sort.Strings(names) // the first error is the same on every run
+	for _, n := range names {
+		cn := C.CString(n)
+		defer C.free(unsafe.Pointer(cn))
+		var err error
+		switch v := o.Constexprs[n].(type) {
+		case int, int8, int16, int32, int64, uint8, uint16, uint32:
+			i := toInt64(v)
+			err = call(func() C.tri_result { return C.tri_compile_options_set_constexpr_int(opts, cn, C.int64_t(i)) })
+		case bool:
+			i := int64(0)
+			if v {
+				i = 1
+			}
+			err = call(func() C.tri_result { return C.tri_compile_options_set_constexpr_int(opts, cn, C.int64_t(i)) })
+		case float32, float64:
+			f := toFloat64(v)
+			err = call(func() C.tri_result { return C.tri_compile_options_set_constexpr_float(opts, cn, C.double(f)) })
+		default:
+			err = errorf(CodeInvalidArgument, "constexpr '%s' is a %T; give an integer, a float or a bool", n, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for p, a := range o.ArgAlign {
+		p, a := p, a
+		if err := call(func() C.tri_result { return C.tri_compile_options_set_arg_align(opts, C.uint32_t(p), C.uint32_t(a)) }); err != nil {
+			return err
+		}
+	}
+	for p, d := range o.ArgDivisible {
+		p, d := p, d
+		if err := call(func() C.tri_result {
+			return C.tri_compile_options_set_arg_divisible(opts, C.uint32_t(p), C.uint32_t(d))
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func toInt64(v interface{}) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	}
+	return 0
+}
+
+func toFloat64(v interface{}) float64 {
+	switch x := v.(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
+}
+
+// Kernel is a compiled kernel; safe for concurrent launches. It keeps its module and context
+// alive, so it may outlive the Module it came from.
+type Kernel struct {
+	mu     sync.RWMutex
+	raw    *C.tri_kernel
+	ctx    *Context
+	name   string
+	target string
+	params []Param
+}
+
+// Compile compiles kernel name; opts nil means the defaults.
+func (m *Module) Compile(name string, opts *CompileOptions) (*Kernel, error) {
+	if opts == nil {
+		opts = &CompileOptions{}
+	}
+	copts, err := opts.build()
+	if err != nil {
+		return nil, err
+	}
+	defer C.tri_compile_options_destroy(copts)
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	k := &Kernel{ctx: m.ctx, name: name, target: opts.Target}
+	if k.target == "" {
+		k.target = "cpu"
+	}
+	err = m.use(func(raw *C.tri_module) error {
+		return call(func() C.tri_result { return C.tri_kernel_compile(raw, cname, copts, &k.raw) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.ctx.ref()
+	runtime.SetFinalizer(k, (*Kernel).Close)
+	f, err := m.Function(name)
+	if err != nil {
+		k.Close()
+		return nil, err
+	}
+	k.params = f.RuntimeParams()
+	var count C.uint32_t
+	if err := call(func() C.tri_result { return C.tri_kernel_arg_count(k.raw, &count) }); err != nil {
+		k.Close()
+		return nil, err
+	}
+	if int(count) != len(k.params) {
+		k.Close()
+		return nil, errorf(CodeInternal, "kernel @%s reflects %d runtime parameters but takes %d arguments", name,
+			len(k.params), count)
+	}
+	return k, nil
+}
+
+// Close releases the kernel; later launches return ErrInvalidArgument. Idempotent.
+func (k *Kernel) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.raw == nil {
+		return nil
+	}
+	C.tri_kernel_destroy(k.raw)
+	k.raw = nil
+	runtime.SetFinalizer(k, nil)
+	k.ctx.unref()
+	return nil
+}
+
+// Name is the kernel's name (without '@').
+func (k *Kernel) Name() string { return k.name }
+
+// Params are the runtime parameters a launch passes, in order.
+func (k *Kernel) Params() []Param { return append([]Param(nil), k.params...) }
+
+func (k *Kernel) use(f func(*C.tri_kernel) error) error {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.raw == nil {
+		return errorf(CodeInvalidArgument, "kernel @%s is closed (Close was called); compile it again", k.name)
+	}
+	return f(k.raw)
+}
+
+// Text is the specialized IR the kernel was compiled from.
+func (k *Kernel) Text() (string, error) {
+	var b *C.tri_blob
+	err := k.use(func(raw *C.tri_kernel) error {
+		return call(func() C.tri_result { return C.tri_kernel_to_text(raw, &b) })
+	})
+	if err != nil {
+		return "", err
+	}
+	return string(blobBytes(b)), nil
+}
+
+// Grid is the number of program instances along x, y and z (each at least 1).
+type Grid struct{ X, Y, Z uint32 }
+
+// Grid1 is a one-dimensional grid of n program instances.
+func Grid1(n int) Grid { return Grid{uint32(n), 1, 1} }
+
+// Buffer is memory a slice does not describe (bf16, f8, memory from C): its address, its size
+// in bytes (0: unknown) and its element type. The caller keeps it alive across the launch.
+type Buffer struct {
+	Ptr   unsafe.Pointer
+	Bytes uint64
+	DType DType
+}
+
+// sliceData is the address of a slice's first element, nil for an empty slice.
+func sliceData[T any](s []T) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
+}
+
+// sliceBuffer is the element type and memory of a slice argument.
+func sliceBuffer(v interface{}) (DType, unsafe.Pointer, uint64, bool) {
+	switch s := v.(type) {
+	case []float32:
+		return F32, sliceData(s), uint64(len(s)) * 4, true
+	case []float64:
+		return F64, sliceData(s), uint64(len(s)) * 8, true
+	case []int8:
+		return I8, sliceData(s), uint64(len(s)), true
+	case []uint8:
+		return I8, sliceData(s), uint64(len(s)), true
+	case []int16:
+		return I16, sliceData(s), uint64(len(s)) * 2, true
+	case []uint16:
+		return I16, sliceData(s), uint64(len(s)) * 2, true
+	case []int32:
+		return I32, sliceData(s), uint64(len(s)) * 4, true
+	case []uint32:
+		return I32, sliceData(s), uint64(len(s)) * 4, true
+	case []int64:
+		return I64, sliceData(s), uint64(len(s)) * 8, true
+	case []uint64:
+		return I64, sliceData(s), uint64(len(s)) * 8, true
+	case Buffer:
+		return s.DType, s.Ptr, s.Bytes, true
+	}
+	return 0, nil, 0, false
+}
+
+func describe(v interface{}) string {
+	if d, _, _, ok := sliceBuffer(v); ok {
+		if _, isBuf := v.(Buffer); isBuf {
+			return "a Buffer of " + d.String()
+		}
+		return fmt.Sprintf("a %T", v)
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+func intRange(d DType) (int64, int64) {
+	switch d {
+	case I1:
+		return 0, 1
+	case I8:
+		return math.MinInt8, math.MaxUint8
+	case I16:
+		return math.MinInt16, math.MaxUint16
+	case I32:
+		return math.MinInt32, math.MaxUint32
+	}
+	return math.MinInt64, math.MaxInt64
+}
+
+// Launch runs the kernel over grid and returns when every program instance has finished. One
+// argument per runtime parameter, in order: a slice whose element type is the pointee's
+// (float32 for ptr<f32>; signed and unsigned integers alike) or a Buffer for a pointer; any Go
+// integer (bool for i1) or float for a scalar. The slices must stay untouched by other
+// goroutines until Launch returns; the kernel writes through them.
+func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
+	// A GPU target needs device buffers and a stream, which this package does not pass yet.
+	if k.target != "cpu" && k.target != "interp" {
+		return errorf(CodeUnsupported, "kernel @%s was compiled for target %q; this package launches host targets "+
+			"only (\"cpu\", \"interp\"), with slices", k.name, k.target)
+	}
+	if len(args) != len(k.params) {
+		sig := make([]string, len(k.params))
+		for i, p := range k.params {
+			sig[i] = "%" + p.Name + ": " + p.TypeText
+		}
+		return errorf(CodeLaunchArgs, "kernel @%s takes %d arguments (%s), but %d were given", k.name, len(k.params),
+			strings.Join(sig, ", "), len(args))
+	}
+	raw := make([]C.tri_arg, len(args)+1) // +1: never empty, so &raw[0] exists
+	var slots []C.uint32_t
+	var bufs []unsafe.Pointer
+	for i, p := range k.params {
+		where := fmt.Sprintf("argument %d (%%%s) of kernel @%s is %s", i, p.Name, k.name, p.TypeText)
+		a := &raw[i]
+		a.dtype = C.int32_t(p.DType)
+		switch p.Kind {
+		case Pointer:
+			d, ptr, bytes, ok := sliceBuffer(args[i])
+			if !ok || d != p.DType {
+				return errorf(CodeLaunchArgs, "%s, so it takes a slice of %s (or a Buffer), but %s was given", where,
+					p.DType, describe(args[i]))
+			}
+			a.kind = C.TRI_TYPE_POINTER
+			a.extent = C.uint64_t(bytes)
+			if ptr != nil {
+				if len(bufs) == maxBuffers {
+					return errorf(CodeLaunchArgs, "kernel @%s takes more than %d buffers, the most one Go launch passes",
+						k.name, maxBuffers)
+				}
+				slots = append(slots, C.uint32_t(i))
+				bufs = append(bufs, ptr)
+			}
+		case Scalar:
+			a.kind = C.TRI_TYPE_SCALAR
+			if p.DType.IsFloat() {
+				var f float64
+				switch v := args[i].(type) {
+				case float32:
+					f = float64(v)
+				case float64:
+					f = v
+				case int:
+					f = float64(v)
+				default:
+					return errorf(CodeLaunchArgs, "%s, so it takes a float, but %s was given", where, describe(v))
+				}
+				*(*C.double)(unsafe.Pointer(&a.value[0])) = C.double(f)
+				break
+			}
+			var v int64
+			switch x := args[i].(type) {
+			case bool:
+				if p.DType != I1 {
+					return errorf(CodeLaunchArgs, "%s, so it takes an integer, but a bool was given", where)
+				}
+				if x {
+					v = 1
+				}
+			case int, int8, int16, int32, int64, uint8, uint16, uint32:
+				v = toInt64(x)
+			case uint:
+				if uint64(x) > math.MaxInt64 {
+					return errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
+				}
+				v = int64(x)
+			case uint64:
+				if x > math.MaxInt64 && p.DType != I64 {
+					return errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
+				}
+				v = int64(x)
+			default:
+				return errorf(CodeLaunchArgs, "%s, so it takes an integer, but %s was given", where, describe(x))
+			}
+			if lo, hi := intRange(p.DType); v < lo || v > hi {
+				return errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, v)
+			}
+			*(*C.int64_t)(unsafe.Pointer(&a.value[0])) = C.int64_t(v)
+		default:
+			return errorf(CodeLaunchArgs, "%s, which a launch cannot pass", where)
+		}
+	}
+	var b [maxBuffers]unsafe.Pointer
+	copy(b[:], bufs)
+	slots = append(slots, 0) // never empty
+	err := k.use(func(kr *C.tri_kernel) error {
+		return call(func() C.tri_result {
+			return C.tri_go_launch(kr, C.uint32_t(grid.X), C.uint32_t(grid.Y), C.uint32_t(grid.Z), &raw[0],
+				C.uint32_t(len(args)), &slots[0], C.uint32_t(len(bufs)), b[0], b[1], b[2], b[3], b[4], b[5], b[6],
+				b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+		})
+	})
+	// The slices' memory must stay reachable until the C call has returned.
+	runtime.KeepAlive(args)
+	return err
+}

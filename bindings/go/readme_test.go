@@ -1,0 +1,42 @@
+// The README's program builds and runs as written: the first go block of README.md becomes a
+// program in a temporary module that uses this package through a replace directive.
+package tri_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestReadmeProgram(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no go block")
+	}
+	here, _ := os.Getwd()
+	dir := t.TempDir()
+	gomod := "module readme\n\ngo 1.19\n\nrequire tri v0.0.0\n\nreplace tri => " + here + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), m[1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "TRI_ERROR_LAUNCH_ARGS: argument 0 (%x) of kernel @vector_add is ptr<f32>") {
+		t.Fatalf("output: %s", out)
+	}
+}

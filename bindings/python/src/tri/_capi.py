@@ -1,0 +1,163 @@
+"""The C API through ctypes: finding libtri, the constants of tri.h and the prototype of every
+function this package calls. tests/test_capi_signatures.py checks each prototype and constant
+against include/tri/tri.h, so a change to the header shows up there before it shows up as a
+crash.
+
+libtri is looked for, in order: the file named by the TRI_LIBRARY environment variable; a
+libtri.so placed in this package's folder (a wheel that bundles it); the system's library path.
+"""
+
+import ctypes
+import ctypes.util
+import os
+from typing import List
+
+# The header version this package was written against (tri_context_create checks it).
+TRI_VERSION_MAJOR = 0
+TRI_VERSION_MINOR = 1
+TRI_VERSION_PATCH = 0
+TRI_VERSION_NUMBER = TRI_VERSION_MAJOR * 10000 + TRI_VERSION_MINOR * 100 + TRI_VERSION_PATCH
+
+TRI_OK = 0
+TRI_ERROR_INVALID_ARGUMENT = 1
+TRI_ERROR_PARSE = 2
+TRI_ERROR_VERIFY = 3
+TRI_ERROR_CORRUPT_BINARY = 4
+TRI_ERROR_UNSUPPORTED_VERSION = 5
+TRI_ERROR_NOT_FOUND = 6
+TRI_ERROR_LIMIT_EXCEEDED = 7
+TRI_ERROR_OUT_OF_MEMORY = 8
+TRI_ERROR_SPECIALIZE = 9
+TRI_ERROR_LAUNCH_ARGS = 10
+TRI_ERROR_UNSUPPORTED = 11
+TRI_ERROR_COMPILE = 12
+TRI_ERROR_RUNTIME = 13
+TRI_ERROR_IO = 14
+TRI_ERROR_INTERNAL = 15
+
+TRI_LOG_ERROR = 0
+TRI_LOG_WARNING = 1
+TRI_LOG_INFO = 2
+TRI_LOG_DEBUG = 3
+
+TRI_FUNCTION_KERNEL = 0
+TRI_FUNCTION_DEVICE = 1
+TRI_PARAM_VALUE = 0
+TRI_PARAM_CONSTEXPR = 1
+TRI_TYPE_SCALAR = 0
+TRI_TYPE_POINTER = 1
+TRI_TYPE_BLOCK = 2
+
+TRI_DTYPE_I1 = 0
+TRI_DTYPE_I8 = 1
+TRI_DTYPE_I16 = 2
+TRI_DTYPE_I32 = 3
+TRI_DTYPE_I64 = 4
+TRI_DTYPE_F16 = 5
+TRI_DTYPE_BF16 = 6
+TRI_DTYPE_F32 = 7
+TRI_DTYPE_F64 = 8
+TRI_DTYPE_F8E4M3 = 9
+TRI_DTYPE_F8E5M2 = 10
+
+
+class ArgValue(ctypes.Union):
+    _fields_ = [("i", ctypes.c_int64), ("f", ctypes.c_double), ("p", ctypes.c_void_p)]
+
+
+class Arg(ctypes.Structure):
+    """tri_arg: 24 bytes, frozen for the 0.x ABI."""
+    _fields_ = [("value", ArgValue), ("extent", ctypes.c_uint64), ("kind", ctypes.c_int32), ("dtype", ctypes.c_int32)]
+
+
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
+
+_p = ctypes.POINTER
+_handle = ctypes.c_void_p
+_out_handle = _p(ctypes.c_void_p)
+_str = ctypes.c_char_p
+_u32, _i32, _i64, _size = ctypes.c_uint32, ctypes.c_int32, ctypes.c_int64, ctypes.c_size_t
+_result = ctypes.c_int32
+
+# name: (result type, argument types), in tri.h's order.
+PROTOTYPES = {
+    "tri_version": (_u32, []),
+    "tri_result_name": (_str, [_result]),
+    "tri_last_error_message": (_size, [ctypes.c_char_p, _size]),
+    "tri_context_options_create": (_result, [_out_handle]),
+    "tri_context_options_destroy": (None, [_handle]),
+    "tri_context_options_set_log": (_result, [_handle, LOG_FN, ctypes.c_void_p, _i32]),
+    "tri_context_options_set_cache_dir": (_result, [_handle, _str]),
+    "tri_context_create": (_result, [_handle, _u32, _out_handle]),
+    "tri_context_destroy": (None, [_handle]),
+    "tri_module_create": (_result, [_handle, ctypes.c_void_p, _size, _str, _out_handle]),
+    "tri_module_destroy": (None, [_handle]),
+    "tri_blob_data": (ctypes.c_void_p, [_handle]),
+    "tri_blob_size": (_size, [_handle]),
+    "tri_blob_destroy": (None, [_handle]),
+    "tri_module_to_text": (_result, [_handle, _out_handle]),
+    "tri_module_to_binary": (_result, [_handle, _out_handle]),
+    "tri_module_function_count": (_result, [_handle, _p(_u32)]),
+    "tri_module_find_function": (_result, [_handle, _str, _p(_u32)]),
+    "tri_module_function_name": (_result, [_handle, _u32, _p(_str)]),
+    "tri_module_function_kind": (_result, [_handle, _u32, _p(_i32)]),
+    "tri_module_param_count": (_result, [_handle, _u32, _p(_u32)]),
+    "tri_module_param_name": (_result, [_handle, _u32, _u32, _p(_str)]),
+    "tri_module_param_kind": (_result, [_handle, _u32, _u32, _p(_i32)]),
+    "tri_module_param_type": (_result, [_handle, _u32, _u32, _p(_i32), _p(_i32), _p(_str)]),
+    "tri_module_param_facts": (_result, [_handle, _u32, _u32, _p(_u32), _p(_u32), _p(_i32)]),
+    "tri_module_param_default": (_result, [_handle, _u32, _u32, _p(_str)]),
+    "tri_compile_options_create": (_result, [_out_handle]),
+    "tri_compile_options_destroy": (None, [_handle]),
+    "tri_compile_options_set_target": (_result, [_handle, _str]),
+    "tri_compile_options_set_checked": (_result, [_handle, _i32]),
+    "tri_compile_options_set_constexpr_int": (_result, [_handle, _str, _i64]),
+    "tri_compile_options_set_constexpr_float": (_result, [_handle, _str, ctypes.c_double]),
+    "tri_compile_options_set_arg_align": (_result, [_handle, _u32, _u32]),
+    "tri_compile_options_set_arg_divisible": (_result, [_handle, _u32, _u32]),
+    "tri_kernel_compile": (_result, [_handle, _str, _handle, _out_handle]),
+    "tri_kernel_destroy": (None, [_handle]),
+    "tri_kernel_to_text": (_result, [_handle, _out_handle]),
+    "tri_kernel_arg_count": (_result, [_handle, _p(_u32)]),
+    "tri_launch": (_result, [_handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32]),
+}
+
+
+def _candidates() -> List[str]:
+    out = []
+    env = os.environ.get("TRI_LIBRARY")
+    if env:
+        out.append(env)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("libtri.so", "libtri.so.0", "libtri.dylib", "tri.dll"):
+        path = os.path.join(here, name)
+        if os.path.exists(path):
+            out.append(path)
+    found = ctypes.util.find_library("tri")
+    if found:
+        out.append(found)
+    out.append("libtri.so")
+    return out
+
+
+def load() -> ctypes.CDLL:
+    tried = []
+    for cand in _candidates():
+        try:
+            lib = ctypes.CDLL(cand)
+        except OSError as e:
+            tried.append(f"{cand} ({e})")
+            if cand == os.environ.get("TRI_LIBRARY"):
+                # An explicit choice that fails is an error, not a reason to take another library.
+                raise ImportError(f"tri: TRI_LIBRARY names {cand}, which cannot be loaded: {e}") from e
+            continue
+        for name, (res, args) in PROTOTYPES.items():
+            fn = getattr(lib, name)
+            fn.restype = res
+            fn.argtypes = args
+        return lib
+    raise ImportError("tri: libtri could not be loaded; set TRI_LIBRARY to the libtri.so file, put libtri.so in "
+                      "the tri package's folder, or install it on the library path. Tried: " + "; ".join(tried))
+
+
+lib = load()

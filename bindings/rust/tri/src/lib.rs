@@ -1,0 +1,67 @@
+//! Safe Rust bindings of Tri, an embeddable JIT runtime for block-level kernels, on its C API
+//! (`tri-sys`). A [`Context`] reads IR into a [`Module`]; a module compiles a kernel for a target
+//! into a [`Kernel`] with [`CompileOptions`]; a kernel launches over a grid with [`Arg`]s, which
+//! are checked against its reflected signature before the call. Every failure is an [`Error`]
+//! with the C API's result code and message. Handles are released by Drop, in any order: a
+//! child keeps its parent alive, as in the C API.
+//!
+//! ```no_run
+//! use tri::{Arg, CompileOptions, Context, Module, Target};
+//! # fn main() -> tri::Result<()> {
+//! let ctx = Context::new()?;
+//! let module = Module::from_file(&ctx, "examples/vector_add.tri")?;
+//! let options = CompileOptions::builder().target(Target::Cpu).constexpr_int("BLOCK", 1024).build()?;
+//! let kernel = module.compile("vector_add", &options)?;
+//! let (x, y) = (vec![1.0f32; 5000], vec![2.0f32; 5000]);
+//! let mut out = vec![0.0f32; 5000];
+//! let n = x.len() as i32;
+//! // SAFETY: vector_add stays within n elements and writes only `out`.
+//! unsafe { kernel.launch((n as u32 + 1023) / 1024, &[Arg::slice(&x), Arg::slice(&y), Arg::slice_mut(&mut out), Arg::i32(n)])? };
+//! # Ok(()) }
+//! ```
+//!
+//! Using a released handle cannot compile: `Drop` consumes it.
+//!
+//! ```compile_fail
+//! # fn main() -> tri::Result<()> {
+//! let ctx = tri::Context::new()?;
+//! let module = tri::Module::new(&ctx, b"kernel @k() {\n  return\n}\n", "k.tri")?;
+//! drop(module);
+//! let text = module.to_text()?; // error: use of moved value
+//! # Ok(()) }
+//! ```
+//!
+//! Compile options may move between threads but not be shared (tri.h: options objects are not
+//! thread-safe):
+//!
+//! ```compile_fail
+//! fn shared<T: Sync>() {}
+//! shared::<tri::CompileOptions>(); // error: CompileOptions is not Sync
+//! ```
+//!
+//! A buffer cannot change while a launch argument borrows it:
+//!
+//! ```compile_fail
+//! let mut out = vec![0.0f32; 4];
+//! let arg = tri::Arg::slice_mut(&mut out);
+//! out.push(1.0); // error: `out` is borrowed by `arg`
+//! let _ = arg;
+//! ```
+
+mod context;
+mod error;
+mod kernel;
+mod module;
+
+pub use context::{version, Context, ContextBuilder, HostAllocator, LogLevel};
+pub use error::{last_error_message, result_name, Error, ErrorKind, Result};
+pub use kernel::{Arg, CompileOptions, CompileOptionsBuilder, Element, Grid, Kernel, Target};
+pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, TypeKind};
+
+/// The raw C API, for what this crate does not wrap.
+pub use tri_sys as sys;
+
+// The README's program runs as a doctest, so the README cannot drift from the API.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

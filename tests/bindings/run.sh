@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs one language binding's tests against the libtri.so of a build tree, for CTest
+# (tests/bindings.cmake). Each toolchain comes from Debian's packages (scripts/install-deps.sh);
+# a missing one fails the test with the package to install, never skips it.
+#
+# usage: tests/bindings/run.sh rust|rust-sys|go|python|julia|coverage|tools
+# Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (the library file, default
+# $TRI_BUILD_DIR/src/libtri.so); CARGO, GO, PYTHON override the tools found.
+set -euo pipefail
+
+what=${1:?usage: run.sh rust|rust-sys|go|python|julia|coverage|tools}
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
+src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
+build=${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}
+lib=${TRI_LIB:-$build/src/libtri.so}
+libdir=$(dirname "$lib")
+work=$build/bindings
+mkdir -p "$work"
+
+fail() { echo "bindings/$what: $*" >&2; exit 1; }
+
+[[ -f $lib ]] || fail "no libtri.so at $lib (build the 'tri' target first)"
+
+# Debian's python3 carries python3-numpy and python3-pytest; a python3 earlier in PATH (a venv,
+# pyenv) may not, so the first one that has what is needed wins.
+python_with() {
+  local mods=$1 p
+  for p in ${PYTHON:-} /usr/bin/python3 python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c "import $mods" >/dev/null 2>&1; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+case $what in
+  rust | rust-sys)
+    # Debian's cargo (rustc 1.63) is the one the bindings promise to build with.
+    cargo=${CARGO:-}
+    if [[ -z $cargo ]]; then
+      if [[ -x /usr/bin/cargo ]]; then cargo=/usr/bin/cargo; else cargo=$(command -v cargo || true); fi
+    fi
+    [[ -n $cargo ]] && command -v "$cargo" >/dev/null ||
+      fail "cargo not found${cargo:+ at $cargo}: install Debian's cargo and rustc (bash scripts/install-deps.sh)"
+    if [[ $what == rust-sys ]]; then
+      py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
+      exec "$py" "$src/bindings/rust/tri-sys/generate.py" --check
+    fi
+    echo "bindings/rust: $("$cargo" --version)"
+    cd "$src/bindings/rust"
+    # The build tree keeps the artifacts; the source tree stays clean.
+    export CARGO_TARGET_DIR=$work/rust-target TRI_LIB_DIR=$libdir
+    export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    exec "$cargo" test --offline --locked
+    ;;
+  go)
+    go=${GO:-$(command -v go || true)}
+    [[ -n $go ]] && command -v "$go" >/dev/null ||
+      fail "go not found${go:+ at $go}: install Debian's golang-go (bash scripts/install-deps.sh)"
+    echo "bindings/go: $("$go" version)"
+    cd "$src/bindings/go"
+    export CGO_ENABLED=1 CGO_CFLAGS="-I$src/include" CGO_LDFLAGS="-L$libdir"
+    export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export GOFLAGS=-mod=mod GOCACHE=${GOCACHE:-$work/go-cache} GOPATH=${GOPATH:-$work/go-path} GOTOOLCHAIN=local
+    # cgocheck=2 checks every pointer the package hands to C against the cgo rules.
+    export GOPROXY=off GODEBUG=cgocheck=2
+    "$go" vet ./...
+    exec "$go" test -count=1 ./...
+    ;;
+  python)
+    py=$(python_with "numpy, pytest") ||
+      fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest (bash scripts/install-deps.sh)"
+    echo "bindings/python: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
+    cd "$src/bindings/python"
+    export TRI_LIBRARY=$lib PYTHONPATH=$src/bindings/python/src${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1
+    exec "$py" -m pytest -q -p no:cacheprovider tests
+    ;;
+  julia)
+    py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
+    exec "$py" "$src/bindings/julia/check_ccalls.py"
+    ;;
+  coverage)
+    py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
+    exec "$py" "$src/bindings/tools/coverage.py"
+    ;;
+  tools)
+    py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
+    exec "$py" "$src/bindings/tools/test_tools.py"
+    ;;
+  *) fail "unknown binding '$what'" ;;
+esac
