@@ -7,9 +7,9 @@ pub use std::os::raw::{c_char, c_int, c_void};
 
 // ---- Constants
 pub const TRI_VERSION_MAJOR: u32 = 0;
-pub const TRI_VERSION_MINOR: u32 = 1;
+pub const TRI_VERSION_MINOR: u32 = 2;
 pub const TRI_VERSION_PATCH: u32 = 0;
-pub const TRI_VERSION_NUMBER: u32 = 100;
+pub const TRI_VERSION_NUMBER: u32 = 200;
 pub const TRI_OK: tri_result = 0;
 pub const TRI_ERROR_INVALID_ARGUMENT: tri_result = 1;
 pub const TRI_ERROR_PARSE: tri_result = 2;
@@ -48,6 +48,17 @@ pub const TRI_DTYPE_F32: i32 = 7;
 pub const TRI_DTYPE_F64: i32 = 8;
 pub const TRI_DTYPE_F8E4M3: i32 = 9;
 pub const TRI_DTYPE_F8E5M2: i32 = 10;
+pub const TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR: i32 = 0;
+pub const TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR: i32 = 1;
+pub const TRI_DEVICE_ATTR_SM_COUNT: i32 = 2;
+pub const TRI_DEVICE_ATTR_SHARED_PER_BLOCK: i32 = 3;
+pub const TRI_DEVICE_ATTR_SHARED_PER_BLOCK_OPTIN: i32 = 4;
+pub const TRI_DEVICE_ATTR_SHARED_PER_SM: i32 = 5;
+pub const TRI_DEVICE_ATTR_L2_SIZE: i32 = 6;
+pub const TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK: i32 = 7;
+pub const TRI_DEVICE_ATTR_WARP_SIZE: i32 = 8;
+pub const TRI_DEVICE_ATTR_DRIVER_VERSION: i32 = 9;
+pub const TRI_DEVICE_ATTR_MAX_PTX_VERSION: i32 = 10;
 
 // ---- Types
 pub type tri_result = i32;
@@ -78,6 +89,11 @@ pub struct tri_compile_options {
 }
 #[repr(C)]
 pub struct tri_kernel {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+#[repr(C)]
+pub struct tri_launch_plan {
     _opaque: [u8; 0],
     _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -137,11 +153,24 @@ extern "C" {
     pub fn tri_compile_options_set_checked(options: *mut tri_compile_options, on: i32) -> tri_result;
     pub fn tri_compile_options_set_constexpr_int(options: *mut tri_compile_options, name: *const c_char, value: i64) -> tri_result;
     pub fn tri_compile_options_set_constexpr_float(options: *mut tri_compile_options, name: *const c_char, value: f64) -> tri_result;
+    pub fn tri_compile_options_set_num_warps(options: *mut tri_compile_options, num_warps: i32) -> tri_result;
+    pub fn tri_compile_options_set_launch_specialization(options: *mut tri_compile_options, on: i32, max_variants: u32) -> tri_result;
+    pub fn tri_compile_options_set_arch(options: *mut tri_compile_options, arch: *const c_char) -> tri_result;
     pub fn tri_compile_options_set_arg_align(options: *mut tri_compile_options, param: u32, align: u32) -> tri_result;
     pub fn tri_compile_options_set_arg_divisible(options: *mut tri_compile_options, param: u32, divisible: u32) -> tri_result;
     pub fn tri_kernel_compile(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, out_kernel: *mut *mut tri_kernel) -> tri_result;
     pub fn tri_kernel_destroy(kernel: *mut tri_kernel);
     pub fn tri_kernel_to_text(kernel: *const tri_kernel, out_text: *mut *mut tri_blob) -> tri_result;
+    pub fn tri_kernel_code(kernel: *const tri_kernel, kind: *const c_char, out_code: *mut *mut tri_blob) -> tri_result;
     pub fn tri_kernel_arg_count(kernel: *const tri_kernel, out_count: *mut u32) -> tri_result;
     pub fn tri_launch(kernel: *const tri_kernel, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32) -> tri_result;
+    pub fn tri_launch_plan_create(kernel: *const tri_kernel, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32, out_plan: *mut *mut tri_launch_plan) -> tri_result;
+    pub fn tri_launch_plan_set_arg(plan: *mut tri_launch_plan, index: u32, arg: *const tri_arg) -> tri_result;
+    pub fn tri_launch_plan_set_grid(plan: *mut tri_launch_plan, grid_x: u32, grid_y: u32, grid_z: u32) -> tri_result;
+    pub fn tri_launch_plan_set_stream(plan: *mut tri_launch_plan, stream: *mut c_void) -> tri_result;
+    pub fn tri_launch_plan_launch(plan: *mut tri_launch_plan) -> tri_result;
+    pub fn tri_launch_plan_destroy(plan: *mut tri_launch_plan);
+    pub fn tri_device_count(context: *mut tri_context, out_count: *mut u32) -> tri_result;
+    pub fn tri_device_attribute(context: *mut tri_context, device: u32, attribute: i32, out_value: *mut i64) -> tri_result;
+    pub fn tri_device_name(context: *mut tri_context, device: u32, buffer: *mut c_char, capacity: usize, out_size: *mut usize) -> tri_result;
 }
