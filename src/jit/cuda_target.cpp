@@ -2,14 +2,13 @@
 // launches through the CUDA driver loaded at run time (cuda/). Compiling needs no GPU and no
 // driver when the architecture is named (tri_compile_options_set_arch); the module is loaded
 // into a CUDA context on the first launch there, and kept per context.
-#include <dlfcn.h>
-
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <vector>
 
 #include "codegen/nvptx/lower.h"
+#include "cuda/driver.h"
 #include "ir/ir.h"
 #include "target/target.h"
 
@@ -61,106 +60,36 @@ std::string launch_metadata(const ir::Module& m, const ir::Function& k, const co
 
 }  // namespace tri::cuda
 
-// ---- the driver (loaded at run time; a minimal table until src/cuda's layer replaces it)
+// ---- the driver: src/cuda loads it; modules are loaded per context here (never unloaded, so a
+// context the caller destroys before the kernel cannot be touched again)
 namespace tri::cuda {
 namespace {
 
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void*;
-using CUmodule = void*;
-using CUfunction = void*;
-using CUstream = void*;
-
-struct Api {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuCtxGetCurrent)(CUcontext*);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuCtxGetDevice)(CUdevice*);
-  CUresult (*cuDeviceGet)(CUdevice*, int);
-  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
-  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream, void**, void**);
-  CUresult (*cuGetErrorName)(CUresult, const char**);
-};
-
-const Api* api(std::string* why) {
-  static Api a;
-  static std::string err;
-  static bool ok = [] {
-    const char* path = std::getenv("TRI_LIBCUDA");
-    void* h = dlopen(path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      err = std::string("no CUDA driver: ") + (path ? path : "libcuda.so.1") + " could not be loaded (" +
-            (e ? e : "unknown error") + "); the \"cuda\" target needs an NVIDIA driver, the \"cpu\" target works without one";
-      return false;
-    }
-    bool all = true;
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn) {
-        all = false;
-        err = std::string("the CUDA driver lacks ") + name;
-      }
-    };
-    sym(a.cuInit, "cuInit");
-    sym(a.cuCtxGetCurrent, "cuCtxGetCurrent");
-    sym(a.cuCtxSetCurrent, "cuCtxSetCurrent");
-    sym(a.cuCtxGetDevice, "cuCtxGetDevice");
-    sym(a.cuDeviceGet, "cuDeviceGet");
-    sym(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
-    sym(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    sym(a.cuModuleLoadDataEx, "cuModuleLoadDataEx");
-    sym(a.cuModuleGetFunction, "cuModuleGetFunction");
-    sym(a.cuFuncSetAttribute, "cuFuncSetAttribute");
-    sym(a.cuLaunchKernel, "cuLaunchKernel");
-    sym(a.cuGetErrorName, "cuGetErrorName");
-    if (all && a.cuInit(0) != 0) {
-      err = "cuInit failed: no usable CUDA device";
-      all = false;
-    }
-    return all;
-  }();
-  if (!ok) *why = err;
-  return ok ? &a : nullptr;
-}
-
-Status check(const Api* a, CUresult r, const std::string& what) {
-  if (r == 0) return Status::ok();
-  const char* name = nullptr;
-  a->cuGetErrorName(r, &name);
-  return Status(Code::Runtime, what + " failed: " + (name ? name : "CUDA error " + std::to_string(r)));
-}
-
 // The caller's current context, or device 0's primary context made current.
-Status current_context(const Api* a, CUcontext* out) {
-  TRI_RETURN_IF_ERROR(check(a, a->cuCtxGetCurrent(out), "cuCtxGetCurrent"));
+Status current_or_primary(const Api* a, CUcontext* out) {
+  TRI_RETURN_IF_ERROR(check(a->cuCtxGetCurrent(out), "cuCtxGetCurrent"));
   if (*out) return Status::ok();
   CUdevice dev;
-  TRI_RETURN_IF_ERROR(check(a, a->cuDeviceGet(&dev, 0), "cuDeviceGet"));
-  TRI_RETURN_IF_ERROR(check(a, a->cuDevicePrimaryCtxRetain(out, dev), "cuDevicePrimaryCtxRetain"));
-  return check(a, a->cuCtxSetCurrent(*out), "cuCtxSetCurrent");
+  TRI_RETURN_IF_ERROR(check(a->cuDeviceGet(&dev, 0), "cuDeviceGet"));
+  TRI_RETURN_IF_ERROR(check(a->cuDevicePrimaryCtxRetain(out, dev), "cuDevicePrimaryCtxRetain"));
+  return check(a->cuCtxSetCurrent(*out), "cuCtxSetCurrent");
 }
 
 }  // namespace
 
 Status current_arch(std::string* arch) {
-  std::string why;
-  const Api* a = api(&why);
-  if (!a)
-    return Status(Code::Unsupported, why + "; to compile without a GPU, name the architecture (tri_compile_options_set_arch, e.g. \"sm_90\")");
+  const Api* a = nullptr;
+  Status loaded = driver(&a);
+  if (!loaded.is_ok())
+    return Status(loaded.code(), loaded.message() + "; to compile without a GPU, name the architecture "
+                                                    "(tri_compile_options_set_arch, e.g. \"sm_90\")");
   CUcontext ctx;
-  TRI_RETURN_IF_ERROR(current_context(a, &ctx));
+  TRI_RETURN_IF_ERROR(current_or_primary(a, &ctx));
   CUdevice dev;
-  TRI_RETURN_IF_ERROR(check(a, a->cuCtxGetDevice(&dev), "cuCtxGetDevice"));
+  TRI_RETURN_IF_ERROR(check(a->cuCtxGetDevice(&dev), "cuCtxGetDevice"));
   int major = 0, minor = 0;
-  TRI_RETURN_IF_ERROR(check(a, a->cuDeviceGetAttribute(&major, 75, dev), "cuDeviceGetAttribute"));
-  TRI_RETURN_IF_ERROR(check(a, a->cuDeviceGetAttribute(&minor, 76, dev), "cuDeviceGetAttribute"));
+  TRI_RETURN_IF_ERROR(check(a->cuDeviceGetAttribute(&major, 75, dev), "cuDeviceGetAttribute"));
+  TRI_RETURN_IF_ERROR(check(a->cuDeviceGetAttribute(&minor, 76, dev), "cuDeviceGetAttribute"));
   *arch = "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
   return Status::ok();
 }
@@ -175,11 +104,10 @@ constexpr int kMaxContexts = 16;
 
 Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info, std::mutex& mu,
                   Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
-  std::string why;
-  const Api* a = api(&why);
-  if (!a) return Status(Code::Unsupported, why);
+  const Api* a = nullptr;
+  TRI_RETURN_IF_ERROR(driver(&a));
   CUcontext ctx;
-  TRI_RETURN_IF_ERROR(current_context(a, &ctx));
+  TRI_RETURN_IF_ERROR(current_or_primary(a, &ctx));
   CUfunction fn = nullptr;
   for (int i = 0; i < kMaxContexts && !fn; ++i) {
     CUcontext c = loaded[i].ctx.load(std::memory_order_acquire);
@@ -204,12 +132,12 @@ Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info
       CUmodule mod;
       CUresult r = a->cuModuleLoadDataEx(&mod, ptx.c_str(), 2, opts, vals);
       if (r != 0) {
-        Status st = check(a, r, "cuModuleLoadDataEx of kernel '" + info.name + "'");
+        Status st = check(r, "cuModuleLoadDataEx of kernel '" + info.name + "'");
         return Status(st.code(), st.message() + ": " + log);
       }
-      TRI_RETURN_IF_ERROR(check(a, a->cuModuleGetFunction(&fn, mod, info.name.c_str()), "cuModuleGetFunction"));
+      TRI_RETURN_IF_ERROR(check(a->cuModuleGetFunction(&fn, mod, info.name.c_str()), "cuModuleGetFunction"));
       if (info.shared_bytes > 48 * 1024)
-        TRI_RETURN_IF_ERROR(check(a, a->cuFuncSetAttribute(fn, 8 /*MAX_DYNAMIC_SHARED_SIZE_BYTES*/, info.shared_bytes),
+        TRI_RETURN_IF_ERROR(check(a->cuFuncSetAttribute(fn, 8 /*MAX_DYNAMIC_SHARED_SIZE_BYTES*/, info.shared_bytes),
                                   "cuFuncSetAttribute"));
       loaded[i].fn.store(fn, std::memory_order_relaxed);
       loaded[i].ctx.store(ctx, std::memory_order_release);
@@ -218,10 +146,9 @@ Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info
   void* params[256];
   if (nargs > 256) return Status(Code::LaunchArgs, "more than 256 kernel arguments");
   for (size_t i = 0; i < nargs; ++i) params[i] = const_cast<uint64_t*>(&args[i].bits);
-  return check(a,
-               a->cuLaunchKernel(fn, grid.x, grid.y, grid.z, 32 * info.num_warps, 1, 1, info.shared_bytes,
-                                 stream, params, nullptr),
-               "cuLaunchKernel of kernel '" + info.name + "'");
+  CUresult r = a->cuLaunchKernel(fn, grid.x, grid.y, grid.z, 32 * info.num_warps, 1, 1, info.shared_bytes,
+                                 static_cast<CUstream>(stream), params, nullptr);
+  return r == 0 ? Status::ok() : check(r, "cuLaunchKernel of kernel '" + info.name + "'");
 }
 
 }  // namespace tri::cuda

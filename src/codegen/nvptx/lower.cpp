@@ -59,7 +59,7 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
 
 GpuLowering::GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
                          llvm::Module* mod)
-    : m_(m), kernel_(kernel), opt_(opt), c_(c), mod_(mod), b_(c), em_(b_, *mod, opt.sm) {}
+    : m_(m), kernel_(kernel), opt_(opt), c_(c), mod_(mod), b_(c), em_(b_, opt.sm) {}
 
 GpuLowering::~GpuLowering() = default;
 

@@ -225,7 +225,6 @@ Status GpuLowering::lower_print(OpId o) {
   // Each thread prints the elements it owns, one line each, through the driver's vprintf (the
   // output reaches the process's stdout when the launch is synchronized):
   //   <prefix>pid (x, y, z) idx (i, j): v0 v1 ...
-  const ir::OpData& op = f_->op(o);
   std::vector<ValueId> vs = f_->variadic(o);
   ValueId mv = f_->operand(o, "mask");
   std::string prefix = escape_printf(f_->attr(o, "prefix").present() ? f_->attr(o, "prefix").s : "");
@@ -297,7 +296,6 @@ Status GpuLowering::lower_print(OpId o) {
       b_.CreateCall(vprintf, {fmt_ptr, buf});
     });
   }
-  (void)op;
   return Status::ok();
 }
 

@@ -60,14 +60,13 @@ struct Val {
 
 class GpuElemEmitter final : public ElemEmitter {
  public:
-  GpuElemEmitter(llvm::IRBuilder<>& b, llvm::Module& m, int sm) : ElemEmitter(b), m_(m), sm_(sm) {}
+  GpuElemEmitter(llvm::IRBuilder<>& b, int sm) : ElemEmitter(b), sm_(sm) {}
   llvm::Value* decode(llvm::Value* bits, Scalar s) override;
   llvm::Value* encode(llvm::Value* x, Scalar s, bool rtz) override;
   llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) override;
   std::string missing;  // the last math function math_fn could not provide
 
  private:
-  llvm::Module& m_;
   int sm_;
 };
 

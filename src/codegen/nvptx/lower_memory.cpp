@@ -385,7 +385,6 @@ Status GpuLowering::lower_atomic(OpId o) {
     phi->addIncoming(llvm::UndefValue::get(reg_ty(e)), pre);
     return static_cast<llvm::Value*>(phi);
   };
-  const bool used = true;
   if (ptr.kind == Val::Kind::Scalar) {
     // Thread 0 performs it; the old value reaches the others through shared memory.
     llvm::Value* cond = b_.CreateICmpEQ(tid_, b_.getInt32(0));
@@ -417,7 +416,7 @@ Status GpuLowering::lower_atomic(OpId o) {
   for (int64_t r = 0; r < l.nregs(); ++r)
     if (r & dup) out[r] = out[r & ~dup];
   Val v = dist(e, l, std::move(out));
-  if (used && (replicated_lane_mask(l) || replicated_warp_mask(l))) {
+  if (uses(res) != 0 && (replicated_lane_mask(l) || replicated_warp_mask(l))) {
     // Replicated threads did not perform the atomic: give them the owners' results.
     int64_t n = 1;
     for (int64_t d : l.shape) n *= d;
