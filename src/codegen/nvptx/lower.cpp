@@ -3,6 +3,7 @@
 // conversions, the op dispatch, elementwise and shape ops.
 #include "codegen/nvptx/lower.h"
 
+#include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -337,6 +338,38 @@ Status GpuLowering::lower_block(BlockId bid, OpId* terminator) {
 
 Status GpuLowering::lower_op(OpId o) {
   const ir::OpData& op = f_->op(o);
+  // The op's instructions carry its location; ops of its regions set their own and the op's is
+  // back for what follows them (a loop's latch, a reduction's combine across lanes).
+  llvm::DebugLoc outer = b_.getCurrentDebugLocation();
+  if (scope_) b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, op.loc.line, op.loc.col, scope_));
+  Status st = lower_op_at(o, op);
+  b_.SetCurrentDebugLocation(outer);
+  return st;
+}
+
+// Line info for ptxas, ncu and compute-sanitizer: a compile unit that asks only for `.file` and
+// `.loc` directives (no DWARF sections), and one subprogram for the kernel, into which device
+// functions are inlined at lowering.
+void GpuLowering::start_line_info() {
+  llvm::DIBuilder dib(*mod_);
+  std::string path = m_.source_name.empty() ? "<memory>" : m_.source_name;
+  size_t slash = path.find_last_of('/');
+  llvm::DIFile* file = slash == std::string::npos ? dib.createFile(path, ".")
+                                                  : dib.createFile(path.substr(slash + 1), path.substr(0, slash));
+  llvm::DICompileUnit* cu = dib.createCompileUnit(llvm::dwarf::DW_LANG_C, file, "tri", /*isOptimized=*/true, "", 0,
+                                                  "", llvm::DICompileUnit::DebugDirectivesOnly);
+  (void)cu;
+  unsigned line = kernel_.loc.line;
+  scope_ = dib.createFunction(file, kernel_.name, kernel_.name, file, line,
+                              dib.createSubroutineType(dib.getOrCreateTypeArray({})), line, llvm::DINode::FlagZero,
+                              llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
+  lf_->setSubprogram(scope_);
+  dib.finalize();
+  mod_->addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+  mod_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 2);
+}
+
+Status GpuLowering::lower_op_at(OpId o, const ir::OpData& op) {
   switch (op.code) {
     case Opcode::ProgramId:
     case Opcode::NumPrograms: {
@@ -731,6 +764,7 @@ Status GpuLowering::run(KernelInfo* info) {
                                    llvm::GlobalValue::NotThreadLocal, 3);
   smem_->setAlignment(llvm::Align(16));
 
+  if (opt_.line_info) start_line_info();
   entry_ = llvm::BasicBlock::Create(c_, "entry", lf_);
   llvm::BasicBlock* body = llvm::BasicBlock::Create(c_, "body", lf_);
   b_.SetInsertPoint(entry_);

@@ -123,6 +123,7 @@ class GpuLowering {
   // ---- ops
   Status lower_block(BlockId b, OpId* terminator);
   Status lower_op(OpId o);
+  Status lower_op_at(OpId o, const ir::OpData& op);
   Status lower_elementwise(OpId o);
   Status lower_shape(OpId o);
   Status lower_load(OpId o);
@@ -171,6 +172,10 @@ class GpuLowering {
   llvm::Value* warp_ = nullptr;
   llvm::GlobalVariable* smem_ = nullptr;
   uint64_t smem_bytes_ = 0;
+  // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
+  // instructions carry its IR location (a device function's ops, inlined, carry their own).
+  llvm::DISubprogram* scope_ = nullptr;
+  void start_line_info();
   std::map<std::string, Coord> thread_coords_;  // per layout: the thread's part of its coordinates
   // The function being lowered (the kernel, or a device function being inlined) and its values.
   const ir::Function* f_ = nullptr;
