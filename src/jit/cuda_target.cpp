@@ -94,6 +94,27 @@ Status current_arch(std::string* arch) {
   return Status::ok();
 }
 
+// The PTX ISA version is capped to what the installed driver accepts (cuDriverGetVersion), so
+// the driver can load what Tri writes; with no driver (PTX made for a named architecture on a
+// machine without a GPU) the requested version stands. An architecture newer than the driver's
+// PTX can express is refused with the versions involved.
+Status cap_ptx_version(codegen::nvptx::GpuOptions* opt) {
+  int version = 0;
+  if (!driver_version(&version).is_ok()) return Status::ok();
+  PtxVersion cap = max_ptx_for_driver(version);
+  if (!cap.known()) return Status::ok();
+  opt->ptx_version = std::min(opt->ptx_version, cap.number());
+  const int needs = opt->sm_a ? 80 : opt->sm >= 90 ? 78 : opt->sm >= 89 ? 78 : opt->sm >= 86 ? 71 : 70;
+  if (opt->ptx_version < needs)
+    return Status(Code::Unsupported,
+                  "the installed CUDA driver (" + std::to_string(version / 1000) + "." +
+                      std::to_string(version % 1000 / 10) + ") accepts PTX up to " + std::to_string(cap.major) + "." +
+                      std::to_string(cap.minor) + ", and sm_" + std::to_string(opt->sm) + (opt->sm_a ? "a" : "") +
+                      " needs PTX " + std::to_string(needs / 10) + "." + std::to_string(needs % 10) +
+                      " or newer; update the driver");
+  return Status::ok();
+}
+
 // A PTX module loaded per context on first use. Launches look their context up without a lock
 // (a fixed table of atomics written once per context under the executable's mutex).
 struct Loaded {
@@ -195,6 +216,7 @@ class CudaTarget final : public target::Target {
       return Status(Code::InvalidArgument, "unknown GPU architecture '" + arch +
                                                "' (expected sm_XY with compute capability 7.0 or newer, e.g. sm_80, sm_90, sm_90a)");
     if (options.ptx_version) opt.ptx_version = options.ptx_version;
+    TRI_RETURN_IF_ERROR(cap_ptx_version(&opt));
     std::string ptx, llvm_ir, times;
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));

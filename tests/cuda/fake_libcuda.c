@@ -78,7 +78,11 @@ CUresult cuGetErrorString(CUresult e, const char** s) {
   do { if (!t_current || !t_current->alive) return INVALID_CONTEXT; } while (0)
 
 CUresult cuInit(unsigned flags) { return flags == 0 ? OK : INVALID_VALUE; }
-CUresult cuDriverGetVersion(int* v) { *v = 12040; return OK; }
+CUresult cuDriverGetVersion(int* v) {
+  const char* e = getenv("FAKE_CUDA_DRIVER_VERSION"); /* 12040 (CUDA 12.4) unless a test says otherwise */
+  *v = e ? atoi(e) : 12040;
+  return OK;
+}
 CUresult cuDeviceGetCount(int* n) { *n = 2; return OK; }
 CUresult cuDeviceGet(int* d, int i) { if (i < 0 || i > 1) return INVALID_DEVICE; *d = i; return OK; }
 CUresult cuDeviceGetName(char* s, int len, int d) { snprintf(s, (size_t)len, "Fake GPU %d", d); return OK; }
