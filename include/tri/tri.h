@@ -255,8 +255,8 @@ TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* 
 /* Sets the warps per program instance of GPU targets: 1, 2, 4, 8, 16 or 32 (default 4); other
  * values are TRI_ERROR_INVALID_ARGUMENT. Host targets ignore it. Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps);
-/* Launch-time specialization, on by default for the "cuda" target (the host targets find
- * contiguity themselves and ignore it): each tri_launch
+/* Launch-time specialization, on by default for the "cuda" target and off by default for "cpu"
+ * ("interp" ignores it): each tri_launch
  * classes its arguments (pointers aligned to 16 bytes, integers other than i1 divisible by 16,
  * for the first 32 runtime parameters; a few bit tests) and runs the variant of the kernel
  * compiled for those classes, which may use 16-byte vector memory accesses. A variant is
@@ -267,6 +267,11 @@ TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* option
  * must never stall (declare facts with tri_compile_options_set_arg_align instead). Since 0.2. */
 TRI_API tri_result tri_compile_options_set_launch_specialization(tri_compile_options* options, int32_t on,
                                                                  uint32_t max_variants);
+/* Opts runtime parameter `param` (0-based, below 32) out of launch-time specialization (on = 0)
+ * or back in (on = 1, the default): its class never selects a variant, so a parameter whose
+ * alignment or divisibility changes from launch to launch costs no compiles. Since 0.2. */
+TRI_API tri_result tri_compile_options_set_arg_specialization(tri_compile_options* options, uint32_t param,
+                                                              int32_t on);
 /* Sets the GPU architecture to compile for, as "sm_XY" ("sm_80", "sm_86", "sm_89", "sm_90",
  * "sm_90a"; copied). NULL or "" (the default) means the architecture of the device of the
  * calling thread's current CUDA context (or device 0), which needs a driver; naming one lets a
@@ -297,6 +302,11 @@ TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_t
  * TRI_ERROR_NOT_FOUND when the target made nothing of that kind. The caller owns *out_code.
  * Since 0.2. */
 TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code);
+/* The variants launch-time specialization has made for this kernel so far, as JSON
+ * (docs/capi.md "Variants"): for each, its key, the argument classes it was compiled for, and
+ * why it was made ("argument 3 (%n) changed class: not divisible by 16 -> divisible by 16").
+ * The caller owns *out_json. Since 0.2. */
+TRI_API tri_result tri_kernel_variants(const tri_kernel* kernel, tri_blob** out_json);
 /* Number of runtime arguments tri_launch expects. Since 0.1. */
 TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_count);
 

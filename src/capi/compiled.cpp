@@ -23,7 +23,8 @@ std::string CompileRequest::key(const std::string& kernel) const {
   k += "|" + target;
   k += options.checked ? "|checked" : "";
   k += "|w" + std::to_string(options.num_warps) + "|" + options.arch + "|ptx" + std::to_string(options.ptx_version);
-  k += specialize_at_launch ? "|spec" + std::to_string(max_variants) : "|nospec";
+  k += specialize_at_launch == Spec::Default ? "|spec-default" : specialize_at_launch == Spec::On ? "|spec" : "|nospec";
+  k += std::to_string(max_variants) + "/" + std::to_string(unclassed);
   for (const auto& [name, v] : constexprs) {
     k += "|" + name + "=";
     if (v.kind == Attr::Kind::Float) {

@@ -29,8 +29,11 @@ struct CompileRequest {
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> facts;  // param -> (align, divisible)
   // Launch-time specialization (variants.cpp): classify arguments at each launch and use (or
   // compile once) the variant for their classes; off runs the kernel as compiled.
-  bool specialize_at_launch = true;
+  // Unset: the target's default (on for "cuda", off for "cpu"; tri.h).
+  enum class Spec { Default, On, Off } specialize_at_launch = Spec::Default;
   uint32_t max_variants = 8;
+  // Runtime parameters (the first 32) whose class never selects a variant, by bit.
+  uint32_t unclassed = 0;
 
   std::string key(const std::string& kernel) const;
 };
@@ -68,7 +71,10 @@ class Compiled {
   struct Variant {
     std::atomic<uint64_t> key{0};
     std::atomic<const Compiled*> compiled{nullptr};
+    std::string reason;  // why it was made; written before `compiled` is published
   };
+  // The variants made so far as JSON (docs/capi.md "Variants"); takes the kernel's mutex.
+  std::string variants_json() const;
   static constexpr int kMaxVariants = 16;
   mutable Variant variants_[kMaxVariants];
   mutable std::vector<std::shared_ptr<Compiled>> owned_;  // the variants, guarded by mu_

@@ -89,9 +89,29 @@ TRI_API tri_result tri_compile_options_set_launch_specialization(tri_compile_opt
   if (max_variants > 16)
     return set_error(Code::InvalidArgument, "tri_compile_options_set_launch_specialization: at most 16 variants, not " +
                                                 std::to_string(max_variants));
-  options->req.specialize_at_launch = on != 0;
+  options->req.specialize_at_launch = on ? capi::CompileRequest::Spec::On : capi::CompileRequest::Spec::Off;
   options->req.max_variants = max_variants;
   return TRI_OK;
+}
+
+TRI_API tri_result tri_compile_options_set_arg_specialization(tri_compile_options* options, uint32_t param,
+                                                              int32_t on) {
+  TRI_CHECK_ARG(options);
+  if (param >= 32)
+    return set_error(Code::InvalidArgument, "tri_compile_options_set_arg_specialization: parameter " +
+                                                std::to_string(param) +
+                                                " is past the first 32, which are the only ones classed at launch");
+  if (on) options->req.unclassed &= ~(uint32_t(1) << param);
+  else options->req.unclassed |= uint32_t(1) << param;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_kernel_variants(const tri_kernel* kernel, tri_blob** out_json) {
+  TRI_CHECK_ARG(kernel);
+  TRI_CHECK_ARG(out_json);
+  return guard([&] {
+    return capi::make_blob(kernel->module->context, kernel->compiled->variants_json(), "tri_kernel_variants", out_json);
+  });
 }
 
 TRI_API tri_result tri_compile_options_set_arch(tri_compile_options* options, const char* arch) {

@@ -3,6 +3,7 @@
 // variant compiled for those classes, so a kernel compiled once gets 16-byte vector accesses
 // wherever the caller's buffers allow them. Lookups are lock-free (a fixed table of atomics);
 // a new variant is compiled once under the kernel's mutex while other launches of it wait.
+#include <cstdio>
 #include <cstring>
 
 #include "capi/compiled.h"
@@ -10,10 +11,13 @@
 namespace tri::capi {
 
 uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
-  if (!req.specialize_at_launch || !target->specializes_at_launch()) return 0;
+  const bool on = req.specialize_at_launch == CompileRequest::Spec::Default ? target->specializes_at_launch_by_default()
+                                                                           : req.specialize_at_launch == CompileRequest::Spec::On;
+  if (!on || !target->specializes_at_launch()) return 0;
   uint64_t key = 0;
   const size_t m = std::min<size_t>(n, 32);
   for (size_t i = 0; i < m; ++i) {
+    if (req.unclassed >> i & 1) continue;
     const ParamSig& p = params[i];
     if (p.is_ptr) {
       if (args[i].bits % 16 == 0) key |= uint64_t(1) << (2 * i);
@@ -26,17 +30,82 @@ uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
 
 namespace {
 
+const char* class_name(uint64_t bits, bool is_ptr) {
+  if (bits & 1) return "aligned to 16";
+  if (bits & 2) return "divisible by 16";
+  return is_ptr ? "not aligned to 16" : "not divisible by 16";
+}
+
 std::string describe(const Compiled& c, uint64_t key) {
   std::string s;
   for (size_t i = 0; i < c.params.size() && i < 32; ++i) {
     uint64_t bits = key >> (2 * i) & 3;
     if (!bits) continue;
-    s += (s.empty() ? "" : ", ") + std::string("%") + c.params[i].name + (bits & 1 ? " aligned to 16" : " divisible by 16");
+    s += (s.empty() ? "" : ", ") + std::string("%") + c.params[i].name + " " + class_name(bits, c.params[i].is_ptr);
   }
   return s.empty() ? "no facts" : s;
 }
 
+// Why the variant for `key` is new: the arguments whose class differs from the nearest variant
+// already made (the kernel as compiled has key 0), as "argument 3 (%n) changed class: not
+// divisible by 16 -> divisible by 16".
+std::string reason(const Compiled& c, uint64_t key, const std::vector<uint64_t>& made) {
+  uint64_t nearest = 0;
+  int best = __builtin_popcountll(key);
+  for (uint64_t k : made) {
+    int d = __builtin_popcountll(k ^ key);
+    if (d < best) best = d, nearest = k;
+  }
+  std::string s;
+  for (size_t i = 0; i < c.params.size() && i < 32; ++i) {
+    uint64_t was = nearest >> (2 * i) & 3, now = key >> (2 * i) & 3;
+    if (was == now) continue;
+    s += (s.empty() ? "" : "; ") + std::string("argument ") + std::to_string(i) + " (%" + c.params[i].name +
+         ") changed class: " + class_name(was, c.params[i].is_ptr) + " -> " + class_name(now, c.params[i].is_ptr);
+  }
+  return s + (nearest ? " (from the variant for " + describe(c, nearest) + ")" : " (from the kernel as compiled)");
+}
+
+void json_string(std::string* out, const std::string& s) {
+  *out += '"';
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') *out += '\\';
+    *out += ch;
+  }
+  *out += '"';
+}
+
 }  // namespace
+
+std::string Compiled::variants_json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out = "{\"schema\": 1, \"max_variants\": " + std::to_string(std::min<uint32_t>(req.max_variants, kMaxVariants)) +
+                    ", \"variants\": [";
+  for (int i = 0; i < kMaxVariants; ++i) {
+    if (!variants_[i].compiled.load(std::memory_order_acquire)) break;
+    uint64_t key = variants_[i].key.load(std::memory_order_relaxed);
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(key));
+    out += i ? ", " : "";
+    out += "{\"key\": \"" + std::string(hex) + "\", \"classes\": [";
+    bool first = true;
+    for (size_t p = 0; p < params.size() && p < 32; ++p) {
+      uint64_t bits = key >> (2 * p) & 3;
+      if (!bits) continue;
+      out += first ? "" : ", ";
+      first = false;
+      out += "{\"param\": " + std::to_string(p) + ", \"name\": ";
+      json_string(&out, params[p].name);
+      out += ", \"class\": ";
+      json_string(&out, class_name(bits, params[p].is_ptr));
+      out += "}";
+    }
+    out += "], \"reason\": ";
+    json_string(&out, variants_[i].reason);
+    out += "}";
+  }
+  return out + "]}";
+}
 
 const Compiled* Compiled::variant(uint64_t key, const std::function<void(const std::string&)>& log) const {
   if (key == 0) return this;
@@ -57,8 +126,11 @@ const Compiled* Compiled::variant(uint64_t key, const std::function<void(const s
                  " runs the kernel as compiled");
     return this;
   }
+  std::vector<uint64_t> keys;
+  for (int i = 0; i < used; ++i) keys.push_back(variants_[i].key.load(std::memory_order_relaxed));
+  std::string why = reason(*this, key, keys);
   CompileRequest r = req;
-  r.specialize_at_launch = false;
+  r.specialize_at_launch = CompileRequest::Spec::Off;
   for (size_t i = 0; i < params.size() && i < 32; ++i) {
     uint64_t bits = key >> (2 * i) & 3;
     auto& f = r.facts[static_cast<uint32_t>(i)];
@@ -72,11 +144,12 @@ const Compiled* Compiled::variant(uint64_t key, const std::function<void(const s
                  "); running the kernel as compiled");
     return this;
   }
-  if (log) log("kernel @" + name + ": new variant for " + describe(*this, key));
+  if (log) log("kernel @" + name + ": new variant for " + describe(*this, key) + ": " + why);
   made->source = source;
   made->name = name;
   made->req = r;
   owned_.push_back(made);
+  variants_[used].reason = why;
   variants_[used].key.store(key, std::memory_order_relaxed);
   variants_[used].compiled.store(made.get(), std::memory_order_release);
   return made.get();

@@ -25,6 +25,11 @@ class CpuExecutable final : public target::Executable {
 class CpuTarget final : public target::Target {
  public:
   std::string_view name() const override { return "cpu"; }
+  // Alignment and divisibility facts reach the CPU code too (aligned vector accesses, loops
+  // without remainders), but LLVM finds most of that itself and a variant costs a compile, so
+  // launch-time specialization is there when asked for and off by default.
+  bool specializes_at_launch() const override { return true; }
+  bool specializes_at_launch_by_default() const override { return false; }
   Status compile(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
                  std::shared_ptr<const target::Executable>* out) const override {
     if (options.checked)

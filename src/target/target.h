@@ -72,6 +72,8 @@ class Target {
   // Whether argument facts (alignment, divisibility) change this target's code enough that a
   // launch should pick a variant compiled for its arguments' classes (capi/variants.cpp).
   virtual bool specializes_at_launch() const { return false; }
+  // Whether it does so when the caller did not say (tri_compile_options_set_launch_specialization).
+  virtual bool specializes_at_launch_by_default() const { return specializes_at_launch(); }
   // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).
   virtual Status compile(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
                          std::shared_ptr<const Executable>* out) const = 0;

@@ -155,6 +155,7 @@ extern "C" {
     pub fn tri_compile_options_set_constexpr_float(options: *mut tri_compile_options, name: *const c_char, value: f64) -> tri_result;
     pub fn tri_compile_options_set_num_warps(options: *mut tri_compile_options, num_warps: i32) -> tri_result;
     pub fn tri_compile_options_set_launch_specialization(options: *mut tri_compile_options, on: i32, max_variants: u32) -> tri_result;
+    pub fn tri_compile_options_set_arg_specialization(options: *mut tri_compile_options, param: u32, on: i32) -> tri_result;
     pub fn tri_compile_options_set_arch(options: *mut tri_compile_options, arch: *const c_char) -> tri_result;
     pub fn tri_compile_options_set_arg_align(options: *mut tri_compile_options, param: u32, align: u32) -> tri_result;
     pub fn tri_compile_options_set_arg_divisible(options: *mut tri_compile_options, param: u32, divisible: u32) -> tri_result;
@@ -162,6 +163,7 @@ extern "C" {
     pub fn tri_kernel_destroy(kernel: *mut tri_kernel);
     pub fn tri_kernel_to_text(kernel: *const tri_kernel, out_text: *mut *mut tri_blob) -> tri_result;
     pub fn tri_kernel_code(kernel: *const tri_kernel, kind: *const c_char, out_code: *mut *mut tri_blob) -> tri_result;
+    pub fn tri_kernel_variants(kernel: *const tri_kernel, out_json: *mut *mut tri_blob) -> tri_result;
     pub fn tri_kernel_arg_count(kernel: *const tri_kernel, out_count: *mut u32) -> tri_result;
     pub fn tri_launch(kernel: *const tri_kernel, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32) -> tri_result;
     pub fn tri_launch_plan_create(kernel: *const tri_kernel, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32, out_plan: *mut *mut tri_launch_plan) -> tri_result;
