@@ -27,12 +27,39 @@ constexpr int kMaxInlineDepth = 256;
 
 }  // namespace
 
-static Slot slot_for(GpuLowering& g, const Val& init) {
+// `load_bytes`: for a loop-carried value whose initial value has no layout of its own (a
+// constant), the element size of the narrowest load of the same shape in the loop, so that an
+// f32 accumulator fed by f16 loads holds 8 elements per thread and the loads stay 16 bytes wide
+// (with the accumulator's default 4 they would be re-issued 8 bytes wide in its layout).
+static Slot slot_for(GpuLowering& g, const Val& init, int load_bytes = 0) {
   Slot s;
   s.et = init.et;
   s.is_scalar = init.kind == Val::Kind::Scalar;
-  if (!s.is_scalar) s.lay = init.kind == Val::Kind::Dist ? init.lay : g.default_layout(init.shape, init.et);
+  if (s.is_scalar) return s;
+  if (init.kind == Val::Kind::Dist) {
+    s.lay = init.lay;
+  } else {
+    EType e = init.et;
+    if (load_bytes && load_bytes < elem_bytes(e)) e = EType{false, load_bytes == 1 ? Scalar::I8 : load_bytes == 2 ? Scalar::F16 : Scalar::F32};
+    s.lay = g.default_layout(init.shape, e);
+  }
   return s;
+}
+
+int GpuLowering::narrowest_load_bytes(BlockId region, const Shape& s) const {
+  int best = 0;
+  for (OpId o : f_->block(region).ops) {
+    const ir::OpData& op = f_->op(o);
+    if (op.code == Opcode::Load && !op.results.empty() && shape(f_->type_of(op.results[0])) == s) {
+      int b = elem_bytes(etype(f_->type_of(op.results[0])));
+      best = best ? std::min(best, b) : b;
+    }
+    for (BlockId r : op.regions) {
+      int b = narrowest_load_bytes(r, s);
+      if (b) best = best ? std::min(best, b) : b;
+    }
+  }
+  return best;
 }
 
 static std::vector<llvm::Value*> slot_regs(GpuLowering& g, const Slot& s, const Val& v) {
@@ -54,8 +81,9 @@ Status GpuLowering::lower_for(OpId o) {
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
   for (ValueId v : inits) {
-    slots.push_back(slot_for(*this, val(v)));
-    init_regs.push_back(slot_regs(*this, slots.back(), val(v)));
+    const Val& init = val(v);
+    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions[0], init.shape)));
+    init_regs.push_back(slot_regs(*this, slots.back(), init));
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, "for.head", lf_);
@@ -141,8 +169,15 @@ Status GpuLowering::lower_while(OpId o) {
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
   for (ValueId v : op.operands) {
-    slots.push_back(slot_for(*this, val(v)));
-    init_regs.push_back(slot_regs(*this, slots.back(), val(v)));
+    const Val& init = val(v);
+    int bytes = 0;
+    if (init.kind != Val::Kind::Scalar)
+      for (BlockId r : op.regions) {
+        int b = narrowest_load_bytes(r, init.shape);
+        if (b) bytes = bytes ? std::min(bytes, b) : b;
+      }
+    slots.push_back(slot_for(*this, init, bytes));
+    init_regs.push_back(slot_regs(*this, slots.back(), init));
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* before = llvm::BasicBlock::Create(c_, "while.cond", lf_);
