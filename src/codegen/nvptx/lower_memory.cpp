@@ -3,6 +3,7 @@
 // bytes), and move each run with one predicated vector instruction (inline PTX, so the cache and
 // eviction hints of the op are honoured exactly). Replicated threads do not store.
 #include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
 
@@ -495,56 +496,87 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
   std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
   const uint64_t dup = replicated_reg_mask(l);
   llvm::Value* own = owner(l);
+  // Adds `value` into the slot of `addr`, probing up to kProbes slots; a lane that finds none
+  // updates global memory (`gptr`) itself.
+  auto probe_and_update = [&](llvm::Value* addr, llvm::Value* value, llvm::Value* gptr) {
+    llvm::Value* h = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateLShr(addr, 2), b_.getInt64(0x9E3779B97F4A7C15ull)), 55),
+                                    b_.getInt32Ty());
+    // Probe up to kProbes slots; a lane that finds none updates global memory itself.
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* loop = llvm::BasicBlock::Create(c_, "probe", lf_);
+    llvm::BasicBlock* hit = llvm::BasicBlock::Create(c_, "probe.hit", lf_);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(c_, "probe.next", lf_);
+    llvm::BasicBlock* miss = llvm::BasicBlock::Create(c_, "probe.miss", lf_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "probe.done", lf_);
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2);
+    k->addIncoming(b_.getInt32(0), pre);
+    llvm::Value* slot = b_.CreateAnd(b_.CreateAdd(h, k), b_.getInt32(kSlots - 1));
+    // Most lanes find their address already in place: a plain read first, the
+    // compare-and-swap only when the slot looks free.
+    llvm::LoadInst* seen = b_.CreateAlignedLoad(b_.getInt64Ty(), key_ptr(slot), llvm::Align(8));
+    seen->setVolatile(true);
+    llvm::BasicBlock* claim = llvm::BasicBlock::Create(c_, "probe.claim", lf_);
+    llvm::BasicBlock* check = llvm::BasicBlock::Create(c_, "probe.check", lf_);
+    llvm::BasicBlock* at_seen = b_.GetInsertBlock();
+    b_.CreateCondBr(b_.CreateICmpEQ(seen, b_.getInt64(0)), claim, check);
+    b_.SetInsertPoint(claim);
+    llvm::Value* pair = b_.CreateAtomicCmpXchg(key_ptr(slot), b_.getInt64(0), addr, llvm::MaybeAlign(8),
+                                               llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+    llvm::Value* won = b_.CreateExtractValue(pair, 0);
+    b_.CreateBr(check);
+    b_.SetInsertPoint(check);
+    llvm::PHINode* prev = b_.CreatePHI(b_.getInt64Ty(), 2);
+    prev->addIncoming(seen, at_seen);
+    prev->addIncoming(won, claim);
+    llvm::Value* mine = b_.CreateOr(b_.CreateICmpEQ(prev, b_.getInt64(0)), b_.CreateICmpEQ(prev, addr));
+    b_.CreateCondBr(mine, hit, next);
+    b_.SetInsertPoint(hit);
+    b_.CreateAtomicRMW(bop, val_ptr(slot), value, llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(next);
+    llvm::Value* k1 = b_.CreateAdd(k, b_.getInt32(1));
+    k->addIncoming(k1, next);
+    b_.CreateCondBr(b_.CreateICmpULT(k1, b_.getInt32(kProbes)), loop, miss);
+    b_.SetInsertPoint(miss);
+    b_.CreateAtomicRMW(bop, gptr, value, llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  };
+  // When every lane adds the same value (a constant or a splat: a histogram's 1), the lanes of a
+  // warp that share an address first agree on one update (match.any): its leader adds the value
+  // times the number of peers (min, max, and, or: the value once), so no two lanes of a warp
+  // touch one slot in the same instruction and the table sees each address once per warp.
+  const ir::OpData* vdef = f_->value(op.operands[1]).def_op == ir::kNoOp ? nullptr : &f_->op(f_->value(op.operands[1]).def_op);
+  const bool uniform = vdef && (vdef->code == Opcode::Const || vdef->code == Opcode::Splat) && kind != "xor" &&
+                       !(f32 && kind != "add");
   for (int64_t r = 0; r < l.nregs(); ++r) {
     if (r & dup) continue;
     llvm::Value* cond = own;
     if (!masks.empty()) cond = b_.CreateAnd(cond, masks[r]);
     emit_if(cond, [&] {
       llvm::Value* addr = b_.CreatePtrToInt(ptrs[r], b_.getInt64Ty());
-      llvm::Value* h = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateLShr(addr, 2), b_.getInt64(0x9E3779B97F4A7C15ull)), 55),
-                                      b_.getInt32Ty());
-      // Probe up to kProbes slots; a lane that finds none updates global memory itself.
-      llvm::BasicBlock* pre = b_.GetInsertBlock();
-      llvm::BasicBlock* loop = llvm::BasicBlock::Create(c_, "probe", lf_);
-      llvm::BasicBlock* hit = llvm::BasicBlock::Create(c_, "probe.hit", lf_);
-      llvm::BasicBlock* next = llvm::BasicBlock::Create(c_, "probe.next", lf_);
-      llvm::BasicBlock* miss = llvm::BasicBlock::Create(c_, "probe.miss", lf_);
-      llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "probe.done", lf_);
-      b_.CreateBr(loop);
-      b_.SetInsertPoint(loop);
-      llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2);
-      k->addIncoming(b_.getInt32(0), pre);
-      llvm::Value* slot = b_.CreateAnd(b_.CreateAdd(h, k), b_.getInt32(kSlots - 1));
-      // Most lanes find their address already in place: a plain read first, the
-      // compare-and-swap only when the slot looks free.
-      llvm::LoadInst* seen = b_.CreateAlignedLoad(b_.getInt64Ty(), key_ptr(slot), llvm::Align(8));
-      seen->setVolatile(true);
-      llvm::BasicBlock* claim = llvm::BasicBlock::Create(c_, "probe.claim", lf_);
-      llvm::BasicBlock* check = llvm::BasicBlock::Create(c_, "probe.check", lf_);
-      llvm::BasicBlock* at_seen = b_.GetInsertBlock();
-      b_.CreateCondBr(b_.CreateICmpEQ(seen, b_.getInt64(0)), claim, check);
-      b_.SetInsertPoint(claim);
-      llvm::Value* pair = b_.CreateAtomicCmpXchg(key_ptr(slot), b_.getInt64(0), addr, llvm::MaybeAlign(8),
-                                                 llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-      llvm::Value* won = b_.CreateExtractValue(pair, 0);
-      b_.CreateBr(check);
-      b_.SetInsertPoint(check);
-      llvm::PHINode* prev = b_.CreatePHI(b_.getInt64Ty(), 2);
-      prev->addIncoming(seen, at_seen);
-      prev->addIncoming(won, claim);
-      llvm::Value* mine = b_.CreateOr(b_.CreateICmpEQ(prev, b_.getInt64(0)), b_.CreateICmpEQ(prev, addr));
-      b_.CreateCondBr(mine, hit, next);
-      b_.SetInsertPoint(hit);
-      b_.CreateAtomicRMW(bop, val_ptr(slot), vals[r], llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(next);
-      llvm::Value* k1 = b_.CreateAdd(k, b_.getInt32(1));
-      k->addIncoming(k1, next);
-      b_.CreateCondBr(b_.CreateICmpULT(k1, b_.getInt32(kProbes)), loop, miss);
-      b_.SetInsertPoint(miss);
-      b_.CreateAtomicRMW(bop, ptrs[r], vals[r], llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
+      llvm::Value* value = vals[r];
+      if (uniform) {
+        llvm::Value* active = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
+        llvm::Value* peers = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_match_any_sync_i64, {}, {active, addr});
+        llvm::Value* below = b_.CreateSub(b_.CreateShl(b_.getInt32(1), lane_), b_.getInt32(1));
+        llvm::Value* leader = b_.CreateICmpEQ(b_.CreateAnd(peers, below), b_.getInt32(0));
+        if (kind == "add") {
+          llvm::Value* count = b_.CreateIntrinsic(llvm::Intrinsic::ctpop, {b_.getInt32Ty()}, {peers});
+          value = f32 ? b_.CreateFMul(value, b_.CreateUIToFP(count, vt)) : b_.CreateMul(value, count);
+        }
+        llvm::BasicBlock* lead = llvm::BasicBlock::Create(c_, "agg.leader", lf_);
+        llvm::BasicBlock* after = llvm::BasicBlock::Create(c_, "agg.done", lf_);
+        b_.CreateCondBr(leader, lead, after);
+        b_.SetInsertPoint(lead);
+        probe_and_update(addr, value, ptrs[r]);
+        b_.CreateBr(after);
+        b_.SetInsertPoint(after);
+        return;
+      }
+      probe_and_update(addr, value, ptrs[r]);
     });
   }
   barrier();
