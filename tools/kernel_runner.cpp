@@ -2,6 +2,8 @@
 // (see kernel_runner.h).
 #include "kernel_runner.h"
 
+#include "device_memory.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -223,17 +225,44 @@ bool launch_kernel(tri_module* module, const LaunchRequest& req, LaunchOutcome* 
   tri_result r = tri_kernel_compile(module, req.kernel.c_str(), opts, &kernel);
   out->compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (r != TRI_OK) return fail(out, r, "compile", last_error());
+  // On the GPU the buffers live in device memory for the launches (device_memory.h); each
+  // launch is waited for, so its time is the kernel's.
+  const bool gpu = req.target == "cuda";
+  std::vector<uint64_t> dev(out->buffers.size(), 0);
+  if (gpu) {
+    std::string why;
+    if (!device_init(&why)) {
+      tri_kernel_destroy(kernel);
+      return fail(out, TRI_ERROR_UNSUPPORTED, "launch", why);
+    }
+    size_t a = 0;
+    for (const ParamInfo& p : params) {
+      if (p.constexpr_param) continue;
+      if (p.type_kind == TRI_TYPE_POINTER) {
+        size_t i = by_name[p.name];
+        HostBuffer& b = out->buffers[i];
+        dev[i] = device_upload(b.data(), b.byte_size());
+        args[a].value.p = reinterpret_cast<const void*>(static_cast<uintptr_t>(dev[i]));
+      }
+      ++a;
+    }
+  }
   std::string launch_err;
   for (int i = 0; i < std::max(req.repeat, 1); ++i) {
     auto t1 = Clock::now();
     r = tri_launch(kernel, req.grid[0], req.grid[1], req.grid[2], nullptr, args.data(),
                    static_cast<uint32_t>(args.size()));
-    out->launch_times.push_back(std::chrono::duration<double>(Clock::now() - t1).count());
     if (r != TRI_OK) {
       launch_err = last_error();
-      break;
+    } else if (gpu && !device_sync(&launch_err)) {
+      r = TRI_ERROR_RUNTIME;
     }
+    out->launch_times.push_back(std::chrono::duration<double>(Clock::now() - t1).count());
+    if (r != TRI_OK) break;
   }
+  if (gpu)
+    for (size_t i = 0; i < dev.size(); ++i)
+      if (dev[i]) device_download_free(dev[i], out->buffers[i].data(), out->buffers[i].byte_size());
   out->launch_seconds = out->launch_times.front();
   tri_kernel_destroy(kernel);
   if (r != TRI_OK) return fail(out, r, "launch", launch_err);

@@ -16,7 +16,8 @@
 namespace tri_tool {
 
 // Targets whose kernels read and write host memory, in the order tests run them. The first is
-// the oracle. (A GPU target joins this list once the C API can allocate device memory.)
+// the oracle. The "cuda" target runs when named (--target cuda): the runner then copies the
+// buffers to device memory and back (device_memory.h).
 extern const char* const kHostTargets[];
 extern const int kNumHostTargets;
 

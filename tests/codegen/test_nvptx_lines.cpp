@@ -14,10 +14,10 @@
 
 namespace {
 
-std::string compile(const std::string& file, bool line_info) {
+std::string compile(const std::string& file, bool line_info, const std::string& source_name = "") {
   std::string text = tri_test::read_file(file);
   std::unique_ptr<tri::ir::Module> m, spec;
-  tri::Status st = tri::ir::parse_text(text, file, &m);
+  tri::Status st = tri::ir::parse_text(text, source_name.empty() ? file : source_name, &m);
   assert_true(st.is_ok());
   st = tri::passes::prepare_kernel(*m, m->functions[0]->name, {}, {}, tri::passes::PipelineOptions{}, &spec);
   assert_true(st.is_ok());
@@ -54,6 +54,13 @@ void test_loads_and_stores_carry_their_lines(void** state) {
   assert_true(store_lines == (std::set<int>{26}));
 }
 
+// A source name PTX cannot quote (the conformance suite names modules after their cases) is
+// written with those characters replaced, and ptxas accepts the result.
+void test_source_name_with_quotes(void** state) {
+  std::string ptx = compile("examples/vector_add.tri", true, "case / math_call[name=\"round\"]\\x\n");
+  assert_true(ptx.find(".file\t1 \"case / math_call[name=_round_]_x_\"") != std::string::npos);
+}
+
 void test_off_means_no_directives(void** state) {
   std::string ptx = compile("examples/vector_add.tri", false);
   assert_true(ptx.find(".loc") == std::string::npos);
@@ -64,6 +71,7 @@ void test_off_means_no_directives(void** state) {
 
 int main() {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_loads_and_stores_carry_their_lines),
+                                     cmocka_unit_test(test_source_name_with_quotes),
                                      cmocka_unit_test(test_off_means_no_directives)};
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

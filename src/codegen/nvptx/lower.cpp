@@ -352,7 +352,11 @@ Status GpuLowering::lower_op(OpId o) {
 // functions are inlined at lowering.
 void GpuLowering::start_line_info() {
   llvm::DIBuilder dib(*mod_);
+  // PTX's `.file` takes the name between quotes with no escapes: characters that would end or
+  // break it become '_' (a module named after a test case, `math_call[name="round"]`).
   std::string path = m_.source_name.empty() ? "<memory>" : m_.source_name;
+  for (char& ch : path)
+    if (ch == '"' || ch == '\\' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '_';
   size_t slash = path.find_last_of('/');
   llvm::DIFile* file = slash == std::string::npos ? dib.createFile(path, ".")
                                                   : dib.createFile(path.substr(slash + 1), path.substr(0, slash));

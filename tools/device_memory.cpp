@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-namespace conf {
+namespace tri_tool {
 namespace {
 
 struct Api {
@@ -87,4 +87,4 @@ bool device_sync(std::string* error) {
   return false;
 }
 
-}  // namespace conf
+}  // namespace tri_tool

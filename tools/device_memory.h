@@ -1,13 +1,14 @@
-// Device memory for running conformance groups on the "cuda" target: the C API launches on
-// memory the caller owns, so the harness allocates device buffers through the CUDA driver
-// itself (loaded at run time, like libtri does), copies the inputs in and the outputs back.
+// Device memory for running kernels on the "cuda" target (tri run, tri test, the conformance
+// suite): the C API launches on memory the caller owns, so these programs allocate device
+// buffers through the CUDA driver themselves (loaded at run time, like libtri does), copy the
+// inputs in and the outputs back.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-namespace conf {
+namespace tri_tool {
 
 // Whether a CUDA driver and device are usable; makes device 0's primary context current on the
 // calling thread. `why` says what is missing.
@@ -19,4 +20,4 @@ bool device_download_free(uint64_t dev, void* host, size_t bytes);
 // Waits for the device; false (with the driver's error name) when a kernel failed.
 bool device_sync(std::string* error);
 
-}  // namespace conf
+}  // namespace tri_tool
