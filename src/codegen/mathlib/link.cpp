@@ -39,7 +39,8 @@ Status link_into(llvm::Module& m) {
     if (f.isDeclaration() && f.getName().starts_with(kPrefix)) needed = true;
   if (!needed) return Status::ok();
   llvm::MemoryBufferRef buf(llvm::StringRef(reinterpret_cast<const char*>(kBitcode), kBitcodeSize), "tri_mathlib");
-  llvm::Expected<std::unique_ptr<llvm::Module>> lib = llvm::parseBitcodeFile(buf, m.getContext());
+  // Lazily: the linker materializes only the function bodies the module needs.
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib = llvm::getLazyBitcodeModule(buf, m.getContext());
   if (!lib)
     return Status(Code::Internal, "the embedded math library's bitcode cannot be read (rebuild libtri): " +
                                       llvm::toString(lib.takeError()));
