@@ -302,6 +302,16 @@ void run_unary(const Unary& u, double sc, Row* row) {
   // every 2^-12 step of [-2, 2] and every float in [1, 1 + 2^-12]: a dense walk where results are near 0 or 1
   for (int i = -8192; i <= 8192; ++i) fs.push_back(i * 0x1p-12f);
   for (uint32_t b = bits(1.0f); b < bits(1.0f) + 2048; ++b) fs.push_back(from_bits32(b));
+  std::string n = u.name;
+  if (n == "sin" || n == "cos" || n == "tan") {
+    // the floats nearest every multiple of pi/2 below 2^17 (the native f32 reduction's range)
+    for (int k = 1; k < 83500; ++k) {
+      float c = (float)(k * M_PI / 2);
+      fs.push_back(c);
+      fs.push_back(std::nextafter(c, 0.0f));
+      fs.push_back(-std::nextafter(c, INFINITY));
+    }
+  }
   for (float x : fs) {
     float got = u.f32(x);
     double ref = u.ref32(x);

@@ -205,9 +205,82 @@ double __tri_log1p(double x) {
 
 float __tri_expf(float x) { return (float)__tri_exp(x); }
 float __tri_exp2f(float x) { return (float)__tri_exp2(x); }
-float __tri_exp10f(float x) { return (float)__tri_exp10(x); }
-float __tri_expm1f(float x) { return (float)__tri_expm1(x); }
 float __tri_logf(float x) { return (float)__tri_log(x); }
 float __tri_log2f(float x) { return (float)__tri_log2(x); }
 float __tri_log10f(float x) { return (float)__tri_log10(x); }
 float __tri_log1pf(float x) { return (float)__tri_log1p(x); }
+
+/* ---- native f32 paths: exp (for erff), expm1, exp10 */
+
+#define LN2_HIF 0x1.62e4p-1f /* 16 bits: k * LN2_HIF exact for |k| < 2^8 */
+#define LN2_LOF 0x1.7f7d1cp-20f
+#define INVLN2F 0x1.715476p+0f
+
+/* expm1(r) - r for |r| <= 0.35 in f32: r^2 (1/2 + r/6 + ... + r^6/8!). */
+static inline float expm1f_tail(float r) {
+  float p = 1.0f / 40320.0f;
+  p = p * r + 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  return r * r * p;
+}
+
+/* y = k ln2 + r + rl, |r| <= 0.35, returns k. */
+static inline int reduce_ln2f(float y, float* r, float* rl) {
+  float k = rintf_small(y * INVLN2F);
+  float t = FMAF(-k, LN2_HIF, y); /* exact */
+  float d = -k * LN2_LOF;
+  float s = t + d;
+  *r = s;
+  *rl = (t - s) + d;
+  return (int)k;
+}
+
+float __tri_k_expf(float y) {
+  float r, rl;
+  int k = reduce_ln2f(y, &r, &rl);
+  float e = 1.0f + (r + (expm1f_tail(r) + rl * (1.0f + r)));
+  return scale2f(e, k);
+}
+
+float __tri_expm1f(float x) {
+  if (!isfinitef_(x)) return x > 0 ? x : (x == x ? -1.0f : x);
+  if (x > 88.8f) return asf32(0x7f800000u);
+  if (x < -17.4f) return -1.0f;
+  if (fabsf_(x) < 0x1p-25f) return x; /* keeps -0 and subnormals */
+  float r, rl;
+  int k = reduce_ln2f(x, &r, &rl);
+  float q = expm1f_tail(r) + rl * (1.0f + r); /* expm1(r + rl) = r + q */
+  if (k == 0) return r + q;
+  if (k > 24) return scale2f(1.0f + (r + q), k);
+  float t = pow2f(k);
+  if (k < -24) return -1.0f + t * (1.0f + (r + q));
+  /* 2^k - 1 (exact) + 2^k r + 2^k q, the first sum exact as a pair */
+  float a = t - 1.0f, b = t * r;
+  float s = a + b;
+  float bb = s - a;
+  float e = (a - (s - bb)) + (b - bb);
+  return s + (e + t * q);
+}
+
+#define LOG2_10F 0x1.a934f0p+1f
+#define LOG2_10F_LO 0x1.2f346ep-24f
+#define LN2F 0x1.62e430p-1f
+
+float __tri_exp10f(float x) {
+  if (x != x) return x;
+  if (x > 38.6f) return asf32(0x7f800000u);
+  if (x < -45.5f) return 0.0f;
+  if (fabsf_(x) < 0x1p-28f) return 1.0f;
+  float th = x * LOG2_10F;
+  float tl = FMAF(x, LOG2_10F, -th) + x * LOG2_10F_LO;
+  float k = rintf_small(th);
+  float r = (th - k) + tl; /* th - k exact */
+  float u = r * LN2F;
+  float ul = FMAF(r, LN2F, -u);
+  float e = 1.0f + (u + (expm1f_tail(u) + ul));
+  return scale2f(e, (int)k);
+}

@@ -10,6 +10,7 @@
 
 #define FMA(a, b, c) __builtin_fma((a), (b), (c))
 #define SQRT(a) __builtin_sqrt(a)
+#define FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
 #define INF (__builtin_inf())
 #define NAN_ (__builtin_nan(""))
 
@@ -90,6 +91,32 @@ static inline double trunc_(double x) {
   if (e < 0) return asf64(u & 0x8000000000000000ull);
   return asf64(u & ~((1ull << (52 - e)) - 1));
 }
+
+/* f32 helpers for the functions with a native f32 path. */
+static inline float fabsf_(float x) { return asf32(asu32(x) & 0x7fffffffu); }
+static inline float copysignf_(float x, float s) { return asf32((asu32(x) & 0x7fffffffu) | (asu32(s) & 0x80000000u)); }
+static inline int isfinitef_(float x) { return (asu32(x) & 0x7fffffffu) < 0x7f800000u; }
+/* Round to nearest even for |x| < 2^22. */
+static inline float rintf_small(float x) {
+  const float c = 0x1.8p23f;
+  return (x + c) - c;
+}
+/* 2^k for -126 <= k <= 127. */
+static inline float pow2f(int k) { return asf32((uint32_t)(k + 127) << 23); }
+/* x * 2^k for -252 <= k <= 254 (one rounding where the result is subnormal, from the last
+ * multiply). */
+static inline float scale2f(float x, int k) {
+  if (k > 127) {
+    x *= 0x1p127f;
+    k -= 127;
+  } else if (k < -126) {
+    x *= 0x1p-102f;
+    k += 102;
+  }
+  return x * pow2f(k);
+}
+/* f32 exp(y) for -104 < y < 89 (finite result; subnormals rounded twice, within 1 ulp). */
+float __tri_k_expf(float y);
 
 /* Double-double: hi + lo with |lo| <= ulp(hi) / 2. */
 typedef struct {

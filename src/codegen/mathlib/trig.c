@@ -349,9 +349,97 @@ double __tri_atan2(double y, double x) {
   return copysign_(a.hi, y);
 }
 
-float __tri_sinf(float x) { return (float)__tri_sin(x); }
-float __tri_cosf(float x) { return (float)__tri_cos(x); }
-float __tri_tanf(float x) { return (float)__tri_tan(x); }
+/* ---- native f32 sin, cos, tan: Cody-Waite with pi/2 in three f32 pieces and fma for
+ * |x| < 2^17 (the reduced argument carried as a pair of floats),
+ * Taylor kernels to x^11 and x^12 on |r| <= pi/4; larger arguments take the f64 path
+ * (Payne-Hanek). */
+
+#define PIO2_1F 0x1.921fb6p+0f
+#define PIO2_2F -0x1.777a5cp-25f
+#define PIO2_3F -0x1.ee59dap-50f
+#define INV_PIO2F 0x1.45f306p-1f
+
+/* sin(r + rl), cos(r + rl) for |r| <= pi/4 + a little, |rl| <= ulp(r). */
+static inline float sinf_k(float r, float rl) {
+  float z = r * r;
+  float p = -1.0f / 39916800.0f;
+  p = p * z + 1.0f / 362880.0f;
+  p = p * z - 1.0f / 5040.0f;
+  p = p * z + 1.0f / 120.0f;
+  p = p * z - 1.0f / 6.0f;
+  return r + FMAF(r * z, p, rl);
+}
+
+static inline float cosf_k(float r, float rl) {
+  float z = r * r;
+  float p = 1.0f / 479001600.0f;
+  p = p * z - 1.0f / 3628800.0f;
+  p = p * z + 1.0f / 40320.0f;
+  p = p * z - 1.0f / 720.0f;
+  p = p * z + 1.0f / 24.0f;
+  return FMAF(-0.5f * r, r, 1.0f) + FMAF(z * z, p, -r * rl);
+}
+
+/* r + rl = x - n pi/2 for pi/4 < |x| < 2^17 (a pair of floats); returns n mod 4. The first
+ * step is exact; the product with the second piece and the sum are carried exactly as pairs. */
+static inline int rem_pio2f(float x, float* r, float* rl) {
+  float n = rintf_small(x * INV_PIO2F);
+  float t = FMAF(-n, PIO2_1F, x); /* exact */
+  float p = n * PIO2_2F;
+  float pe = FMAF(n, PIO2_2F, -p); /* n PIO2_2F = p + pe */
+  float s = t - p;
+  float bb = s - t;
+  float se = (t - (s - bb)) + (-p - bb); /* t - p = s + se */
+  float lo = (se - pe) - n * PIO2_3F;
+  float h = s + lo;
+  *r = h;
+  *rl = (s - h) + lo;
+  return (int)n & 3;
+}
+
+float __tri_sinf(float x) {
+  if (!isfinitef_(x)) return x - x;
+  float ax = fabsf_(x);
+  if (ax < 0x1p-12f) return x;
+  if (ax <= 0x1.921fb6p-1f) return sinf_k(x, 0.0f);
+  if (ax >= 0x1p17f) return (float)__tri_sin(x);
+  float r, rl;
+  switch (rem_pio2f(x, &r, &rl)) {
+    case 0: return sinf_k(r, rl);
+    case 1: return cosf_k(r, rl);
+    case 2: return -sinf_k(r, rl);
+    default: return -cosf_k(r, rl);
+  }
+}
+
+float __tri_cosf(float x) {
+  if (!isfinitef_(x)) return x - x;
+  float ax = fabsf_(x);
+  if (ax < 0x1p-13f) return 1.0f;
+  if (ax <= 0x1.921fb6p-1f) return cosf_k(x, 0.0f);
+  if (ax >= 0x1p17f) return (float)__tri_cos(x);
+  float r, rl;
+  switch (rem_pio2f(x, &r, &rl)) {
+    case 0: return cosf_k(r, rl);
+    case 1: return -sinf_k(r, rl);
+    case 2: return -cosf_k(r, rl);
+    default: return sinf_k(r, rl);
+  }
+}
+
+float __tri_tanf(float x) {
+  if (!isfinitef_(x)) return x - x;
+  float ax = fabsf_(x);
+  if (ax < 0x1p-12f) return x;
+  if (ax >= 0x1p17f) return (float)__tri_tan(x);
+  float r = x, rl = 0.0f;
+  int n = 0;
+  if (ax > 0x1.921fb6p-1f) n = rem_pio2f(x, &r, &rl);
+  float s = sinf_k(r, rl), c = cosf_k(r, rl);
+  float a = (n & 1) ? c : s, b = (n & 1) ? -s : c;
+  float q = a / b;
+  return q + FMAF(-q, b, a) / b;
+}
 float __tri_asinf(float x) { return (float)__tri_asin(x); }
 float __tri_acosf(float x) { return (float)__tri_acos(x); }
 float __tri_atanf(float x) { return (float)__tri_atan(x); }
