@@ -44,18 +44,9 @@ static uint64_t bits64(const uint32_t* p, int n, int pos) {
   return v;
 }
 
-/* r = x - n pi/2 (|r| <= pi/4 + a little) as a double-double, for finite |x| > pi/4; returns
- * n mod 4. */
-static int rem_pio2(double x, dd* r) {
+/* Payne-Hanek for |x| >= 2^20 (rem_pio2). Kept out of line: it is rare, and large. */
+static __attribute__((noinline)) int rem_pio2_large(double x, dd* r) {
   double ax = fabs_(x);
-  if (ax < 0x1p20) {
-    double n = rint_small(x * INV_PIO2);
-    double t = x - n * PIO2_1; /* exact: n * PIO2_1 has at most 53 bits, and t is close to x's scale */
-    dd s = two_sum(t, -(n * PIO2_2));
-    s.lo -= n * PIO2_3;
-    *r = fast_two_sum(s.hi, s.lo);
-    return (int)n & 3;
-  }
   uint64_t u = asu64(ax);
   int e = (int)(u >> 52) - 1023 - 52; /* ax = m 2^e, e >= -32 */
   uint64_t m = (u & 0x000fffffffffffffull) | 0x0010000000000000ull;
@@ -112,6 +103,18 @@ static int rem_pio2(double x, dd* r) {
   }
   *r = res;
   return n & 3;
+}
+
+/* r = x - n pi/2 (|r| <= pi/4 + a little) as a double-double, for finite |x| > pi/4; returns
+ * n mod 4. */
+static inline int rem_pio2(double x, dd* r) {
+  if (fabs_(x) >= 0x1p20) return rem_pio2_large(x, r);
+  double n = rint_small(x * INV_PIO2);
+  double t = x - n * PIO2_1; /* exact: n * PIO2_1 has at most 53 bits, and t is close to x's scale */
+  dd s = two_sum(t, -(n * PIO2_2));
+  s.lo -= n * PIO2_3;
+  *r = fast_two_sum(s.hi, s.lo);
+  return (int)n & 3;
 }
 
 /* sin(x + xl) for |x| <= pi/4 + a little. */
@@ -360,6 +363,11 @@ double __tri_atan2(double y, double x) {
 #define INV_PIO2F 0x1.45f306p-1f
 
 /* sin(r + rl), cos(r + rl) for |r| <= pi/4 + a little, |rl| <= ulp(r). */
+/* f32 sin, cos, tan of |x| >= 2^17 through f64, out of line (rare). */
+static __attribute__((noinline)) float sinf_large(float x) { return (float)__tri_sin(x); }
+static __attribute__((noinline)) float cosf_large(float x) { return (float)__tri_cos(x); }
+static __attribute__((noinline)) float tanf_large(float x) { return (float)__tri_tan(x); }
+
 static inline float sinf_k(float r, float rl) {
   float z = r * r;
   float p = -1.0f / 39916800.0f;
@@ -402,7 +410,7 @@ float __tri_sinf(float x) {
   float ax = fabsf_(x);
   if (ax < 0x1p-12f) return x;
   if (ax <= 0x1.921fb6p-1f) return sinf_k(x, 0.0f);
-  if (ax >= 0x1p17f) return (float)__tri_sin(x);
+  if (ax >= 0x1p17f) return sinf_large(x);
   float r, rl;
   switch (rem_pio2f(x, &r, &rl)) {
     case 0: return sinf_k(r, rl);
@@ -417,7 +425,7 @@ float __tri_cosf(float x) {
   float ax = fabsf_(x);
   if (ax < 0x1p-13f) return 1.0f;
   if (ax <= 0x1.921fb6p-1f) return cosf_k(x, 0.0f);
-  if (ax >= 0x1p17f) return (float)__tri_cos(x);
+  if (ax >= 0x1p17f) return cosf_large(x);
   float r, rl;
   switch (rem_pio2f(x, &r, &rl)) {
     case 0: return cosf_k(r, rl);
@@ -431,7 +439,7 @@ float __tri_tanf(float x) {
   if (!isfinitef_(x)) return x - x;
   float ax = fabsf_(x);
   if (ax < 0x1p-12f) return x;
-  if (ax >= 0x1p17f) return (float)__tri_tan(x);
+  if (ax >= 0x1p17f) return tanf_large(x);
   float r = x, rl = 0.0f;
   int n = 0;
   if (ax > 0x1.921fb6p-1f) n = rem_pio2f(x, &r, &rl);
