@@ -361,6 +361,10 @@ void run_binary(const Binary& b, double sc, Row* row) {
       double xe = std::ldexp(1 + rnd_unit(), (int)(rnd() % 2000) - 1000);
       double ye = (rnd_unit() - 0.5) * 1400 / std::max(1.0, std::fabs(std::log(xe)));
       one(xe, ye, false);
+      // the same for f32's range: results from underflow to overflow
+      double xf = std::ldexp(1 + rnd_unit(), (int)(rnd() % 252) - 126);
+      double yf = (rnd_unit() - 0.5) * 300 / std::max(0x1p-10, std::fabs(std::log2(xf)));
+      one(xf, yf, false);
     }
   }
 }

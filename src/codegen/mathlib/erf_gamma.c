@@ -230,8 +230,7 @@ float __tri_erff(float x) {
     float g = c[0];
     for (int j = 1; j < 10; ++j) g = g * t + c[j];
     float h = ax * ax, l = FMAF(ax, ax, -h);
-    float e = __tri_k_expf(-h);
-    e = FMAF(-e, l, e); /* exp(-h - l) */
+    float e = __tri_k_expf(-h, -l);
     r = 1.0f - e * g;
   }
   return copysignf_(r, x);

@@ -239,9 +239,15 @@ static inline int reduce_ln2f(float y, float* r, float* rl) {
   return (int)k;
 }
 
-float __tri_k_expf(float y) {
+float __tri_k_expf(float y, float lo) {
   float r, rl;
   int k = reduce_ln2f(y, &r, &rl);
+  /* r + (rl + lo) renormalized exactly, so the low part stays below ulp(r) */
+  float l = rl + lo;
+  float s = r + l;
+  float bb = s - r;
+  rl = (r - (s - bb)) + (l - bb);
+  r = s;
   float e = 1.0f + (r + (expm1f_tail(r) + rl * (1.0f + r)));
   return scale2f(e, k);
 }

@@ -115,8 +115,9 @@ static inline float scale2f(float x, int k) {
   }
   return x * pow2f(k);
 }
-/* f32 exp(y) for -104 < y < 89 (finite result; subnormals rounded twice, within 1 ulp). */
-float __tri_k_expf(float y);
+/* f32 exp(y + lo) for -104 < y < 89, |lo| small against y (subnormal results rounded twice,
+ * within 1 ulp). exp_log.c. */
+float __tri_k_expf(float y, float lo);
 
 /* Double-double: hi + lo with |lo| <= ulp(hi) / 2. */
 typedef struct {
