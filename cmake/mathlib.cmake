@@ -50,5 +50,6 @@ add_custom_command(OUTPUT ${TRI_MATHLIB_OUT}/mathlib_bc.cpp
 target_sources(tri_llvm_obj PRIVATE ${TRI_MATHLIB_OUT}/mathlib_bc.cpp)
 
 add_library(tri_mathlib_host STATIC ${TRI_MATHLIB_SRCS})
-target_compile_options(tri_mathlib_host PRIVATE -std=c11 -ffp-contract=off -fno-math-errno)
+# -O2 also in Debug builds: the test evaluates it a few million times.
+target_compile_options(tri_mathlib_host PRIVATE -std=c11 -O2 -ffp-contract=off -fno-math-errno)
 target_include_directories(tri_mathlib_host PUBLIC ${PROJECT_SOURCE_DIR}/src)
