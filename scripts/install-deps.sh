@@ -9,7 +9,9 @@
 #   libzstd-dev libxxhash-dev      the kernel cache (compression, keys)
 #   libcmocka-dev                  unit tests
 #   libbenchmark-dev               benchmarks
-#   clang-19 libclang-rt-19-dev    fuzzers (libFuzzer), scripts/fuzz.sh
+#   clang-19                       the GPU math library (src/codegen/mathlib, built to NVPTX
+#                                    bitcode; cmake/mathlib.cmake); fuzzers
+#   libclang-rt-19-dev             fuzzers (libFuzzer), scripts/fuzz.sh
 #   cargo rustc golang-go          the Rust and Go bindings' tests (bindings/, tests/bindings.cmake)
 #   python3-numpy python3-pytest   the Python bindings' tests, and python3 for the binding checks;
 #   python3-pip python3-setuptools   building and installing the Python package's wheel offline

@@ -1,7 +1,8 @@
 // Every example kernel (examples/*.tri: sm_80 with 4 warps, sm_90 with 1, 4 and 8) and every
 // executable IR file (tests/run/*.tri: sm_80 and sm_90, 4 warps) compiled to PTX, and the PTX
 // checked by NVIDIA's
-// assembler (`ptxas -arch=sm_XX`): a PTX that ptxas rejects fails the test, with ptxas's message
+// assembler (`ptxas -arch=sm_XX`); and kernels in f32, f64 and f16 that apply every math op and
+// math_call function (the GPU math library linked in). A PTX that ptxas rejects fails the test, with ptxas's message
 // and the PTX kept under the build directory. Without ptxas the test prints
 // "skipped: no ptxas" and is reported as skipped.
 #include <cstdio>
@@ -86,6 +87,59 @@ void check_file(const fs::path& file, const std::string& ptxas, bool all_warps) 
   }
 }
 
+// One kernel per float type that applies every math op and every math_call name (ir/math_fns.def)
+// to a loaded block: the GPU math library (src/codegen/mathlib) linked in, inlined, assembled.
+std::string all_math_kernel(const std::string& ty) {
+  std::string b = "<128 x " + ty + ">";
+  std::string t = "kernel @all_math_" + ty + "(%x: ptr<" + ty + ">, %out: ptr<" + ty + ">) {\n";
+  t += "  %r = arange[start=0, end=128] : <128 x i32>\n";
+  t += "  %xb = splat %x : <128 x ptr<" + ty + ">>\n  %xp = addptr %xb, %r : <128 x ptr<" + ty + ">>\n";
+  t += "  %v = load %xp : " + b + "\n  %acc0 = add %v, %v : " + b + "\n";
+  int n = 0;
+  auto add = [&](const std::string& expr) {
+    t += "  %m" + std::to_string(n) + " = " + expr + " : " + b + "\n";
+    t += "  %acc" + std::to_string(n + 1) + " = add %acc" + std::to_string(n) + ", %m" + std::to_string(n) + " : " + b + "\n";
+    ++n;
+  };
+  for (const char* op : {"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "sqrt", "rsqrt"})
+    add(std::string(op) + " %v");
+  add("pow %v, %acc0");
+  add("frem %v, %acc0");
+#define TRI_MATH_FN(name, arity) \
+  add(std::string("math_call[name=\"") + #name + "\"] %v" + (arity == 2 ? ", %acc0" : ""));
+#include "ir/math_fns.def"
+#undef TRI_MATH_FN
+  t += "  %ob = splat %out : <128 x ptr<" + ty + ">>\n  %op = addptr %ob, %r : <128 x ptr<" + ty + ">>\n";
+  t += "  store %op, %acc" + std::to_string(n) + "\n  return\n}\n";
+  return t;
+}
+
+void test_ptxas_all_math(void** state) {
+  std::string ptxas = ptxas_path();
+  if (ptxas.empty()) {
+    std::printf("skipped: no ptxas\n");
+    skip();
+  }
+  fs::path dir = out_dir();
+  for (const char* ty : {"f32", "f64", "f16"}) {
+    fs::path file = dir / (std::string("all_math_") + ty + ".tri");
+    std::string text = all_math_kernel(ty);
+    FILE* out = std::fopen(file.string().c_str(), "w");
+    std::fwrite(text.data(), 1, text.size(), out);
+    std::fclose(out);
+    int before_checked = checked, before_failures = failures;
+    std::unique_ptr<tri::ir::Module> m;
+    tri::Status st = tri::ir::parse_text(text, file.filename().string(), &m);
+    if (!st.is_ok()) std::printf("%s\n", st.message().c_str());
+    assert_true(st.is_ok());
+    check_file(file, ptxas, false);
+    std::printf("%s: %d PTX files assembled, %d failures\n", file.string().c_str(), checked - before_checked,
+                failures - before_failures);
+    assert_int_equal(checked - before_checked, 2);  // sm_80 and sm_90: compiled, not refused
+  }
+  assert_int_equal(failures, 0);
+}
+
 void test_ptxas(void** state) {
   std::string ptxas = ptxas_path();
   if (ptxas.empty()) {
@@ -102,6 +156,6 @@ void test_ptxas(void** state) {
 }  // namespace
 
 int main() {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_ptxas)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_ptxas_all_math), cmocka_unit_test(test_ptxas)};
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

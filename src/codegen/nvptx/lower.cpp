@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "codegen/mathlib/mathlib.h"
 #include "codegen/nvptx/lower_impl.h"
 #include "codegen/scalar_ops.h"
 #include "codegen/vec_math.h"
@@ -45,14 +46,29 @@ llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) {
 llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
   const bool f32 = a[0]->getType()->isFloatTy();
   if (f32) {
+    // Inline, vectorizable f32 versions (vec_math.h) where they exist.
     if (name == "exp") return emit_exp_f32(b_, a[0]);
     if (name == "exp2") return emit_exp2_f32(b_, a[0]);
     if (name == "log") return emit_log_f32(b_, a[0]);
     if (name == "log2") return emit_log2_f32(b_, a[0]);
     if (name == "tanh") return emit_tanh_f32(b_, a[0]);
   }
-  missing = name + (f32 ? " on f32" : " on f64");
-  return nullptr;
+  // Everything else calls Tri's math library (src/codegen/mathlib), linked into the module by
+  // lower_kernel and inlined by the optimizer.
+  std::string fn = mathlib::function_name(name, f32);
+  if (fn.empty()) {
+    missing = name + (f32 ? " on f32" : " on f64");
+    return nullptr;
+  }
+  llvm::Module* mod = b_.GetInsertBlock()->getModule();
+  std::vector<llvm::Type*> tys(a.size(), a[0]->getType());
+  llvm::FunctionCallee callee = mod->getOrInsertFunction(fn, llvm::FunctionType::get(a[0]->getType(), tys, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotThrow();
+    f->setDoesNotAccessMemory();
+    f->setWillReturn();
+  }
+  return b_.CreateCall(callee, a);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -819,6 +835,7 @@ Status lower_kernel(const ir::Module& m, const ir::Function& kernel, const GpuOp
   mod->setDataLayout("e-i64:64-i128:128-v16:16-v32:32-n16:32:64");
   detail::GpuLowering l(m, kernel, opt, ctx, mod.get());
   TRI_RETURN_IF_ERROR(l.run(info));
+  TRI_RETURN_IF_ERROR(mathlib::link_into(*mod));
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod, &os)) {
