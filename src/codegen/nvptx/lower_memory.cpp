@@ -76,7 +76,7 @@ llvm::Value* from_bits(llvm::IRBuilder<>& b, llvm::Value* v, EType e, llvm::LLVM
 
 struct AccessShape {
   int words;         // registers the asm moves
-  int word_bits;     // 32, 16 (one 2-byte element) or 8 (one byte, in a 32-bit register)
+  int word_bits;     // 32, 16 (one 2-byte element or two bytes) or 8 (one byte, in a 32-bit register)
   const char* cons;  // the registers' constraint letter
 };
 
@@ -86,14 +86,15 @@ AccessShape access_shape(int bytes) {
   return {1, 8, "r"};
 }
 
-// vec elements' bits (each elem_bits wide) <-> `words` registers.
+// vec elements' bits (each elem_bits wide) <-> `words` registers. A 16-bit word holds one
+// 2-byte element or two 1-byte ones; an 8-bit access moves one byte in a 32-bit register.
 std::vector<llvm::Value*> pack(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems, int elem_bits,
                                AccessShape as) {
   if (as.word_bits == 8) return {b.CreateZExt(elems[0], b.getInt32Ty())};
-  if (as.word_bits == 16) return {elems[0]};
+  if (elems.size() == 1 && as.word_bits == elem_bits) return {elems[0]};
   llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(b.getIntNTy(elem_bits), elems.size()));
   for (size_t i = 0; i < elems.size(); ++i) v = b.CreateInsertElement(v, elems[i], i);
-  v = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt32Ty(), as.words));
+  v = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getIntNTy(as.word_bits), as.words));
   std::vector<llvm::Value*> out;
   for (int i = 0; i < as.words; ++i) out.push_back(b.CreateExtractElement(v, i));
   return out;
@@ -102,8 +103,8 @@ std::vector<llvm::Value*> pack(llvm::IRBuilder<>& b, const std::vector<llvm::Val
 std::vector<llvm::Value*> unpack(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& words, int elem_bits, int vec,
                                  AccessShape as) {
   if (as.word_bits == 8) return {b.CreateTrunc(words[0], b.getInt8Ty())};
-  if (as.word_bits == 16) return {words[0]};
-  llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(b.getInt32Ty(), as.words));
+  if (vec == 1 && as.word_bits == elem_bits) return {words[0]};
+  llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(b.getIntNTy(as.word_bits), as.words));
   for (int i = 0; i < as.words; ++i) v = b.CreateInsertElement(v, words[i], i);
   v = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getIntNTy(elem_bits), vec));
   std::vector<llvm::Value*> out;
