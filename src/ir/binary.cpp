@@ -825,13 +825,17 @@ class Reader {
   }
 
   // Reads a value's name and defines it as result or argument `index` of its definer. Names
-  // are unique within a function (empty means unnamed).
+  // are scoped by region as in the text: unique among the values visible (empty means unnamed).
   Status define(Function& f, TypeId type, OpId def_op, BlockId def_block, uint32_t index, ValueId* out) {
     size_t at = pos_;
     ValueData v;
     TRY(value_name(&v.name));
-    if (!v.name.empty() && !value_names_.insert(v.name).second)
-      return corrupt(at, "value '%" + v.name + "' is defined twice in '@" + f.name + "'");
+    if (!v.name.empty()) {
+      auto [it, fresh] = value_names_.emplace(v.name, static_cast<ValueId>(f.values.size()));
+      if (!fresh && visible_[it->second])
+        return corrupt(at, "value '%" + v.name + "' is defined twice in '@" + f.name + "'");
+      it->second = static_cast<ValueId>(f.values.size());
+    }
     v.type = type;
     v.def_op = def_op;
     v.def_block = def_block;
@@ -971,7 +975,7 @@ class Reader {
   std::vector<std::string> strings_;
   std::vector<TypeId> type_map_;  // file type index -> TypeId
   // Per function being read:
-  std::unordered_set<std::string> value_names_;
+  std::unordered_map<std::string, ValueId> value_names_;  // the last value given each name
   std::vector<uint8_t> visible_;  // per value: defined in a block that is still open
 };
 

@@ -52,18 +52,36 @@ mode_example() {
     || fail "fmt is not idempotent on $f"
   run 0 "$tri" fmt --check "$work/canon.tri" || true
   run 0 "$tri" fmt "$f" && cmp -s "$work/out" "$work/canon.tri" || fail "fmt to stdout differs from fmt -o on $f"
+  # fmt keeps the comments, '// run:' lines included, in order.
+  diff <(grep -o '//.*' "$f" | sed 's/ *$//') <(grep -o '//.*' "$work/canon.tri") >/dev/null \
+    || fail "fmt changed the comments of $f"
+  # The binary carries no comments: its text is the canonical text without them.
+  sed -E 's#^[[:space:]]*//.*$##; s#[[:space:]]+//.*$##' "$f" >"$work/bare.tri"
+  run 0 "$tri" fmt "$work/bare.tri" -o "$work/bare_canon.tri" || return
+  grep -q '//' "$work/bare_canon.tri" && fail "the comments of $f were not all removed for the binary test"
   # text -> binary -> text gives the canonical text; binary -> binary is the same bytes.
   run 0 "$tri" convert "$f" -o "$work/m.bin" || return
   cmp -s "$work/m.bin" "$work/canon.tri" && fail "convert $f wrote text, expected binary"
-  run 0 "$tri" convert "$work/m.bin" -o "$work/back.tri" && cmp -s "$work/back.tri" "$work/canon.tri" \
+  run 0 "$tri" convert "$work/m.bin" -o "$work/back.tri" && cmp -s "$work/back.tri" "$work/bare_canon.tri" \
     || fail "text -> binary -> text differs from fmt on $f"
   run 0 "$tri" convert "$work/m.bin" --to binary -o "$work/m2.bin" && cmp -s "$work/m.bin" "$work/m2.bin" \
     || fail "binary -> binary is not byte-identical on $f"
   run 0 "$tri" convert "$f" --to text -o "$work/t.tri" && cmp -s "$work/t.tri" "$work/canon.tri" \
     || fail "convert --to text differs from fmt on $f"
   run 0 "$tri" check "$work/m.bin" || true
-  run 0 "$tri" fmt "$work/m.bin" -o "$work/fromb.tri" && cmp -s "$work/fromb.tri" "$work/canon.tri" \
+  run 0 "$tri" fmt "$work/m.bin" -o "$work/fromb.tri" && cmp -s "$work/fromb.tri" "$work/bare_canon.tri" \
     || fail "fmt of the binary differs from fmt of the text on $f"
+  # A file with run lines, formatted in place as the README says, still runs them all.
+  if grep -q "// *run:" "$f"; then
+    local inplace=$work/inplace/$(basename "$f")  # same name: run lines may expect it in messages
+    mkdir -p "$work/inplace" && cp "$f" "$inplace"
+    run 0 "$tri" fmt "$inplace" -o "$inplace" || return
+    run 0 "$tri" fmt --check "$inplace" || fail "fmt --check fails on the formatted $f"
+    "$tri" test "$f" >"$work/before.txt" 2>&1
+    "$tri" test "$inplace" >"$work/after.txt" 2>&1
+    [[ "$(tail -n1 "$work/before.txt")" == "$(tail -n1 "$work/after.txt")" ]] \
+      || fail "tri test on the formatted $f: '$(tail -n1 "$work/after.txt")', on the original: '$(tail -n1 "$work/before.txt")'"
+  fi
   # info lists every function of the canonical text, each with its kind.
   run 0 "$tri" info "$f" || return
   local want got
@@ -133,8 +151,9 @@ mode_stdin() {
   run 0 "$tri" fmt "$data/scale.tri" -o "$work/canon.tri"
   run 0 "$tri" fmt - <"$data/scale.tri" && cmp -s "$work/out" "$work/canon.tri" || fail "fmt - differs from fmt FILE"
   run 0 "$tri" convert - -o "$work/s.bin" <"$data/scale.tri"
-  run 0 "$tri" convert - -o - <"$work/s.bin" && cmp -s "$work/out" "$work/canon.tri" \
-    || fail "convert of binary on stdin to stdout differs from fmt"
+  run 0 "$tri" convert "$work/s.bin" -o "$work/s_text.tri"  # the binary has no comments: compare with it
+  run 0 "$tri" convert - -o - <"$work/s.bin" && cmp -s "$work/out" "$work/s_text.tri" \
+    || fail "convert of binary on stdin to stdout differs from convert of the file"
   run 0 "$tri" info - <"$work/s.bin" && grep -q '^<stdin>: 1 kernel, 1 device function' "$work/out" \
     || fail "info - does not describe the module: $(cat "$work/out")"
   grep -q '^  %x: ptr<f32> {align=16, noalias}$' "$work/out" || fail "info does not show %x's facts"
