@@ -49,6 +49,81 @@ std::string plural(size_t n, const char* word) {
 
 std::string loc_str(Loc l) { return std::to_string(l.line) + ":" + std::to_string(l.col); }
 
+// Levenshtein distance, for "did you mean" hints (names are short: at most a few dozen bytes are
+// compared; longer ones are not worth a hint).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The candidates nearest to `typed`: first those whose name, without a one-letter type prefix
+// (s, u, f: `smax` -> `max`), starts `typed` (`maximum` -> smax, umax, fmax); then those within
+// an edit distance of a third of the length (at least 1, less than the length), nearest first.
+// At most four.
+std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates) {
+  std::vector<std::string> out;
+  if (typed.size() > 64) return out;
+  auto add = [&](const std::string& c) {
+    if (out.size() < 4 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  for (const std::string& c : candidates) {
+    bool typed_prefix = c.size() >= 4 && (c[0] == 's' || c[0] == 'u' || c[0] == 'f');
+    std::string_view stem = typed_prefix ? std::string_view(c).substr(1) : std::string_view(c);
+    if (stem.size() >= 3 && typed.size() > stem.size() && typed.substr(0, stem.size()) == stem) add(c);
+  }
+  const size_t limit = std::max<size_t>(1, typed.size() / 3);
+  std::vector<std::pair<size_t, const std::string*>> close;
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(typed, c);
+    if (d <= limit && d < typed.size()) close.emplace_back(d, &c);
+  }
+  std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [d, c] : close) add(*c);
+  return out;
+}
+
+// " (did you mean a, b?)" or "".
+std::string did_you_mean(const std::vector<std::string>& names, const char* sigil = "") {
+  if (names.empty()) return "";
+  std::string s = " (did you mean ";
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? (i + 1 == names.size() ? " or " : ", ") : "") + std::string("'") + sigil + names[i] + "'";
+  return s + "?)";
+}
+
+const std::vector<std::string>& op_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (uint32_t i = 0; i < kNumOpcodes; ++i) v.push_back(op_info(static_cast<Opcode>(i)).name);
+    return v;
+  }();
+  return names;
+}
+
+// How an op's operands are written: "ptr, then optional mask=%v, other=%v".
+std::string operand_form(const OpInfo& info) {
+  std::string pos, opt;
+  for (const OperandSlot& s : info.operands) {
+    if (s.kind == SlotKind::Optional) {
+      opt += (opt.empty() ? "" : ", ") + s.name + "=%v";
+    } else {
+      pos += (pos.empty() ? "" : ", ") + s.name + (s.kind == SlotKind::Required ? "" : "...");
+    }
+  }
+  std::string out = pos.empty() ? "no positional operands" : pos;
+  if (!opt.empty()) out += ", then by name " + opt;
+  return out;
+}
+
 bool is_name(const Token& t, std::string_view s) { return t.kind == Tok::Name && t.text == s; }
 
 class Parser {
@@ -238,7 +313,13 @@ class Parser {
 
   bool resolve(const Token& name, ValueId* out) {
     auto it = names_.find(std::string(name.text));
-    if (it == names_.end()) return fail(name.loc, "undefined value '%" + std::string(name.text) + "'");
+    if (it == names_.end()) {
+      std::vector<std::string> visible;
+      for (const auto& [n, info] : names_)
+        if (info.visible) visible.push_back(n);
+      std::sort(visible.begin(), visible.end());
+      return fail(name.loc, "undefined value '%" + std::string(name.text) + "'" + did_you_mean(nearest(name.text, visible), "%"));
+    }
     if (!it->second.visible)
       return fail(name.loc, "value '%" + std::string(name.text) + "' is not visible here (defined at " +
                                 loc_str(it->second.loc) + ")");
@@ -513,7 +594,9 @@ class Parser {
           int slot = info.slot_index(t.text);
           if (slot < 0 || info.operands[slot].kind != SlotKind::Optional) {
             if (slot >= 0)
-              return fail(t.loc, "operand slot '" + lexeme(t) + "' of '" + info.name + "' is written positionally");
+              return fail(t.loc, "operand slot '" + lexeme(t) + "' of '" + info.name +
+                                     "' is written positionally: drop '" + lexeme(t) + "=' (" + info.name +
+                                     " takes " + operand_form(info) + ")");
             std::vector<std::string> names;
             for (int s : optional_slots) names.push_back(info.operands[s].name);
             return fail(t.loc, "unknown operand slot '" + lexeme(t) + "' for '" + info.name + "' (" +
@@ -527,9 +610,19 @@ class Parser {
           if (!resolve(v, &named[k])) return false;
           any_named = true;
         } else if (t.kind == Tok::Value) {
-          if (any_named) return fail(t.loc, "positional operand after named operands");
-          if (!variadic && positional.size() == required)
-            return fail(t.loc, "too many operands for '" + info.name + "': expected " + std::to_string(required));
+          if (any_named)
+            return fail(t.loc, "positional operand after named operands: write the positional ones first ('" +
+                                   info.name + "' takes " + operand_form(info) + ")");
+          if (!variadic && positional.size() == required) {
+            std::string hint;
+            for (int k : optional_slots) hint += (hint.empty() ? "" : ", ") + info.operands[k].name + "=%v";
+            if (!hint.empty()) hint = "; write the optional ones by name: " + hint;
+            std::string slots;
+            for (const OperandSlot& os : info.operands)
+              if (os.kind == SlotKind::Required) slots += (slots.empty() ? "" : ", ") + os.name;
+            return fail(t.loc, "too many operands for '" + info.name + "': expected " + std::to_string(required) +
+                                   (slots.empty() ? "" : " (" + slots + ")") + hint);
+          }
           ValueId v;
           if (!resolve(t, &v)) return false;
           positional.push_back(v);
@@ -545,7 +638,8 @@ class Parser {
       if (s.kind == SlotKind::Variadic1) ++min;
     if (positional.size() < min)
       return fail(opname.loc, "too few operands for '" + info.name + "': expected " + (variadic ? "at least " : "") +
-                                  std::to_string(min) + ", got " + std::to_string(positional.size()));
+                                  std::to_string(min) + ", got " + std::to_string(positional.size()) + " ('" +
+                                  info.name + "' takes " + operand_form(info) + ")");
     *out = std::move(positional);
     out->insert(out->end(), named.begin(), named.end());
     return true;
@@ -567,13 +661,16 @@ class Parser {
     Token opname = take();
     if (opname.kind != Tok::Name) return fail_expected(results.empty() ? "an op or '}'" : "an op name", opname);
     Opcode code;
-    if (!opcode_from_name(opname.text, &code)) return fail(opname.loc, "unknown op '" + lexeme(opname) + "'");
+    if (!opcode_from_name(opname.text, &code))
+      return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" + did_you_mean(nearest(opname.text, op_names())) +
+                                  "; the ops are listed in docs/ir.md");
     const OpInfo& info = op_info(code);
     std::vector<Attr> attrs(info.attrs.size());
     if (peek().kind == Tok::LBracket && !parse_attrs(info, &attrs)) return false;
     for (size_t i = 0; i < info.attrs.size(); ++i)
       if (!info.attrs[i].optional && !attrs[i].present())
-        return fail(opname.loc, "'" + info.name + "' needs attribute '" + info.attrs[i].name + "'");
+        return fail(opname.loc, "'" + info.name + "' needs attribute '" + info.attrs[i].name + "': write " + info.name +
+                                    "[" + info.attrs[i].name + "=...]");
     std::vector<ValueId> operands;
     if (!parse_operands(info, opname, &operands)) return false;
 
