@@ -121,3 +121,14 @@ set_tests_properties(tool/run_npy_wrong_dtype tool/run_npy_cast tool/run_npy_cas
 set_tests_properties(tool/run_checked_selects_interp tool/run_checked_other_target tool/run_all_nan_summary
                      tool/run_save_i64 tool/run_save_big_i64 tool/run_npy_wrong_dtype tool/run_npy_cast
                      tool/run_npy_cast_out_of_range PROPERTIES LABELS tool)
+
+# A binary made from a .tri names that file in its run-time errors, with the line and column
+# there (docs/format.md, "Source"): the checked-mode error from a .trib points into the .tri.
+add_test(NAME tool/trib_from_text
+         COMMAND $<TARGET_FILE:tri-tool> convert ${CMAKE_CURRENT_SOURCE_DIR}/run/debug_ops.tri -o ${TRI_TOOL_OUT}/debug_ops.trib)
+set_tests_properties(tool/trib_from_text PROPERTIES FIXTURES_SETUP debug_ops_trib LABELS tool)
+add_test(NAME tool/trib_error_names_source
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${TRI_TOOL_OUT}/debug_ops.trib;--kernel;out_of_bounds;--checked;--arg;x=zeros:f32[4]"
+                 -DEXPECT_RC=1 "-DEXPECT_OUT=tests/run/debug_ops\\.tri:27:9: error: 'load' lane \\[4\\]"
+                 "-DREJECT_OUT=debug_ops\\.trib:" -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+set_tests_properties(tool/trib_error_names_source PROPERTIES FIXTURES_REQUIRED debug_ops_trib LABELS tool)
