@@ -20,7 +20,7 @@ const char* const kUsage =
     "\n"
     "Commands:\n"
     "  check FILE...                       parse and verify; print errors; exit 1 if any file is bad\n"
-    "  fmt FILE [-o OUT]                   write the canonical text of FILE (to stdout without -o)\n"
+    "  fmt FILE [-o OUT]                   write the canonical text of FILE, comments kept (stdout without -o)\n"
     "  fmt --check FILE...                 exit 1 if a file is not in canonical text form\n"
     "  convert FILE -o OUT [--to FORMAT]   text to binary IR or binary to text (FORMAT: text, binary)\n"
     "  info FILE                           list kernels and device functions with their parameters\n"
@@ -47,14 +47,16 @@ const char* const kFmtHelp =
     "usage: tri fmt FILE [-o OUT]\n"
     "       tri fmt --check FILE...\n"
     "\n"
-    "Writes the canonical text form of FILE (text or binary IR) to OUT, or to stdout. With\n"
-    "--check, writes nothing and exits 1 if some FILE differs from its canonical text.\n";
+    "Writes the canonical text form of FILE (text or binary IR) to OUT, or to stdout; the\n"
+    "comments of a text FILE are kept where they were (OUT may be FILE). With --check, writes\n"
+    "nothing and exits 1 if some FILE differs from its canonical text.\n";
 
 const char* const kConvertHelp =
     "usage: tri convert FILE -o OUT [--to text|binary]\n"
     "\n"
     "Converts text IR to binary IR and binary IR to canonical text. --to forces the output\n"
-    "format whatever the input is. OUT may be '-' for stdout.\n";
+    "format whatever the input is. OUT may be '-' for stdout. Comments are not converted\n"
+    "(tri fmt keeps them).\n";
 
 const char* const kInfoHelp =
     "usage: tri info FILE\n"
@@ -159,10 +161,13 @@ class Session {
   std::string bytes_;
 };
 
-// A module rendered as text or binary.
-bool render(const tri_module* m, bool binary, std::string* out) {
+// A module rendered as text or binary; `comments`: the text keeps the comments of the text the
+// module was read from (what fmt writes).
+bool render(const tri_module* m, bool binary, std::string* out, bool comments = false) {
   tri_blob* blob = nullptr;
-  tri_result r = binary ? tri_module_to_binary(m, &blob) : tri_module_to_text(m, &blob);
+  tri_result r = binary     ? tri_module_to_binary(m, &blob)
+                 : comments ? tri_module_to_text_with_comments(m, &blob)
+                            : tri_module_to_text(m, &blob);
   if (r != TRI_OK) {
     std::fprintf(stderr, "tri: %s\n", last_error().c_str());
     return false;
@@ -249,7 +254,7 @@ int cmd_fmt(const Args& a) {
   int rc = 0;
   for (const std::string& f : a.files) {
     std::string text;
-    if (!s.load(f) || !render(s.module(), false, &text)) {
+    if (!s.load(f) || !render(s.module(), false, &text, /*comments=*/true)) {
       rc = 1;
       continue;
     }

@@ -77,7 +77,8 @@ struct tri_module {
   std::atomic<int32_t> refs{1};
   tri_context* context = nullptr;  // holds a reference
   std::unique_ptr<tri::ir::Module> ir;
-  // The comments of the text it was created from (empty for binary input), for tri_module_to_text.
+  // The comments of the text it was created from (empty for binary input), for
+  // tri_module_to_text_with_comments.
   std::unique_ptr<tri::ir::TextComments> comments;
 
   void* table = nullptr;  // the reflection block, from the allocator hook

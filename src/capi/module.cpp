@@ -289,7 +289,16 @@ TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_t
   return guard([&] {
     TRI_CHECK_ARG(module);
     TRI_CHECK_ARG(out_text);
-    return make_blob(module->context, ir::print_text(*module->ir, module->comments.get()), "tri_module_to_text", out_text);
+    return make_blob(module->context, ir::print_text(*module->ir), "tri_module_to_text", out_text);
+  });
+}
+
+TRI_API tri_result tri_module_to_text_with_comments(const tri_module* module, tri_blob** out_text) {
+  return guard([&] {
+    TRI_CHECK_ARG(module);
+    TRI_CHECK_ARG(out_text);
+    return make_blob(module->context, ir::print_text(*module->ir, module->comments.get()),
+                     "tri_module_to_text_with_comments", out_text);
   });
 }
 

@@ -66,7 +66,7 @@ mode_example() {
     || fail "text -> binary -> text differs from fmt on $f"
   run 0 "$tri" convert "$work/m.bin" --to binary -o "$work/m2.bin" && cmp -s "$work/m.bin" "$work/m2.bin" \
     || fail "binary -> binary is not byte-identical on $f"
-  run 0 "$tri" convert "$f" --to text -o "$work/t.tri" && cmp -s "$work/t.tri" "$work/canon.tri" \
+  run 0 "$tri" convert "$f" --to text -o "$work/t.tri" && cmp -s "$work/t.tri" "$work/bare_canon.tri" \
     || fail "convert --to text differs from fmt on $f"
   run 0 "$tri" check "$work/m.bin" || true
   run 0 "$tri" fmt "$work/m.bin" -o "$work/fromb.tri" && cmp -s "$work/fromb.tri" "$work/bare_canon.tri" \

@@ -1,12 +1,14 @@
 // Unit tests of the IR text parser and printer: float and string spelling, operand slot layout,
 // attribute kinds, value names and visibility, locations, nesting limits, and robustness against
 // arbitrary bytes. Golden files (test_text_golden.cpp) cover every op and the error messages.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ir/limits.h"
 #include "ir/text.h"
@@ -604,6 +606,54 @@ static void scoped_names_in_built_modules(void** state) {
   expect_text(canonical(text), text);
 }
 
+// Comments anywhere whitespace may be: every one is printed once, and printing is a fixed point.
+static void comments_anywhere(void** state) {
+  const std::string base = tri_test::read_file(tri_test::source_path("tests/golden/fmt/comments.tri"));
+  std::vector<size_t> spots;  // whitespace positions outside comments
+  bool in_comment = false;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (base[i] == '\n') in_comment = false;
+    else if (base.compare(i, 2, "//") == 0) in_comment = true;
+    if (!in_comment && (base[i] == ' ' || base[i] == '\n')) spots.push_back(i);
+  }
+  std::mt19937 rng(8);
+  auto fmt = [](const std::string& text, std::string* out) {
+    std::unique_ptr<Module> m;
+    TextComments comments;
+    Status st = parse_text(text, "t.tri", &m, &comments);
+    if (!st) return st;
+    *out = print_text(*m, &comments);
+    return Status::ok();
+  };
+  for (int iter = 0; iter < 1000; ++iter) {
+    std::string text = base;
+    int n = 1 + static_cast<int>(rng() % 3);
+    std::vector<size_t> at;
+    for (int k = 0; k < n; ++k) at.push_back(spots[rng() % spots.size()]);
+    std::sort(at.rbegin(), at.rend());
+    std::vector<std::string> marks;
+    for (size_t k = 0; k < at.size(); ++k) {
+      std::string mark = "mark" + std::to_string(iter) + "_" + std::to_string(k);
+      marks.push_back(mark);
+      // A comment must end its line: a trailing one before the text's own newline, or a new line.
+      text.insert(at[k], base[at[k]] == '\n' ? " // " + mark : "\n// " + mark + "\n");
+    }
+    std::string once, twice;
+    Status st = fmt(text, &once);
+    if (!st) fail_msg("comments broke the parse: %s\n%s", st.message().c_str(), text.c_str());
+    for (const std::string& mark : marks) {
+      size_t first = once.find(mark);
+      if (first == std::string::npos || once.find(mark, first + 1) != std::string::npos)
+        fail_msg("comment %s printed %s:\n%s", mark.c_str(), first == std::string::npos ? "never" : "twice",
+                 once.c_str());
+    }
+    st = fmt(once, &twice);
+    if (!st || twice != once)
+      fail_msg("fmt of fmt differs (%s):\n%s\n--- vs\n%s\n--- from\n%s", st.message().c_str(), once.c_str(),
+               twice.c_str(), text.c_str());
+  }
+}
+
 static std::string nested_ifs(int depth) {
   std::string s = "kernel @k(%c: i1) {\n";
   for (int i = 0; i < depth; ++i) s += "if %c {\n";
@@ -726,6 +776,7 @@ int main(void) {
       cmocka_unit_test(locations),
       cmocka_unit_test(visibility),
       cmocka_unit_test(scoped_names_in_built_modules),
+      cmocka_unit_test(comments_anywhere),
       cmocka_unit_test(deep_nesting),
       cmocka_unit_test(empty_and_tokens),
       cmocka_unit_test(arbitrary_bytes),
