@@ -66,17 +66,19 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// The candidates nearest to `typed`: first those whose name, without a one-letter type prefix
-// (s, u, f: `smax` -> `max`), starts `typed` (`maximum` -> smax, umax, fmax); then those within
-// an edit distance of a third of the length (at least 1, less than the length), nearest first.
-// At most four.
-std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates) {
+// The candidates nearest to `typed`: first, for op names (`stems`), those whose name without a
+// one-letter type prefix (s, u, f: `smax` -> `max`) starts `typed` (`maximum` -> smax, umax,
+// fmax); then those within an edit distance of a third of the length (at least 1, less than the
+// length), nearest first. At most four.
+std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates,
+                                 bool stems = false) {
   std::vector<std::string> out;
   if (typed.size() > 64) return out;
   auto add = [&](const std::string& c) {
     if (out.size() < 4 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   };
   for (const std::string& c : candidates) {
+    if (!stems) break;
     bool typed_prefix = c.size() >= 4 && (c[0] == 's' || c[0] == 'u' || c[0] == 'f');
     std::string_view stem = typed_prefix ? std::string_view(c).substr(1) : std::string_view(c);
     if (stem.size() >= 3 && typed.size() > stem.size() && typed.substr(0, stem.size()) == stem) add(c);
@@ -96,7 +98,10 @@ std::vector<std::string> nearest(std::string_view typed, const std::vector<std::
 std::string did_you_mean(const std::vector<std::string>& names, const char* sigil = "") {
   if (names.empty()) return "";
   std::string s = " (did you mean ";
-  for (size_t i = 0; i < names.size(); ++i) s += (i ? (i + 1 == names.size() ? " or " : ", ") : "") + std::string("'") + sigil + names[i] + "'";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) s += i + 1 == names.size() ? " or " : ", ";
+    s += std::string("'") + sigil + names[i] + "'";
+  }
   return s + "?)";
 }
 
@@ -167,17 +172,17 @@ class Parser {
   static bool before(Loc a, Loc b) { return a.line != b.line ? a.line < b.line : a.col < b.col; }
 
   void event(Loc loc, Anchor a, uint32_t id, bool leads) {
-    if (!lex_recording()) return;
-    events_.push_back(Event{loc, TextComments::Key{a, func_index(), id}, leads});
+    if (!recording_) return;
+    uint32_t func = static_cast<uint32_t>(m_->functions.size() - 1);  // the function being parsed
+    events_.push_back(Event{loc, TextComments::Key{a, func, id}, leads});
   }
-  bool lex_recording() const { return recording_; }
-  uint32_t func_index() const { return static_cast<uint32_t>(m_->functions.size() - 1); }
 
   // A whole-line comment goes to the next place that starts a line, a comment after code to the
   // last place before it on its line (see TextComments).
   void attach_comments(TextComments* out) {
     out->entries.clear();
-    std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) { return before(a.loc, b.loc); });
+    std::stable_sort(events_.begin(), events_.end(),
+                     [](const Event& a, const Event& b) { return before(a.loc, b.loc); });
     struct Group {
       uint32_t last_line;
       uint32_t anchor_line;
@@ -318,7 +323,8 @@ class Parser {
       for (const auto& [n, info] : names_)
         if (info.visible) visible.push_back(n);
       std::sort(visible.begin(), visible.end());
-      return fail(name.loc, "undefined value '%" + std::string(name.text) + "'" + did_you_mean(nearest(name.text, visible), "%"));
+      return fail(name.loc, "undefined value '%" + std::string(name.text) + "'" +
+                                did_you_mean(nearest(name.text, visible), "%"));
     }
     if (!it->second.visible)
       return fail(name.loc, "value '%" + std::string(name.text) + "' is not visible here (defined at " +
@@ -662,7 +668,7 @@ class Parser {
     if (opname.kind != Tok::Name) return fail_expected(results.empty() ? "an op or '}'" : "an op name", opname);
     Opcode code;
     if (!opcode_from_name(opname.text, &code))
-      return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" + did_you_mean(nearest(opname.text, op_names())) +
+      return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" + did_you_mean(nearest(opname.text, op_names(), true)) +
                                   "; the ops are listed in docs/ir.md");
     const OpInfo& info = op_info(code);
     std::vector<Attr> attrs(info.attrs.size());
