@@ -72,13 +72,16 @@ const char* help_for(const std::string& cmd) {
   return nullptr;
 }
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tri: %s\n\n%s", message.c_str(), kUsage);
+// With no command at all, the list of commands is what helps; otherwise one line says what is
+// wrong and the help is a flag away.
+int usage_error(const std::string& message, bool with_usage = false) {
+  if (with_usage) std::fprintf(stderr, "tri: %s\n\n%s", message.c_str(), kUsage);
+  else std::fprintf(stderr, "tri: %s\n(see 'tri --help')\n", message.c_str());
   return 2;
 }
 
 int command_usage_error(const std::string& cmd, const std::string& message) {
-  std::fprintf(stderr, "tri %s: %s\n\n%s", cmd.c_str(), message.c_str(), help_for(cmd));
+  std::fprintf(stderr, "tri %s: %s\n(see 'tri %s --help')\n", cmd.c_str(), message.c_str(), cmd.c_str());
   return 2;
 }
 
@@ -345,7 +348,7 @@ int cmd_info(const Args& a) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage_error("no command given");
+  if (args.empty()) return usage_error("no command given", /*with_usage=*/true);
   const std::string cmd = args[0];
   if (cmd == "-h" || cmd == "--help") {
     std::fputs(kUsage, stdout);

@@ -131,14 +131,15 @@ mode_usage() {
   for cmd in check fmt convert info; do
     run 0 "$tri" help $cmd && grep -q "^usage: tri $cmd" "$work/out" || fail "help $cmd"
     run 0 "$tri" $cmd --help && grep -q "^usage: tri $cmd" "$work/out" || fail "$cmd --help"
-    run 2 "$tri" $cmd && grep -q "usage: tri $cmd" "$work/err" || fail "$cmd without a file is not a usage error"
+    run 2 "$tri" $cmd && grep -q "see 'tri $cmd --help'" "$work/err" || fail "$cmd without a file is not a usage error"
+    [[ $(wc -l <"$work/err") -eq 2 ]] || fail "$cmd's usage error is not one line and a pointer to --help"
     run 2 "$tri" $cmd --bogus "$data/scale.tri" && grep -q "unknown option '--bogus'" "$work/err" \
       || fail "$cmd --bogus is not a usage error"
   done
   run 0 "$tri" --version && grep -Eq '^tri [0-9]+\.[0-9]+\.[0-9]+' "$work/out" || fail "--version"
   run 2 "$tri" && grep -q "^usage: tri" "$work/err" || fail "no command is not a usage error"
-  run 2 "$tri" frobnicate && grep -q "unknown command 'frobnicate'" "$work/err" && grep -q "^usage: tri" "$work/err" \
-    || fail "an unknown command is not a usage error with the usage on stderr"
+  run 2 "$tri" frobnicate && grep -q "unknown command 'frobnicate'" "$work/err" && grep -q "see 'tri --help'" "$work/err" \
+    || fail "an unknown command is not a usage error pointing at --help"
   [[ -s $work/out ]] && fail "an unknown command printed on stdout"
   run 2 "$tri" help frobnicate || true
   run 2 "$tri" convert "$data/scale.tri" || true  # no -o
