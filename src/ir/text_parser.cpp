@@ -1,7 +1,10 @@
 // The IR text parser (docs/ir.md, "Text format"): text -> Module, built through ir::Builder so
 // that operands land in the op table's slot layout. It checks what reading needs (tokens, op,
 // attribute and slot names, attribute kinds, operand counts, that every used value is defined
-// earlier and visible, no name defined twice among visible values, nesting depth) and leaves typing to the verifier.
+// earlier and visible, no name defined twice among visible values, nesting depth) and leaves
+// typing to the verifier. Its errors say what to write instead where it can tell (nearest names,
+// the op's operand form). On request it also collects the text's comments, attached to places of
+// the module (TextComments), for the printer to put back.
 //
 // The input is untrusted (the C API and a fuzzer feed it arbitrary bytes): recursion happens only
 // through nested regions and is bounded by kMaxNesting, every count is bounded by limits.h, and the
@@ -196,7 +199,8 @@ class Parser {
         while (k < events_.size() && !events_[k].leads) ++k;
         TextComments::Key key = k < events_.size() ? events_[k].key : TextComments::Key{Anchor::End, 0, 0};
         TextComments::Entry& entry = out->entries[key];
-        if (c.blank_before && (entry.leading.empty() || !entry.leading.back().empty())) entry.leading.emplace_back();
+        if (c.blank_before && (entry.leading.empty() || !entry.leading.back().empty()))
+          entry.leading.emplace_back();
         entry.leading.push_back(c.text);
         groups[key] = Group{c.loc.line, k < events_.size() ? events_[k].loc.line : 0};
       } else if (e > 0) {
@@ -206,7 +210,8 @@ class Parser {
     }
     // A blank line between the last comment and its anchor is kept too.
     for (const auto& [key, g] : groups)
-      if (g.anchor_line > g.last_line + 1 && line_is_blank(g.anchor_line - 1)) out->entries[key].leading.emplace_back();
+      if (g.anchor_line > g.last_line + 1 && line_is_blank(g.anchor_line - 1))
+        out->entries[key].leading.emplace_back();
   }
 
   // Whether 1-based line `line` of the input holds only spaces.
@@ -668,7 +673,8 @@ class Parser {
     if (opname.kind != Tok::Name) return fail_expected(results.empty() ? "an op or '}'" : "an op name", opname);
     Opcode code;
     if (!opcode_from_name(opname.text, &code))
-      return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" + did_you_mean(nearest(opname.text, op_names(), true)) +
+      return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" +
+                                  did_you_mean(nearest(opname.text, op_names(), true)) +
                                   "; the ops are listed in docs/ir.md");
     const OpInfo& info = op_info(code);
     std::vector<Attr> attrs(info.attrs.size());

@@ -547,13 +547,16 @@ static void visibility(void** state) {
                              "  return\n");
   expect_text(canonical(reuse), reuse);
   // A name visible from an enclosing region cannot be defined again (no shadowing) ...
-  st = parse_status(kernel("%c: i1", "  %a = add %c, %c : i1\n  if %c {\n    %a = add %c, %c : i1\n    yield\n  }\n  return\n"));
+  st = parse_status(kernel("%c: i1",
+                           "  %a = add %c, %c : i1\n  if %c {\n    %a = add %c, %c : i1\n    yield\n  }\n  return\n"));
   expect_text(st.message(),
               "t.tri:4:5: error: value '%a' shadows the value of that name defined at 2:3 in an enclosing region: "
               "give it another name");
   // ... nor twice in one region.
-  st = parse_status(kernel("%c: i1", "  if %c {\n    %a = add %c, %c : i1\n    %a = add %c, %c : i1\n    yield\n  }\n  return\n"));
-  expect_text(st.message(), "t.tri:4:5: error: value '%a' defined twice (first at 3:5): give the second one another name");
+  st = parse_status(kernel("%c: i1",
+                           "  if %c {\n    %a = add %c, %c : i1\n    %a = add %c, %c : i1\n    yield\n  }\n  return\n"));
+  expect_text(st.message(),
+              "t.tri:4:5: error: value '%a' defined twice (first at 3:5): give the second one another name");
   // Names are per function.
   parse_ok("kernel @a(%x: i32) {\n  return\n}\nkernel @b(%x: i32) {\n  return\n}\n");
 }
