@@ -54,9 +54,11 @@ foreach(case IN LISTS bad_runs)
   math(EXPR after "${bar} + 1")
   string(SUBSTRING "${case}" ${after} -1 regex)
   string(REPLACE " " ";" args "${args}")
+  # A usage error is one line and a pointer to --help, not the whole help text.
   add_test(NAME tool/run_usage_error_${i}
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${vadd};--kernel;vadd;--target;interp;${args}"
-                   -DEXPECT_RC=2 "-DEXPECT_OUT=${regex}" -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+                   -DEXPECT_RC=2 "-DEXPECT_OUT=${regex}" "-DREJECT_OUT=Runs kernel @NAME;--repeat N"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
   set_tests_properties(tool/run_usage_error_${i} PROPERTIES LABELS tool)
   math(EXPR i "${i} + 1")
 endforeach()
@@ -68,3 +70,65 @@ add_test(NAME tool/test_reports_failures
                  "-DEXPECT_OUT=FAIL [^\n]*fails.tri:6:[^\n]*1 element differs;%y\\[2\\] = 3.0, expected 4.0;%y\\[2\\] = 3.0001, expected 3.0;missing argument %y: ptr<f32>;%x is ptr<f32> but was given a buffer of f16\\[3\\];has no constexpr 'NOPE';expected TRI_ERROR_RUNTIME, got success;fails.tri:12:[0-9]+: error: expected ',' or '\\)' after an argument;PASS [^\n]*fails.tri:14:;[0-9]+ passed, [0-9]+ failed"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
 set_tests_properties(tool/test_reports_failures PROPERTIES LABELS tool)
+
+# A usage error found while reading the command line: its line, then where the help is.
+add_test(NAME tool/run_usage_error_short
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${vadd};--kernel;vadd;--bogus"
+                 -DEXPECT_RC=2 "-DEXPECT_OUT=^tri run: unknown option '--bogus'\n\\(see 'tri run --help'\\)\n$"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+set_tests_properties(tool/run_usage_error_short PROPERTIES LABELS tool)
+
+# tri run edges (issue 8). --checked alone runs on the interpreter; with another target it is a
+# usage error that names the fix.
+set(vadd_args "--const;BLOCK=4;--arg;x=fill:f32[4]:1;--arg;y=fill:f32[4]:2;--arg;out=zeros:f32[4];--arg;n=4")
+add_test(NAME tool/run_checked_selects_interp
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${vadd};--kernel;vadd;--checked;${vadd_args}"
+                 -DEXPECT_RC=0 "-DEXPECT_OUT=@vadd on interp;%out +f32\\[4\\] +min 3  max 3"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+add_test(NAME tool/run_checked_other_target
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${vadd};--kernel;vadd;--checked;--target;cpu;${vadd_args}"
+                 -DEXPECT_RC=2 "-DEXPECT_OUT=--checked runs on the interpreter only: use --target interp"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+# An all-NaN buffer is summarized as such, not as "min inf max -inf".
+add_test(NAME tool/run_all_nan_summary
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${vadd};--kernel;vadd;--target;interp;--const;BLOCK=4;--arg;x=fill:f32[4]:nan;--arg;y=fill:f32[4]:1;--arg;out=zeros:f32[4];--arg;n=4"
+                 -DEXPECT_RC=0 "-DEXPECT_OUT=%out +f32\\[4\\] +all 4 nan"
+                 "-DREJECT_OUT=inf" -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+# A NumPy int64 array for a ptr<i32>: refused with the dtype to save and the npy-cast: spelling;
+# npy-cast: converts (values must fit).
+set(run_edges ${CMAKE_CURRENT_SOURCE_DIR}/tool/run_edges.tri)
+add_test(NAME tool/run_save_i64
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${run_edges};--kernel;touch_i64;--target;interp;--arg;a=iota:i64[4]:start=1;--save;a=${TRI_TOOL_OUT}/a_i64.npy"
+                 -DEXPECT_RC=0 "-DEXPECT_OUT=saved %a" -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+add_test(NAME tool/run_save_big_i64
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${run_edges};--kernel;touch_i64;--target;interp;--arg;a=iota:i64[4]:start=5000000000;--save;a=${TRI_TOOL_OUT}/big_i64.npy"
+                 -DEXPECT_RC=0 "-DEXPECT_OUT=saved %a" -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+set_tests_properties(tool/run_save_i64 tool/run_save_big_i64 PROPERTIES FIXTURES_SETUP i64_npy)
+add_test(NAME tool/run_npy_wrong_dtype
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${run_edges};--kernel;copy_i32;--target;interp;--arg;x=npy:${TRI_TOOL_OUT}/a_i64.npy;--arg;out=zeros:i32[4]"
+                 -DEXPECT_RC=2 "-DEXPECT_OUT=a_i64.npy holds int64 data \\(i64\\[4\\]\\) but %x is ptr<i32>: save it as int32 \\(array.astype\\(numpy.int32\\)\\), or give npy-cast:"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+add_test(NAME tool/run_npy_cast
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${run_edges};--kernel;copy_i32;--target;interp;--arg;x=npy-cast:${TRI_TOOL_OUT}/a_i64.npy;--arg;out=zeros:i32[4]"
+                 -DEXPECT_RC=0 "-DEXPECT_OUT=%out +i32\\[4\\] +min 1  max 4.*\\[1, 2, 3, 4\\]"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+add_test(NAME tool/run_npy_cast_out_of_range
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${run_edges};--kernel;copy_i32;--target;interp;--arg;x=npy-cast:${TRI_TOOL_OUT}/big_i64.npy;--arg;out=zeros:i32[4]"
+                 -DEXPECT_RC=2 "-DEXPECT_OUT=big_i64.npy: element 0 \\(5000000000\\) does not fit i32"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+set_tests_properties(tool/run_npy_wrong_dtype tool/run_npy_cast tool/run_npy_cast_out_of_range
+                     PROPERTIES FIXTURES_REQUIRED i64_npy)
+set_tests_properties(tool/run_checked_selects_interp tool/run_checked_other_target tool/run_all_nan_summary
+                     tool/run_save_i64 tool/run_save_big_i64 tool/run_npy_wrong_dtype tool/run_npy_cast
+                     tool/run_npy_cast_out_of_range PROPERTIES LABELS tool)
+
+# A binary made from a .tri names that file in its run-time errors, with the line and column
+# there (docs/format.md, "Source"): the checked-mode error from a .trib points into the .tri.
+add_test(NAME tool/trib_from_text
+         COMMAND $<TARGET_FILE:tri-tool> convert ${CMAKE_CURRENT_SOURCE_DIR}/run/debug_ops.tri -o ${TRI_TOOL_OUT}/debug_ops.trib)
+set_tests_properties(tool/trib_from_text PROPERTIES FIXTURES_SETUP debug_ops_trib LABELS tool)
+add_test(NAME tool/trib_error_names_source
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;run;${TRI_TOOL_OUT}/debug_ops.trib;--kernel;out_of_bounds;--checked;--arg;x=zeros:f32[4]"
+                 -DEXPECT_RC=1 "-DEXPECT_OUT=tests/run/debug_ops\\.tri:27:9: error: 'load' lane \\[4\\]"
+                 "-DREJECT_OUT=debug_ops\\.trib:" -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+set_tests_properties(tool/trib_error_names_source PROPERTIES FIXTURES_REQUIRED debug_ops_trib LABELS tool)

@@ -35,18 +35,76 @@ const char kUsage[] =
     "       fill:DT[SHAPE]:V                      every element V\n"
     "       zeros:DT[SHAPE]                       every element 0\n"
     "       iota:DT[SHAPE][:start=A][:step=B]     A, A+B, A+2B, ... (default 0, 1)\n"
-    "       npy:PATH                              a .npy file (float data is rounded to a float\n"
-    "                                             parameter's type)\n"
+    "       npy:PATH                              a .npy file of the parameter's element type\n"
+    "                                             (float data is rounded to a float parameter's type)\n"
+    "       npy-cast:PATH                         a .npy file of another type, each value converted\n"
+    "                                             (integers must fit; floats to integers must be whole)\n"
     "       DT:V  or  V                           a scalar (V alone takes the parameter's type)\n"
     "     DT is an element type (f32, i32, bf16, ...); SHAPE is [N] or [N,M,...]\n"
     "  --save NAME=PATH   write the buffer of argument NAME after the launch as .npy\n"
-    "  --checked          interpreter only: bounds-check memory accesses and masked lanes\n"
+    "  --checked          bounds-check memory accesses and masked lanes (on the interpreter,\n"
+    "                     which it selects when --target is not given)\n"
     "  --repeat N         launch N times (buffers are not reset) and report the median time\n"
     "  --quiet            print only the timing line\n";
 
+// One line says what was wrong; the options are a --help away.
 int usage_error(const std::string& msg) {
-  std::fprintf(stderr, "tri run: %s\n\n%s", msg.c_str(), kUsage);
+  std::fprintf(stderr, "tri run: %s\n(see 'tri run --help')\n", msg.c_str());
   return 2;
+}
+
+// The NumPy name of an element type, for messages about .npy files.
+const char* numpy_name(int32_t dtype) {
+  switch (dtype) {
+    case TRI_DTYPE_I1: return "bool";
+    case TRI_DTYPE_I8: return "int8";
+    case TRI_DTYPE_I16: return "int16";
+    case TRI_DTYPE_I32: return "int32";
+    case TRI_DTYPE_I64: return "int64";
+    case TRI_DTYPE_F16: return "float16";
+    case TRI_DTYPE_F32: return "float32";
+    case TRI_DTYPE_F64: return "float64";
+    default: return nullptr;  // bf16 and the f8 formats have no NumPy type
+  }
+}
+
+// Converts every element of `in` to `dtype`: floats round to nearest even; an integer must fit
+// the target read as signed or unsigned, and a float going to an integer must be a whole number
+// in range (the message names the first element that is not).
+bool cast_buffer(const HostBuffer& in, int32_t dtype, HostBuffer* out, std::string* error) {
+  HostBuffer b(dtype, in.shape());
+  const int32_t from = in.dtype();
+  const int bits = dtype_info(dtype).bits;
+  for (size_t i = 0; i < in.count(); ++i) {
+    uint64_t v = in.get(i);
+    if (dtype_is_float(dtype)) {
+      double d = dtype_is_float(from) ? float_bits_to_double(from, v) : double(bits_to_signed(from, v));
+      b.set(i, double_to_float_bits(dtype, d));
+      continue;
+    }
+    bool fits;
+    int64_t x;
+    if (dtype_is_float(from)) {
+      double d = float_bits_to_double(from, v);
+      fits = d == std::floor(d) && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18;
+      x = fits ? static_cast<int64_t>(d) : 0;
+    } else {
+      x = from == TRI_DTYPE_I1 ? int64_t(v & 1) : bits_to_signed(from, v);
+      fits = true;
+    }
+    if (fits && bits < 64) {
+      int64_t lo = dtype == TRI_DTYPE_I1 ? 0 : -(int64_t(1) << (bits - 1));
+      int64_t hi = dtype == TRI_DTYPE_I1 ? 1 : (int64_t(1) << bits) - 1;
+      fits = x >= lo && x <= hi;
+    }
+    if (!fits) {
+      *error = "element " + std::to_string(i) + " (" + format_bits(from, v) + ") does not fit " + dtype_name(dtype);
+      return false;
+    }
+    b.set(i, static_cast<uint64_t>(x) & bits_mask(dtype));
+  }
+  *out = std::move(b);
+  return true;
 }
 
 // Splits "a:b:c" at ':' (a Windows drive letter is not a concern for this tool).
@@ -112,14 +170,27 @@ bool make_arg(const std::string& name, const std::string& spec, const ParamInfo&
     }
     return true;
   };
-  if (kind == "npy") {
+  if (kind == "npy" || kind == "npy-cast") {
     if (!want_ptr()) return false;
-    std::string path = spec.substr(4);
+    std::string path = spec.substr(kind.size() + 1);
     if (!npy_read_file(path, &out->buffer, error)) return false;
-    if (out->buffer.dtype() != p.dtype && dtype_is_float(out->buffer.dtype()) && dtype_is_float(p.dtype)) {
-      HostBuffer conv(p.dtype, out->buffer.shape());
-      for (size_t i = 0; i < conv.count(); ++i)
-        conv.set(i, double_to_float_bits(p.dtype, float_bits_to_double(out->buffer.dtype(), out->buffer.get(i))));
+    const int32_t have = out->buffer.dtype();
+    if (have != p.dtype) {
+      if (kind == "npy" && !(dtype_is_float(have) && dtype_is_float(p.dtype))) {
+        const char* have_np = numpy_name(have);
+        const char* want_np = numpy_name(p.dtype);
+        *error = path + " holds " + (have_np ? have_np : dtype_name(have)) + " data (" +
+                 describe_shape(have, out->buffer.shape()) + ") but %" + name + " is " + p.type_text +
+                 ": save it as " +
+                 (want_np ? std::string(want_np) + " (array.astype(numpy." + want_np + "))" : dtype_name(p.dtype)) +
+                 ", or give npy-cast:" + path + " to convert each value here";
+        return false;
+      }
+      HostBuffer conv;
+      if (!cast_buffer(out->buffer, p.dtype, &conv, error)) {
+        *error = path + ": " + *error + " (converting to %" + name + ": " + p.type_text + ")";
+        return false;
+      }
       out->buffer = std::move(conv);
     }
     out->dtype = out->buffer.dtype();
@@ -266,8 +337,12 @@ void print_summary(const ArgInput& a, const HostBuffer& b) {
     mx = std::max(mx, v);
     sum += v;
   }
-  std::printf(" min %.6g  max %.6g  mean %.6g", mn, mx, b.count() > nan ? sum / double(b.count() - nan) : NAN);
-  if (nan) std::printf("  nan %zu", nan);
+  if (nan == b.count()) {
+    std::printf(" all %zu nan", nan);  // no min, max or mean to speak of
+  } else {
+    std::printf(" min %.6g  max %.6g  mean %.6g", mn, mx, sum / double(b.count() - nan));
+    if (nan) std::printf("  nan %zu", nan);
+  }
   std::printf("  [");
   size_t shown = std::min<size_t>(b.count(), 8);
   for (size_t i = 0; i < shown; ++i) std::printf("%s%s", i ? ", " : "", format_bits(b.dtype(), b.get(i)).c_str());
@@ -288,7 +363,7 @@ bool split_eq(const std::string& s, std::string* key, std::string* value) {
 int tri_cmd_run(int argc, char** argv) {
   std::string file, kernel, target = "cpu", grid_text;
   std::vector<std::pair<std::string, std::string>> consts, arg_specs, saves;
-  bool checked = false, quiet = false;
+  bool checked = false, quiet = false, target_given = false;
   int repeat = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -325,7 +400,10 @@ int tri_cmd_run(int argc, char** argv) {
     } else if (opt == "--kernel" || opt == "--target" || opt == "--grid" || opt == "--repeat") {
       if (!next(&v)) return usage_error(opt + " needs a value");
       if (opt == "--kernel") kernel = v[0] == '@' ? v.substr(1) : v;
-      if (opt == "--target") target = v;
+      if (opt == "--target") {
+        target = v;
+        target_given = true;
+      }
       if (opt == "--grid") grid_text = v;
       if (opt == "--repeat") {
         char* end = nullptr;
@@ -352,6 +430,11 @@ int tri_cmd_run(int argc, char** argv) {
   }
   if (file.empty()) return usage_error("no FILE given");
   if (kernel.empty()) return usage_error("no --kernel given");
+  // Checked mode is the interpreter's: --checked alone selects it, and a conflict is named.
+  if (checked && !target_given) target = "interp";
+  if (checked && target != "interp")
+    return usage_error("--checked runs on the interpreter only: use --target interp (or leave --target out), not '" +
+                       target + "'");
 
   LaunchRequest req;
   req.kernel = kernel;

@@ -637,19 +637,19 @@ int tri_cmd_test(int argc, char** argv) {
     } else if (a == "--target" || a.rfind("--target=", 0) == 0) {
       std::string t = a == "--target" ? (i + 1 < argc ? argv[++i] : "") : a.substr(9);
       if (t.empty()) {
-        std::fprintf(stderr, "tri test: --target needs a name\n\n%s", kUsage);
+        std::fprintf(stderr, "tri test: --target needs a name\n(see 'tri test --help')\n");
         return 2;
       }
       wanted.push_back(t);
     } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "tri test: unknown option '%s'\n\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "tri test: unknown option '%s'\n(see 'tri test --help')\n", a.c_str());
       return 2;
     } else {
       files.push_back(a);
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "tri test: no FILE given\n\n%s", kUsage);
+    std::fprintf(stderr, "tri test: no FILE given\n(see 'tri test --help')\n");
     return 2;
   }
   Session session;

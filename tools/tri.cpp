@@ -20,7 +20,7 @@ const char* const kUsage =
     "\n"
     "Commands:\n"
     "  check FILE...                       parse and verify; print errors; exit 1 if any file is bad\n"
-    "  fmt FILE [-o OUT]                   write the canonical text of FILE (to stdout without -o)\n"
+    "  fmt FILE [-o OUT]                   write the canonical text of FILE, comments kept (stdout without -o)\n"
     "  fmt --check FILE...                 exit 1 if a file is not in canonical text form\n"
     "  convert FILE -o OUT [--to FORMAT]   text to binary IR or binary to text (FORMAT: text, binary)\n"
     "  info FILE                           list kernels and device functions with their parameters\n"
@@ -47,14 +47,16 @@ const char* const kFmtHelp =
     "usage: tri fmt FILE [-o OUT]\n"
     "       tri fmt --check FILE...\n"
     "\n"
-    "Writes the canonical text form of FILE (text or binary IR) to OUT, or to stdout. With\n"
-    "--check, writes nothing and exits 1 if some FILE differs from its canonical text.\n";
+    "Writes the canonical text form of FILE (text or binary IR) to OUT, or to stdout; the\n"
+    "comments of a text FILE are kept where they were (OUT may be FILE). With --check, writes\n"
+    "nothing and exits 1 if some FILE differs from its canonical text.\n";
 
 const char* const kConvertHelp =
     "usage: tri convert FILE -o OUT [--to text|binary]\n"
     "\n"
     "Converts text IR to binary IR and binary IR to canonical text. --to forces the output\n"
-    "format whatever the input is. OUT may be '-' for stdout.\n";
+    "format whatever the input is. OUT may be '-' for stdout. Comments are not converted\n"
+    "(tri fmt keeps them).\n";
 
 const char* const kInfoHelp =
     "usage: tri info FILE\n"
@@ -70,13 +72,16 @@ const char* help_for(const std::string& cmd) {
   return nullptr;
 }
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tri: %s\n\n%s", message.c_str(), kUsage);
+// With no command at all, the list of commands is what helps; otherwise one line says what is
+// wrong and the help is a flag away.
+int usage_error(const std::string& message, bool with_usage = false) {
+  if (with_usage) std::fprintf(stderr, "tri: %s\n\n%s", message.c_str(), kUsage);
+  else std::fprintf(stderr, "tri: %s\n(see 'tri --help')\n", message.c_str());
   return 2;
 }
 
 int command_usage_error(const std::string& cmd, const std::string& message) {
-  std::fprintf(stderr, "tri %s: %s\n\n%s", cmd.c_str(), message.c_str(), help_for(cmd));
+  std::fprintf(stderr, "tri %s: %s\n(see 'tri %s --help')\n", cmd.c_str(), message.c_str(), cmd.c_str());
   return 2;
 }
 
@@ -159,10 +164,13 @@ class Session {
   std::string bytes_;
 };
 
-// A module rendered as text or binary.
-bool render(const tri_module* m, bool binary, std::string* out) {
+// A module rendered as text or binary; `comments`: the text keeps the comments of the text the
+// module was read from (what fmt writes).
+bool render(const tri_module* m, bool binary, std::string* out, bool comments = false) {
   tri_blob* blob = nullptr;
-  tri_result r = binary ? tri_module_to_binary(m, &blob) : tri_module_to_text(m, &blob);
+  tri_result r = binary     ? tri_module_to_binary(m, &blob)
+                 : comments ? tri_module_to_text_with_comments(m, &blob)
+                            : tri_module_to_text(m, &blob);
   if (r != TRI_OK) {
     std::fprintf(stderr, "tri: %s\n", last_error().c_str());
     return false;
@@ -249,7 +257,7 @@ int cmd_fmt(const Args& a) {
   int rc = 0;
   for (const std::string& f : a.files) {
     std::string text;
-    if (!s.load(f) || !render(s.module(), false, &text)) {
+    if (!s.load(f) || !render(s.module(), false, &text, /*comments=*/true)) {
       rc = 1;
       continue;
     }
@@ -340,7 +348,7 @@ int cmd_info(const Args& a) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage_error("no command given");
+  if (args.empty()) return usage_error("no command given", /*with_usage=*/true);
   const std::string cmd = args[0];
   if (cmd == "-h" || cmd == "--help") {
     std::fputs(kUsage, stdout);

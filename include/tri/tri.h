@@ -160,9 +160,15 @@ TRI_API size_t tri_blob_size(const tri_blob* blob);
 /* Releases a blob; NULL is allowed. Since 0.1. */
 TRI_API void tri_blob_destroy(tri_blob* blob);
 
-/* The module as canonical IR text (what `tri fmt` writes; not NUL-terminated). The caller owns
- * *out_text. Since 0.1. */
+/* The module as canonical IR text (not NUL-terminated), without comments: it depends only on the
+ * module, so a module and its binary form give the same text. The caller owns *out_text.
+ * Since 0.1. */
 TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_text);
+/* What `tri fmt` writes: the canonical text with the `//` comments of the text the module was
+ * created from, each printed where it was (docs/ir.md, "Comments"); the same as
+ * tri_module_to_text for a module created from binary. Formatting its result again gives the
+ * same text. The caller owns *out_text. Since 0.2. */
+TRI_API tri_result tri_module_to_text_with_comments(const tri_module* module, tri_blob** out_text);
 /* The module as binary IR (docs/format.md). The caller owns *out_binary. Since 0.1. */
 TRI_API tri_result tri_module_to_binary(const tri_module* module, tri_blob** out_binary);
 

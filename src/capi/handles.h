@@ -22,6 +22,7 @@
 #include "base/thread_pool.h"
 #include "capi/compiled.h"
 #include "ir/ir.h"
+#include "ir/text.h"
 #include "tri/tri.h"
 
 struct tri_context_options {
@@ -76,6 +77,9 @@ struct tri_module {
   std::atomic<int32_t> refs{1};
   tri_context* context = nullptr;  // holds a reference
   std::unique_ptr<tri::ir::Module> ir;
+  // The comments of the text it was created from (empty for binary input), for
+  // tri_module_to_text_with_comments.
+  std::unique_ptr<tri::ir::TextComments> comments;
 
   void* table = nullptr;  // the reflection block, from the allocator hook
   size_t table_size = 0;

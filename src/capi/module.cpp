@@ -163,7 +163,8 @@ Status build_tables(tri_module* mod) {
   return Status::ok();
 }
 
-Status load(const void* data, size_t size, const std::string& source_name, std::unique_ptr<ir::Module>* out) {
+Status load(const void* data, size_t size, const std::string& source_name, std::unique_ptr<ir::Module>* out,
+            ir::TextComments* comments) {
   if (size > ir::kMaxInputBytes)
     return error_at(Code::LimitExceeded, source_name, Loc{},
                     "the input is " + std::to_string(size) + " bytes, more than the limit of " +
@@ -172,7 +173,8 @@ Status load(const void* data, size_t size, const std::string& source_name, std::
   if (ir::is_binary(data, size)) {
     TRI_RETURN_IF_ERROR(ir::read_binary(data, size, source_name, &m));
   } else {
-    TRI_RETURN_IF_ERROR(ir::parse_text(std::string_view(static_cast<const char*>(data), size), source_name, &m));
+    TRI_RETURN_IF_ERROR(
+        ir::parse_text(std::string_view(static_cast<const char*>(data), size), source_name, &m, comments));
   }
   TRI_RETURN_IF_ERROR(ir::verify(*m));
   *out = std::move(m);
@@ -239,7 +241,8 @@ TRI_API tri_result tri_module_create(tri_context* context, const void* data, siz
     std::string name = source_name ? source_name : "<input>";
     if (size == 0) return set_error(Code::InvalidArgument, "tri_module_create: " + name + " is empty (size 0)");
     std::unique_ptr<ir::Module> ir_module;
-    if (Status st = load(data, size, name, &ir_module); !st) return set_error(st);
+    auto comments = std::make_unique<ir::TextComments>();
+    if (Status st = load(data, size, name, &ir_module, comments.get()); !st) return set_error(st);
 
     void* mem = capi::mem_alloc(context, sizeof(tri_module), alignof(tri_module));
     if (!mem) return set_error(Code::OutOfMemory, "tri_module_create: the allocator returned NULL");
@@ -247,6 +250,7 @@ TRI_API tri_result tri_module_create(tri_context* context, const void* data, siz
     m->context = context;
     capi::context_retain(context);
     m->ir = std::move(ir_module);
+    m->comments = std::move(comments);
     Status st;
     try {
       st = build_tables(m);
@@ -286,6 +290,15 @@ TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_t
     TRI_CHECK_ARG(module);
     TRI_CHECK_ARG(out_text);
     return make_blob(module->context, ir::print_text(*module->ir), "tri_module_to_text", out_text);
+  });
+}
+
+TRI_API tri_result tri_module_to_text_with_comments(const tri_module* module, tri_blob** out_text) {
+  return guard([&] {
+    TRI_CHECK_ARG(module);
+    TRI_CHECK_ARG(out_text);
+    return make_blob(module->context, ir::print_text(*module->ir, module->comments.get()),
+                     "tri_module_to_text_with_comments", out_text);
   });
 }
 

@@ -26,7 +26,8 @@ namespace {
 // PNG-style: the high first byte is not ASCII (and never starts UTF-8 text), "\r\n" and "\n"
 // catch line-ending conversion, 0x1a stops DOS `type`.
 constexpr unsigned char kMagic[8] = {0x89, 'T', 'R', 'I', '\r', '\n', 0x1a, '\n'};
-constexpr uint16_t kFormatVersion = 1;
+// 1: the first. 2: the payload names the text the module was read from (after the strings).
+constexpr uint16_t kFormatVersion = 2;
 // magic(8) version(u16) flags(u16) payload size(u64) checksum(u64)
 constexpr size_t kHeaderSize = 28;
 constexpr size_t kChecksumOffset = 20;
@@ -99,6 +100,7 @@ class Writer {
   std::string write() {
     std::string body;
     out_ = &body;
+    str(m_.source_name);
     u(m_.symbols.size());
     for (const std::string& s : m_.symbols) str(s);
     u(m_.types.size());
@@ -117,7 +119,7 @@ class Writer {
 
     std::string file(reinterpret_cast<const char*>(kMagic), sizeof(kMagic));
     put_le(&file, kFormatVersion, 2);
-    put_le(&file, 0, 2);  // flags: none are defined in version 1
+    put_le(&file, 0, 2);  // flags: none are defined
     put_le(&file, payload.size(), 8);
     put_le(&file, XXH3_64bits(payload.data(), payload.size()), 8);
     file += payload;
@@ -347,6 +349,7 @@ class Reader {
       return corrupt(0, "not a Tri binary module (bad magic)");
     if (size_ < 10) return corrupt(8, "truncated header");
     uint64_t version = get_le(data_ + 8, 2);
+    version_ = version;
     if (version > kFormatVersion)
       return Status(Code::UnsupportedVersion,
                     format_diag(source_, {}, "format version " + std::to_string(version) +
@@ -361,7 +364,8 @@ class Reader {
       return corrupt(size_, "truncated header: " + std::to_string(size_) + " bytes, the header takes " +
                                 std::to_string(kHeaderSize));
     uint64_t flags = get_le(data_ + 10, 2);
-    if (flags != 0) return corrupt(10, "unknown flags 0x" + hex(flags) + " (version 1 defines none)");
+    if (flags != 0)
+      return corrupt(10, "unknown flags 0x" + hex(flags) + " (version " + std::to_string(version) + " defines none)");
     uint64_t payload_size = get_le(data_ + 12, 8);
     uint64_t present = size_ - kHeaderSize;
     if (payload_size > present)
@@ -380,6 +384,13 @@ class Reader {
     m_ = std::make_unique<Module>();
     m_->source_name = source_;
     TRY(read_strings());
+    // From version 2 the file names the text it was made from: locations refer to that text, so
+    // diagnostics name it (structural errors above and below name the file being read).
+    if (version_ >= 2) {
+      const std::string* origin;
+      TRY(str(&origin));
+      if (!origin->empty()) m_->source_name = *origin;
+    }
     TRY(read_symbols());
     TRY(read_types());
     TRY(read_functions());
@@ -825,13 +836,17 @@ class Reader {
   }
 
   // Reads a value's name and defines it as result or argument `index` of its definer. Names
-  // are unique within a function (empty means unnamed).
+  // are scoped by region as in the text: unique among the values visible (empty means unnamed).
   Status define(Function& f, TypeId type, OpId def_op, BlockId def_block, uint32_t index, ValueId* out) {
     size_t at = pos_;
     ValueData v;
     TRY(value_name(&v.name));
-    if (!v.name.empty() && !value_names_.insert(v.name).second)
-      return corrupt(at, "value '%" + v.name + "' is defined twice in '@" + f.name + "'");
+    if (!v.name.empty()) {
+      auto [it, fresh] = value_names_.emplace(v.name, static_cast<ValueId>(f.values.size()));
+      if (!fresh && visible_[it->second])
+        return corrupt(at, "value '%" + v.name + "' is defined twice in '@" + f.name + "'");
+      it->second = static_cast<ValueId>(f.values.size());
+    }
     v.type = type;
     v.def_op = def_op;
     v.def_block = def_block;
@@ -967,11 +982,12 @@ class Reader {
   size_t size_;
   const std::string& source_;
   size_t pos_ = 0;
+  uint64_t version_ = 0;  // the format version in the header
   std::unique_ptr<Module> m_;
   std::vector<std::string> strings_;
   std::vector<TypeId> type_map_;  // file type index -> TypeId
   // Per function being read:
-  std::unordered_set<std::string> value_names_;
+  std::unordered_map<std::string, ValueId> value_names_;  // the last value given each name
   std::vector<uint8_t> visible_;  // per value: defined in a block that is still open
 };
 

@@ -3,7 +3,8 @@
 // Semantics (the full text is docs/ir.md; these are the rules code in this tree relies on):
 //  - SPMD: a kernel runs as a grid of program instances; each instance works on whole blocks.
 //  - SSA: every value is defined once, by an op result or a block argument, and is visible in
-//    the rest of its block and in regions nested there. Names are unique within a function.
+//    the rest of its block and in regions nested there. Names are scoped the same way: no two
+//    values visible at one point share a name, but sibling regions may reuse one.
 //  - Control flow is structured: for / if / while ops own regions; every region is one block
 //    that ends with its terminator (yield, condition or return).
 //  - Constexpr parameters stay symbolic (in types and attributes) until specialization.

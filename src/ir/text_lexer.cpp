@@ -59,11 +59,43 @@ void Lexer::skip_space() {
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
       advance();
     } else if (c == '/' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '/') {
+      size_t begin = pos_;
+      Loc at = loc();
       while (pos_ < src_.size() && src_[pos_] != '\n') advance();
+      if (comments_ && begin >= recorded_until_) record_comment(begin, at);
     } else {
       break;
     }
   }
+}
+
+namespace {
+
+bool all_space(std::string_view s) {
+  for (char c : s)
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  return true;
+}
+
+}  // namespace
+
+// Called with pos_ at the end of the comment's line.
+void Lexer::record_comment(size_t begin, Loc at) {
+  recorded_until_ = pos_;
+  Comment c;
+  c.loc = at;
+  std::string_view text = src_.substr(begin, pos_ - begin);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+  c.text = std::string(text);
+  size_t line_start = src_.rfind('\n', begin == 0 ? 0 : begin - 1);
+  line_start = (begin == 0 || line_start == std::string_view::npos) ? 0 : line_start + 1;
+  c.own_line = all_space(src_.substr(line_start, begin - line_start));
+  if (line_start > 0) {
+    size_t prev_start = line_start >= 2 ? src_.rfind('\n', line_start - 2) : std::string_view::npos;
+    prev_start = prev_start == std::string_view::npos ? 0 : prev_start + 1;
+    c.blank_before = all_space(src_.substr(prev_start, line_start - 1 - prev_start));
+  }
+  comments_->push_back(std::move(c));
 }
 
 std::string_view Lexer::take_name_chars() {

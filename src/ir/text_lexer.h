@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -37,9 +38,22 @@ struct Token {
   Code code = Code::Parse;  // for Error tokens
 };
 
+// A `//` comment as written (trailing spaces dropped). `own_line`: nothing but spaces before it on
+// its line; `blank_before`: the line before it holds only spaces (and it is not the first line).
+struct Comment {
+  Loc loc;
+  std::string text;
+  bool own_line = false;
+  bool blank_before = false;
+};
+
 class Lexer {
  public:
   explicit Lexer(std::string_view src) : src_(src) {}
+
+  // From now on, every comment skipped is appended to `sink`, once each even when the caller
+  // rewinds and reads a stretch again (`tri fmt` keeps them; docs/ir.md, "Comments").
+  void record_comments(std::vector<Comment>* sink) { comments_ = sink; }
 
   // The next token, skipping whitespace and `//` comments.
   Token next();
@@ -74,8 +88,12 @@ class Lexer {
   Token lex_string(Loc loc);
 
   std::string_view src_;
+  void record_comment(size_t begin, Loc loc);
+
   size_t pos_ = 0;
   uint32_t line_ = 1, col_ = 1;
+  std::vector<Comment>* comments_ = nullptr;
+  size_t recorded_until_ = 0;  // comments starting before this byte are recorded already
 };
 
 bool is_name_start(char c);

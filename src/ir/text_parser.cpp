@@ -1,13 +1,18 @@
 // The IR text parser (docs/ir.md, "Text format"): text -> Module, built through ir::Builder so
 // that operands land in the op table's slot layout. It checks what reading needs (tokens, op,
 // attribute and slot names, attribute kinds, operand counts, that every used value is defined
-// earlier and visible, every name defined once, nesting depth) and leaves typing to the verifier.
+// earlier and visible, no name defined twice among visible values, nesting depth) and leaves
+// typing to the verifier. Its errors say what to write instead where it can tell (nearest names,
+// the op's operand form). On request it also collects the text's comments, attached to places of
+// the module (TextComments), for the printer to put back.
 //
 // The input is untrusted (the C API and a fuzzer feed it arbitrary bytes): recursion happens only
 // through nested regions and is bounded by kMaxNesting, every count is bounded by limits.h, and the
 // first error stops the parse with a located Status.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -47,18 +52,101 @@ std::string plural(size_t n, const char* word) {
 
 std::string loc_str(Loc l) { return std::to_string(l.line) + ":" + std::to_string(l.col); }
 
+// Levenshtein distance, for "did you mean" hints (names are short: at most a few dozen bytes are
+// compared; longer ones are not worth a hint).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The candidates nearest to `typed`: first, for op names (`stems`), those whose name without a
+// one-letter type prefix (s, u, f: `smax` -> `max`) starts `typed` (`maximum` -> smax, umax,
+// fmax); then those within an edit distance of a third of the length (at least 1, less than the
+// length), nearest first. At most four.
+std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates,
+                                 bool stems = false) {
+  std::vector<std::string> out;
+  if (typed.size() > 64) return out;
+  auto add = [&](const std::string& c) {
+    if (out.size() < 4 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  for (const std::string& c : candidates) {
+    if (!stems) break;
+    bool typed_prefix = c.size() >= 4 && (c[0] == 's' || c[0] == 'u' || c[0] == 'f');
+    std::string_view stem = typed_prefix ? std::string_view(c).substr(1) : std::string_view(c);
+    if (stem.size() >= 3 && typed.size() > stem.size() && typed.substr(0, stem.size()) == stem) add(c);
+  }
+  const size_t limit = std::max<size_t>(1, typed.size() / 3);
+  std::vector<std::pair<size_t, const std::string*>> close;
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(typed, c);
+    if (d <= limit && d < typed.size()) close.emplace_back(d, &c);
+  }
+  std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [d, c] : close) add(*c);
+  return out;
+}
+
+// " (did you mean a, b?)" or "".
+std::string did_you_mean(const std::vector<std::string>& names, const char* sigil = "") {
+  if (names.empty()) return "";
+  std::string s = " (did you mean ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) s += i + 1 == names.size() ? " or " : ", ";
+    s += std::string("'") + sigil + names[i] + "'";
+  }
+  return s + "?)";
+}
+
+const std::vector<std::string>& op_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (uint32_t i = 0; i < kNumOpcodes; ++i) v.push_back(op_info(static_cast<Opcode>(i)).name);
+    return v;
+  }();
+  return names;
+}
+
+// How an op's operands are written: "ptr, then optional mask=%v, other=%v".
+std::string operand_form(const OpInfo& info) {
+  std::string pos, opt;
+  for (const OperandSlot& s : info.operands) {
+    if (s.kind == SlotKind::Optional) {
+      opt += (opt.empty() ? "" : ", ") + s.name + "=%v";
+    } else {
+      pos += (pos.empty() ? "" : ", ") + s.name + (s.kind == SlotKind::Required ? "" : "...");
+    }
+  }
+  std::string out = pos.empty() ? "no positional operands" : pos;
+  if (!opt.empty()) out += ", then by name " + opt;
+  return out;
+}
+
 bool is_name(const Token& t, std::string_view s) { return t.kind == Tok::Name && t.text == s; }
 
 class Parser {
  public:
-  Parser(std::string_view src, const std::string& source) : lex_(src), source_(source) {}
+  Parser(std::string_view src, const std::string& source) : src_(src), lex_(src), source_(source) {}
 
-  Status run(std::unique_ptr<Module>* out) {
+  Status run(std::unique_ptr<Module>* out, TextComments* comments) {
+    if (comments) lex_.record_comments(&comments_);
+    recording_ = comments != nullptr;
     m_ = std::make_unique<Module>();
     m_->source_name = source_;
     while (peek().kind != Tok::End) {
       if (!parse_function()) return status_;
     }
+    if (comments) attach_comments(comments);
     *out = std::move(m_);
     return Status::ok();
   }
@@ -69,7 +157,75 @@ class Parser {
     ValueId id;
     Loc loc;
     bool visible;
+    size_t depth;  // scopes_.size() when it was defined
   };
+
+  // ---- comments
+
+  using Anchor = TextComments::Anchor;
+
+  // A place comments can attach to. `leads`: a whole-line comment before it belongs to it (it
+  // starts a printed line); otherwise only a comment at the end of its line does.
+  struct Event {
+    Loc loc;
+    TextComments::Key key;
+    bool leads;
+  };
+
+  static bool before(Loc a, Loc b) { return a.line != b.line ? a.line < b.line : a.col < b.col; }
+
+  void event(Loc loc, Anchor a, uint32_t id, bool leads) {
+    if (!recording_) return;
+    uint32_t func = static_cast<uint32_t>(m_->functions.size() - 1);  // the function being parsed
+    events_.push_back(Event{loc, TextComments::Key{a, func, id}, leads});
+  }
+
+  // A whole-line comment goes to the next place that starts a line, a comment after code to the
+  // last place before it on its line (see TextComments).
+  void attach_comments(TextComments* out) {
+    out->entries.clear();
+    std::stable_sort(events_.begin(), events_.end(),
+                     [](const Event& a, const Event& b) { return before(a.loc, b.loc); });
+    struct Group {
+      uint32_t last_line;
+      uint32_t anchor_line;
+    };
+    std::map<TextComments::Key, Group> groups;
+    size_t e = 0;  // first event after the current comment
+    for (const text::Comment& c : comments_) {
+      while (e < events_.size() && before(events_[e].loc, c.loc)) ++e;
+      if (c.own_line) {
+        size_t k = e;
+        while (k < events_.size() && !events_[k].leads) ++k;
+        TextComments::Key key = k < events_.size() ? events_[k].key : TextComments::Key{Anchor::End, 0, 0};
+        TextComments::Entry& entry = out->entries[key];
+        if (c.blank_before && (entry.leading.empty() || !entry.leading.back().empty()))
+          entry.leading.emplace_back();
+        entry.leading.push_back(c.text);
+        groups[key] = Group{c.loc.line, k < events_.size() ? events_[k].loc.line : 0};
+      } else if (e > 0) {
+        std::string& t = out->entries[events_[e - 1].key].trailing;
+        t += (t.empty() ? "" : " ") + c.text;
+      }
+    }
+    // A blank line between the last comment and its anchor is kept too.
+    for (const auto& [key, g] : groups)
+      if (g.anchor_line > g.last_line + 1 && line_is_blank(g.anchor_line - 1))
+        out->entries[key].leading.emplace_back();
+  }
+
+  // Whether 1-based line `line` of the input holds only spaces.
+  bool line_is_blank(uint32_t line) {
+    if (line_starts_.empty()) {
+      line_starts_.push_back(0);
+      for (size_t i = 0; i < src_.size(); ++i)
+        if (src_[i] == '\n') line_starts_.push_back(i + 1);
+    }
+    if (line == 0 || line > line_starts_.size()) return false;
+    for (size_t pos = line_starts_[line - 1]; pos < src_.size() && src_[pos] != '\n'; ++pos)
+      if (src_[pos] != ' ' && src_[pos] != '\t' && src_[pos] != '\r') return false;
+    return true;
+  }
 
   // ---- tokens
 
@@ -141,20 +297,40 @@ class Parser {
 
   // ---- values and scopes
 
+  // Names are scoped by region (as in MLIR): a name whose value went out of scope with its region
+  // may be defined again; a name still visible may not, in the same region or a nested one.
   bool define(const Token& name, ValueId v) {
     std::string key(name.text);
     auto it = names_.find(key);
-    if (it != names_.end())
-      return fail(name.loc, "value '%" + key + "' defined twice (first at " + loc_str(it->second.loc) + ")");
+    if (it != names_.end() && it->second.visible) {
+      if (it->second.depth == scopes_.size())
+        return fail(name.loc, "value '%" + key + "' defined twice (first at " + loc_str(it->second.loc) +
+                                  "): give the second one another name");
+      return fail(name.loc, "value '%" + key + "' shadows the value of that name defined at " +
+                                loc_str(it->second.loc) + " in an enclosing region: give it another name");
+    }
     f_->values[v].name = key;
-    NameInfo* info = &names_.emplace(std::move(key), NameInfo{v, name.loc, true}).first->second;
+    NameInfo* info;
+    if (it != names_.end()) {
+      info = &it->second;
+      *info = NameInfo{v, name.loc, true, scopes_.size()};
+    } else {
+      info = &names_.emplace(std::move(key), NameInfo{v, name.loc, true, scopes_.size()}).first->second;
+    }
     scopes_.back().push_back(info);
     return true;
   }
 
   bool resolve(const Token& name, ValueId* out) {
     auto it = names_.find(std::string(name.text));
-    if (it == names_.end()) return fail(name.loc, "undefined value '%" + std::string(name.text) + "'");
+    if (it == names_.end()) {
+      std::vector<std::string> visible;
+      for (const auto& [n, info] : names_)
+        if (info.visible) visible.push_back(n);
+      std::sort(visible.begin(), visible.end());
+      return fail(name.loc, "undefined value '%" + std::string(name.text) + "'" +
+                                did_you_mean(nearest(name.text, visible), "%"));
+    }
     if (!it->second.visible)
       return fail(name.loc, "value '%" + std::string(name.text) + "' is not visible here (defined at " +
                                 loc_str(it->second.loc) + ")");
@@ -429,7 +605,9 @@ class Parser {
           int slot = info.slot_index(t.text);
           if (slot < 0 || info.operands[slot].kind != SlotKind::Optional) {
             if (slot >= 0)
-              return fail(t.loc, "operand slot '" + lexeme(t) + "' of '" + info.name + "' is written positionally");
+              return fail(t.loc, "operand slot '" + lexeme(t) + "' of '" + info.name +
+                                     "' is written positionally: drop '" + lexeme(t) + "=' (" + info.name +
+                                     " takes " + operand_form(info) + ")");
             std::vector<std::string> names;
             for (int s : optional_slots) names.push_back(info.operands[s].name);
             return fail(t.loc, "unknown operand slot '" + lexeme(t) + "' for '" + info.name + "' (" +
@@ -443,9 +621,19 @@ class Parser {
           if (!resolve(v, &named[k])) return false;
           any_named = true;
         } else if (t.kind == Tok::Value) {
-          if (any_named) return fail(t.loc, "positional operand after named operands");
-          if (!variadic && positional.size() == required)
-            return fail(t.loc, "too many operands for '" + info.name + "': expected " + std::to_string(required));
+          if (any_named)
+            return fail(t.loc, "positional operand after named operands: write the positional ones first ('" +
+                                   info.name + "' takes " + operand_form(info) + ")");
+          if (!variadic && positional.size() == required) {
+            std::string hint;
+            for (int k : optional_slots) hint += (hint.empty() ? "" : ", ") + info.operands[k].name + "=%v";
+            if (!hint.empty()) hint = "; write the optional ones by name: " + hint;
+            std::string slots;
+            for (const OperandSlot& os : info.operands)
+              if (os.kind == SlotKind::Required) slots += (slots.empty() ? "" : ", ") + os.name;
+            return fail(t.loc, "too many operands for '" + info.name + "': expected " + std::to_string(required) +
+                                   (slots.empty() ? "" : " (" + slots + ")") + hint);
+          }
           ValueId v;
           if (!resolve(t, &v)) return false;
           positional.push_back(v);
@@ -461,7 +649,8 @@ class Parser {
       if (s.kind == SlotKind::Variadic1) ++min;
     if (positional.size() < min)
       return fail(opname.loc, "too few operands for '" + info.name + "': expected " + (variadic ? "at least " : "") +
-                                  std::to_string(min) + ", got " + std::to_string(positional.size()));
+                                  std::to_string(min) + ", got " + std::to_string(positional.size()) + " ('" +
+                                  info.name + "' takes " + operand_form(info) + ")");
     *out = std::move(positional);
     out->insert(out->end(), named.begin(), named.end());
     return true;
@@ -483,18 +672,23 @@ class Parser {
     Token opname = take();
     if (opname.kind != Tok::Name) return fail_expected(results.empty() ? "an op or '}'" : "an op name", opname);
     Opcode code;
-    if (!opcode_from_name(opname.text, &code)) return fail(opname.loc, "unknown op '" + lexeme(opname) + "'");
+    if (!opcode_from_name(opname.text, &code))
+      return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" +
+                                  did_you_mean(nearest(opname.text, op_names(), true)) +
+                                  "; the ops are listed in docs/ir.md");
     const OpInfo& info = op_info(code);
     std::vector<Attr> attrs(info.attrs.size());
     if (peek().kind == Tok::LBracket && !parse_attrs(info, &attrs)) return false;
     for (size_t i = 0; i < info.attrs.size(); ++i)
       if (!info.attrs[i].optional && !attrs[i].present())
-        return fail(opname.loc, "'" + info.name + "' needs attribute '" + info.attrs[i].name + "'");
+        return fail(opname.loc, "'" + info.name + "' needs attribute '" + info.attrs[i].name + "': write " + info.name +
+                                    "[" + info.attrs[i].name + "=...]");
     std::vector<ValueId> operands;
     if (!parse_operands(info, opname, &operands)) return false;
 
     b_->set_insertion_block(block);
     OpId op = b_->create(code, operands, {}, std::move(attrs), opname.loc);
+    event(results.empty() ? opname.loc : results[0].loc, Anchor::Op, op, true);
     if (f_->ops.size() > kMaxOpsPerFunction)
       return fail(opname.loc, "function '@" + f_->name + "' has more than kMaxOpsPerFunction (" +
                                   std::to_string(kMaxOpsPerFunction) + ") ops",
@@ -525,7 +719,9 @@ class Parser {
     for (;;) {
       const Token& t = peek();
       if (t.kind == Tok::RBrace) {
-        take();
+        Token rb = take();
+        if (block == f_->body) event(rb.loc, Anchor::FunctionClose, 0, true);
+        else event(rb.loc, Anchor::RegionClose, block, true);
         return true;
       }
       if (t.kind == Tok::End || t.kind == Tok::Error) return fail_expected("an op or '}'", take());
@@ -535,13 +731,18 @@ class Parser {
 
   bool parse_region(OpId op, int depth) {
     Token lb = take();  // '{'
+    // The '{' ends the op's first line, or the `} {` line that closes the previous region.
+    const std::vector<BlockId>& prev = f_->ops[op].regions;
+    if (prev.empty()) event(lb.loc, Anchor::Op, op, false);
+    else event(lb.loc, Anchor::RegionClose, prev.back(), false);
+    Loc caret_loc;
     if (depth > kMaxNesting)
       return fail(lb.loc, "regions nested deeper than kMaxNesting (" + std::to_string(kMaxNesting) + ")",
                   Code::LimitExceeded);
     std::vector<Token> arg_names;
     std::vector<TypeId> arg_types;
     if (peek().kind == Tok::Caret) {
-      take();
+      caret_loc = take().loc;
       if (!expect(Tok::LParen, "'('")) return false;
       for (;;) {
         Token v;
@@ -557,6 +758,7 @@ class Parser {
     }
     BlockId block = b_->add_region(op, arg_types);
     f_->blocks[block].loc = lb.loc;
+    if (caret_loc.line) event(caret_loc, Anchor::RegionArgs, block, true);
     push_scope();
     for (size_t i = 0; i < arg_names.size(); ++i) {
       if (!check_value_limit(arg_names[i].loc) || !define(arg_names[i], f_->blocks[block].args[i])) return false;
@@ -595,6 +797,7 @@ class Parser {
     Param p;
     p.name = std::string(v.text);
     p.loc = v.loc;
+    event(v.loc, Anchor::Param, static_cast<uint32_t>(params->size()), true);
     if (!expect(Tok::Colon, "':'") || !parse_type(&p.type)) return false;
     if (peek().kind == Tok::LBrace) {
       take();
@@ -649,6 +852,7 @@ class Parser {
       Constexpr c;
       c.name = std::string(n.text);
       c.loc = n.loc;
+      event(n.loc, Anchor::Constexpr, static_cast<uint32_t>(f->constexprs.size()), true);
       Scalar unused;
       if (c.name == "true" || c.name == "false" || c.name == "inf" || c.name == "nan" || c.name == "ptr" ||
           scalar_from_name(c.name, &unused))
@@ -661,7 +865,10 @@ class Parser {
       }
       f->constexprs.push_back(std::move(c));
       Token sep = take();
-      if (sep.kind == Tok::RParen) return true;
+      if (sep.kind == Tok::RParen) {
+        event(sep.loc, Anchor::Function, 0, false);
+        return true;
+      }
       if (sep.kind != Tok::Comma) return fail_expected("',' or ')'", sep);
     }
   }
@@ -683,6 +890,7 @@ class Parser {
     f->is_kernel = kernel;
     f->loc = kw.loc;
     f_ = f;
+    event(kw.loc, Anchor::Function, 0, true);
     names_.clear();
     scopes_.clear();
     constexpr_names_.clear();
@@ -690,12 +898,15 @@ class Parser {
     std::vector<Token> param_names;
     if (!expect(Tok::LParen, "'('")) return false;
     if (peek().kind == Tok::RParen) {
-      take();
+      event(take().loc, Anchor::Function, 0, false);
     } else {
       for (;;) {
         if (!parse_param(&f->params, &param_names)) return false;
         Token sep = take();
-        if (sep.kind == Tok::RParen) break;
+        if (sep.kind == Tok::RParen) {
+          event(sep.loc, Anchor::Function, 0, false);
+          break;
+        }
         if (sep.kind != Tok::Comma) return fail_expected("',' or ')'", sep);
       }
     }
@@ -715,6 +926,7 @@ class Parser {
     Token lb;
     if (!expect(Tok::LBrace, "'{'", &lb)) return false;
     f->blocks[f->body].loc = lb.loc;
+    event(lb.loc, Anchor::Function, 0, false);
     if (peek().kind == Tok::Caret)
       return fail(peek().loc, "a function body has no block arguments (they are the parameters)");
     push_scope();
@@ -728,6 +940,7 @@ class Parser {
     return true;
   }
 
+  std::string_view src_;
   Lexer lex_;
   std::string source_;
   bool has_peek_ = false;
@@ -743,16 +956,22 @@ class Parser {
   std::unordered_map<std::string, SymId> symbols_;  // mirrors m_->symbols
   std::unordered_set<std::string> function_names_;
   std::unordered_set<std::string> constexpr_names_;  // of the function being parsed
+
+  bool recording_ = false;  // comments are wanted
+  std::vector<text::Comment> comments_;
+  std::vector<Event> events_;
+  std::vector<size_t> line_starts_;  // byte offset of each line, built when first needed
 };
 
 }  // namespace
 
-Status parse_text(std::string_view text, const std::string& source_name, std::unique_ptr<Module>* out) {
+Status parse_text(std::string_view text, const std::string& source_name, std::unique_ptr<Module>* out,
+                  TextComments* comments) {
   if (text.size() > kMaxInputBytes)
     return error_at(Code::LimitExceeded, source_name, Loc{},
                     "input larger than kMaxInputBytes (" + std::to_string(kMaxInputBytes) + ")");
   Parser p(text, source_name);
-  return p.run(out);
+  return p.run(out, comments);
 }
 
 }  // namespace tri::ir

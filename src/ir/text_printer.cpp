@@ -4,7 +4,9 @@
 // after the positional ones, and floats in the shortest form that reads back to the same bits.
 // Its output always parses back to an equal module (the golden tests check print(parse(x)) is a
 // fixed point), so it also prints modules made by Builder, naming unnamed values %0, %1, ... in
-// order of appearance without colliding with names that were written.
+// order of appearance without colliding with names that were written. Names are scoped by
+// region as the parser reads them. Comments, when given (TextComments), go back where the
+// parser found them.
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -88,37 +90,101 @@ bool valid_value_name(const std::string& s) {
 
 class Printer {
  public:
-  explicit Printer(const Module& m) : m_(m) {}
+  Printer(const Module& m, const TextComments* c) : m_(m), c_(c) {}
 
   std::string run() {
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       if (i) out_ += '\n';
+      fi_ = static_cast<uint32_t>(i);
       print_function(*m_.functions[i]);
     }
+    if (c_) leading(c_->find(Anchor::End, 0), 0);
     return std::move(out_);
   }
 
  private:
+  using Anchor = TextComments::Anchor;
+
   std::string type(TypeId t) const { return t < m_.types.size() ? m_.type_str(t) : "<bad type>"; }
 
-  // The printed name of a value, fixed the first time it is asked for (in text order).
-  const std::string& name(ValueId v, const std::string* preferred = nullptr) {
+  // ---- names. They are scoped like the parser's (region by region): a value defined here gets
+  // its own name when no visible value has it, else a generated one (%0, %1, ... in order of
+  // appearance, never a name written anywhere in the function).
+
+  const std::string& use(ValueId v) {
+    static const std::string kBad = "%<bad value>";
+    if (v >= names_.size()) return kBad;
+    if (names_[v].empty()) define(v);  // only for a module that would not verify
+    return names_[v];
+  }
+
+  // Names `v` where it is defined. With `visible` false the name is chosen now but enters the
+  // scope only at show() (an op's results: its regions may reuse their names).
+  const std::string& define(ValueId v, const std::string* preferred = nullptr, bool visible = true) {
     static const std::string kBad = "%<bad value>";
     if (v >= names_.size()) return kBad;
     std::string& n = names_[v];
     if (!n.empty()) return n;
     const std::string& want = preferred && valid_value_name(*preferred) ? *preferred : f_->values[v].name;
-    if (valid_value_name(want) && used_.insert(want).second) {
-      n = "%" + want;
-      return n;
+    std::string chosen;
+    if (valid_value_name(want) && !visible_.count(want)) {
+      chosen = want;
+    } else {
+      for (;;) {
+        std::string g = std::to_string(next_++);
+        if (!reserved_.count(g) && !visible_.count(g)) {
+          chosen = g;
+          break;
+        }
+      }
     }
-    for (;;) {
-      std::string g = std::to_string(next_++);
-      if (reserved_.count(g) || !used_.insert(g).second) continue;
-      n = "%" + g;
-      return n;
+    n = "%" + chosen;
+    if (visible) show(v);
+    return n;
+  }
+
+  void show(ValueId v) {
+    if (v >= names_.size() || names_[v].empty()) return;
+    std::string bare = names_[v].substr(1);
+    if (visible_.insert(bare).second && !scopes_.empty()) scopes_.back().push_back(std::move(bare));
+  }
+
+  void push_scope() { scopes_.emplace_back(); }
+  void pop_scope() {
+    for (const std::string& n : scopes_.back()) visible_.erase(n);
+    scopes_.pop_back();
+  }
+
+  // ---- comments
+
+  const TextComments::Entry* entry(Anchor a, uint32_t id = 0) const { return c_ ? c_->find(a, fi_, id) : nullptr; }
+
+  bool has_comments(const TextComments::Entry* e) const { return e && (!e->leading.empty() || !e->trailing.empty()); }
+
+  // Whole-line comments before a line indented by `ind`; a blank line is kept, but never two in
+  // a row nor one at the start of the file.
+  void leading(const TextComments::Entry* e, int ind) {
+    if (!e) return;
+    for (const std::string& line : e->leading) {
+      if (line.empty()) {
+        if (!out_.empty() && !ends_with("\n\n")) out_ += '\n';
+        continue;
+      }
+      indent(ind);
+      out_ += line + "\n";
     }
   }
+
+  void trailing(const TextComments::Entry* e) {
+    if (e && !e->trailing.empty()) out_ += "  " + e->trailing;
+  }
+
+  bool ends_with(const char* s) const {
+    size_t n = std::strlen(s);
+    return out_.size() >= n && out_.compare(out_.size() - n, n, s) == 0;
+  }
+
+  // ---- printing
 
   void attr_value(const Attr& a, const AttrSpec& spec) {
     switch (a.kind) {
@@ -150,8 +216,10 @@ class Printer {
   void print_op(OpId o, int ind) {
     const OpData& d = f_->op(o);
     const OpInfo& info = op_info(d.code);
+    const TextComments::Entry* comment = entry(Anchor::Op, o);
+    leading(comment, ind);
     indent(ind);
-    for (size_t i = 0; i < d.results.size(); ++i) out_ += (i ? ", " : "") + name(d.results[i]);
+    for (size_t i = 0; i < d.results.size(); ++i) out_ += (i ? ", " : "") + define(d.results[i], nullptr, false);
     if (!d.results.empty()) out_ += " = ";
     out_ += info.name;
 
@@ -177,44 +245,82 @@ class Printer {
     };
     for (size_t i = 0; i < npos; ++i) {
       sep();
-      out_ += name(d.operands[i]);
+      out_ += use(d.operands[i]);
     }
     if (npos != d.operands.size()) {
       for (size_t k = 0; k < optional.size(); ++k) {
         ValueId v = d.operands[npos + k];
         if (v == kNoValue) continue;
         sep();
-        out_ += optional[k]->name + "=" + name(v);
+        out_ += optional[k]->name + "=" + use(v);
       }
     }
 
+    BlockId prev = kNoBlock;
     for (BlockId r : d.regions) {
       const BlockData& blk = f_->block(r);
-      out_ += " {\n";
+      out_ += " {";
+      trailing(prev == kNoBlock ? comment : entry(Anchor::RegionClose, prev));
+      out_ += '\n';
+      push_scope();
       if (!blk.args.empty()) {
+        const TextComments::Entry* args = entry(Anchor::RegionArgs, r);
+        leading(args, ind);
         indent(ind);
         out_ += "^(";
         for (size_t i = 0; i < blk.args.size(); ++i) {
           ValueId a = blk.args[i];
-          out_ += (i ? ", " : "") + name(a) + ": " + type(f_->type_of(a));
+          out_ += (i ? ", " : "") + define(a) + ": " + type(f_->type_of(a));
         }
-        out_ += "):\n";
+        out_ += "):";
+        trailing(args);
+        out_ += '\n';
       }
       print_ops(r, ind + 2);
+      pop_scope();
+      leading(entry(Anchor::RegionClose, r), ind + 2);
       indent(ind);
       out_ += '}';
+      prev = r;
     }
+    for (ValueId v : d.results) show(v);
     if (!d.results.empty()) {
       out_ += " : ";
       for (size_t i = 0; i < d.results.size(); ++i) out_ += (i ? ", " : "") + type(f_->type_of(d.results[i]));
     }
+    trailing(prev == kNoBlock ? comment : entry(Anchor::RegionClose, prev));
     out_ += '\n';
+  }
+
+  // A parameter list: on one line, or one entry a line when one of them has a comment.
+  template <typename Item>
+  void print_list(size_t n, Anchor a, Item item) {
+    bool multiline = false;
+    for (size_t i = 0; i < n; ++i) multiline = multiline || has_comments(entry(a, static_cast<uint32_t>(i)));
+    if (!multiline) {
+      for (size_t i = 0; i < n; ++i) {
+        if (i) out_ += ", ";
+        item(i);
+      }
+      return;
+    }
+    out_ += '\n';
+    for (size_t i = 0; i < n; ++i) {
+      const TextComments::Entry* e = entry(a, static_cast<uint32_t>(i));
+      leading(e, 4);
+      indent(4);
+      item(i);
+      if (i + 1 < n) out_ += ',';
+      trailing(e);
+      out_ += '\n';
+    }
   }
 
   void print_function(const Function& f) {
     f_ = &f;
     names_.assign(f.values.size(), std::string());
-    used_.clear();
+    visible_.clear();
+    scopes_.clear();
     reserved_.clear();
     next_ = 0;
     for (const ValueData& v : f.values)
@@ -222,12 +328,13 @@ class Printer {
     for (const Param& p : f.params)
       if (valid_value_name(p.name)) reserved_.insert(p.name);
 
+    leading(entry(Anchor::Function), 0);
+    push_scope();
     out_ += f.is_kernel ? "kernel @" : "func @";
     out_ += f.name + "(";
-    for (size_t i = 0; i < f.params.size(); ++i) {
+    print_list(f.params.size(), Anchor::Param, [&](size_t i) {
       const Param& p = f.params[i];
-      if (i) out_ += ", ";
-      out_ += p.value != kNoValue ? name(p.value, &p.name) : "%" + p.name;
+      out_ += p.value != kNoValue ? define(p.value, &p.name) : "%" + p.name;
       out_ += ": " + type(p.type);
       std::vector<std::string> facts;
       if (p.align) facts.push_back("align=" + std::to_string(p.align));
@@ -235,18 +342,18 @@ class Printer {
       if (p.noalias) facts.push_back("noalias");
       for (size_t k = 0; k < facts.size(); ++k) out_ += (k ? ", " : " {") + facts[k];
       if (!facts.empty()) out_ += '}';
-    }
+    });
     out_ += ')';
     if (f.is_kernel && !f.constexprs.empty()) {
       out_ += " constexpr(";
-      for (size_t i = 0; i < f.constexprs.size(); ++i) {
+      print_list(f.constexprs.size(), Anchor::Constexpr, [&](size_t i) {
         const Constexpr& c = f.constexprs[i];
-        out_ += (i ? ", " : "") + c.name + ": " + scalar_name(c.type);
+        out_ += c.name + ": " + scalar_name(c.type);
         if (c.default_value.present()) {
           out_ += " = ";
           attr_value(c.default_value, AttrSpec{});
         }
-      }
+      });
       out_ += ')';
     }
     if (!f.is_kernel && !f.results.empty()) {
@@ -254,22 +361,32 @@ class Printer {
       for (size_t i = 0; i < f.results.size(); ++i) out_ += (i ? ", " : "") + type(f.results[i]);
       out_ += ')';
     }
-    out_ += " {\n";
+    out_ += " {";
+    trailing(entry(Anchor::Function));
+    out_ += '\n';
     if (f.body != kNoBlock && f.body < f.blocks.size()) print_ops(f.body, 2);
-    out_ += "}\n";
+    pop_scope();
+    const TextComments::Entry* close = entry(Anchor::FunctionClose);
+    leading(close, 2);
+    out_ += "}";
+    trailing(close);
+    out_ += '\n';
   }
 
   const Module& m_;
+  const TextComments* c_;
+  uint32_t fi_ = 0;  // index of the function being printed
   std::string out_;
   const Function* f_ = nullptr;
-  std::vector<std::string> names_;  // per ValueId: the printed name with '%', empty until assigned
-  std::unordered_set<std::string> used_;      // names given out so far
-  std::unordered_set<std::string> reserved_;  // names written in the module, kept for their values
+  std::vector<std::string> names_;  // per ValueId: the printed name with '%', empty until defined
+  std::unordered_set<std::string> visible_;       // names (without '%') of the values in scope
+  std::vector<std::vector<std::string>> scopes_;  // the names each open region added to visible_
+  std::unordered_set<std::string> reserved_;      // names written in the function, kept for their values
   uint64_t next_ = 0;
 };
 
 }  // namespace
 
-std::string print_text(const Module& m) { return Printer(m).run(); }
+std::string print_text(const Module& m, const TextComments* comments) { return Printer(m, comments).run(); }
 
 }  // namespace tri::ir

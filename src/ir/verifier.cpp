@@ -483,8 +483,15 @@ class Verifier {
   Status define(ValueId v, Loc loc) {
     if (seen_[v]) return err(loc, vname(v) + " is defined twice");
     seen_[v] = visible_[v] = 1;
+    // Names are scoped by region (docs/ir.md, "Text format"): a name may be reused once the value
+    // that had it is out of scope, but never while that value is visible.
     const std::string& name = f_->values[v].name;
-    if (!name.empty() && !names_.insert(name).second) return err(loc, "value name %" + name + " is defined twice");
+    if (name.empty()) return Status::ok();
+    auto [it, fresh] = names_.emplace(name, v);
+    if (!fresh) {
+      if (visible_[it->second] && it->second != v) return err(loc, "value name %" + name + " is defined twice");
+      it->second = v;
+    }
     return Status::ok();
   }
 
@@ -1421,7 +1428,7 @@ class Verifier {
   size_t fn_ = 0;
   const Function* f_ = nullptr;
   std::vector<uint8_t> type_ok_;       // types already found valid here (validity may depend on constexprs)
-  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, ValueId> names_;  // the last value given each name
   std::vector<uint8_t> seen_;          // values defined so far
   std::vector<uint8_t> visible_;       // values defined so far in an enclosing block (dominance)
   std::vector<uint8_t> block_seen_;

@@ -52,18 +52,36 @@ mode_example() {
     || fail "fmt is not idempotent on $f"
   run 0 "$tri" fmt --check "$work/canon.tri" || true
   run 0 "$tri" fmt "$f" && cmp -s "$work/out" "$work/canon.tri" || fail "fmt to stdout differs from fmt -o on $f"
+  # fmt keeps the comments, '// run:' lines included, in order.
+  diff <(grep -o '//.*' "$f" | sed 's/ *$//') <(grep -o '//.*' "$work/canon.tri") >/dev/null \
+    || fail "fmt changed the comments of $f"
+  # The binary carries no comments: its text is the canonical text without them.
+  sed -E 's#^[[:space:]]*//.*$##; s#[[:space:]]+//.*$##' "$f" >"$work/bare.tri"
+  run 0 "$tri" fmt "$work/bare.tri" -o "$work/bare_canon.tri" || return
+  grep -q '//' "$work/bare_canon.tri" && fail "the comments of $f were not all removed for the binary test"
   # text -> binary -> text gives the canonical text; binary -> binary is the same bytes.
   run 0 "$tri" convert "$f" -o "$work/m.bin" || return
   cmp -s "$work/m.bin" "$work/canon.tri" && fail "convert $f wrote text, expected binary"
-  run 0 "$tri" convert "$work/m.bin" -o "$work/back.tri" && cmp -s "$work/back.tri" "$work/canon.tri" \
+  run 0 "$tri" convert "$work/m.bin" -o "$work/back.tri" && cmp -s "$work/back.tri" "$work/bare_canon.tri" \
     || fail "text -> binary -> text differs from fmt on $f"
   run 0 "$tri" convert "$work/m.bin" --to binary -o "$work/m2.bin" && cmp -s "$work/m.bin" "$work/m2.bin" \
     || fail "binary -> binary is not byte-identical on $f"
-  run 0 "$tri" convert "$f" --to text -o "$work/t.tri" && cmp -s "$work/t.tri" "$work/canon.tri" \
+  run 0 "$tri" convert "$f" --to text -o "$work/t.tri" && cmp -s "$work/t.tri" "$work/bare_canon.tri" \
     || fail "convert --to text differs from fmt on $f"
   run 0 "$tri" check "$work/m.bin" || true
-  run 0 "$tri" fmt "$work/m.bin" -o "$work/fromb.tri" && cmp -s "$work/fromb.tri" "$work/canon.tri" \
+  run 0 "$tri" fmt "$work/m.bin" -o "$work/fromb.tri" && cmp -s "$work/fromb.tri" "$work/bare_canon.tri" \
     || fail "fmt of the binary differs from fmt of the text on $f"
+  # A file with run lines, formatted in place as the README says, still runs them all.
+  if grep -q "// *run:" "$f"; then
+    local inplace=$work/inplace/$(basename "$f")  # same name: run lines may expect it in messages
+    mkdir -p "$work/inplace" && cp "$f" "$inplace"
+    run 0 "$tri" fmt "$inplace" -o "$inplace" || return
+    run 0 "$tri" fmt --check "$inplace" || fail "fmt --check fails on the formatted $f"
+    "$tri" test "$f" >"$work/before.txt" 2>&1
+    "$tri" test "$inplace" >"$work/after.txt" 2>&1
+    [[ "$(tail -n1 "$work/before.txt")" == "$(tail -n1 "$work/after.txt")" ]] \
+      || fail "tri test on the formatted $f: '$(tail -n1 "$work/after.txt")', on the original: '$(tail -n1 "$work/before.txt")'"
+  fi
   # info lists every function of the canonical text, each with its kind.
   run 0 "$tri" info "$f" || return
   local want got
@@ -113,14 +131,15 @@ mode_usage() {
   for cmd in check fmt convert info; do
     run 0 "$tri" help $cmd && grep -q "^usage: tri $cmd" "$work/out" || fail "help $cmd"
     run 0 "$tri" $cmd --help && grep -q "^usage: tri $cmd" "$work/out" || fail "$cmd --help"
-    run 2 "$tri" $cmd && grep -q "usage: tri $cmd" "$work/err" || fail "$cmd without a file is not a usage error"
+    run 2 "$tri" $cmd && grep -q "see 'tri $cmd --help'" "$work/err" || fail "$cmd without a file is not a usage error"
+    [[ $(wc -l <"$work/err") -eq 2 ]] || fail "$cmd's usage error is not one line and a pointer to --help"
     run 2 "$tri" $cmd --bogus "$data/scale.tri" && grep -q "unknown option '--bogus'" "$work/err" \
       || fail "$cmd --bogus is not a usage error"
   done
   run 0 "$tri" --version && grep -Eq '^tri [0-9]+\.[0-9]+\.[0-9]+' "$work/out" || fail "--version"
   run 2 "$tri" && grep -q "^usage: tri" "$work/err" || fail "no command is not a usage error"
-  run 2 "$tri" frobnicate && grep -q "unknown command 'frobnicate'" "$work/err" && grep -q "^usage: tri" "$work/err" \
-    || fail "an unknown command is not a usage error with the usage on stderr"
+  run 2 "$tri" frobnicate && grep -q "unknown command 'frobnicate'" "$work/err" && grep -q "see 'tri --help'" "$work/err" \
+    || fail "an unknown command is not a usage error pointing at --help"
   [[ -s $work/out ]] && fail "an unknown command printed on stdout"
   run 2 "$tri" help frobnicate || true
   run 2 "$tri" convert "$data/scale.tri" || true  # no -o
@@ -133,8 +152,9 @@ mode_stdin() {
   run 0 "$tri" fmt "$data/scale.tri" -o "$work/canon.tri"
   run 0 "$tri" fmt - <"$data/scale.tri" && cmp -s "$work/out" "$work/canon.tri" || fail "fmt - differs from fmt FILE"
   run 0 "$tri" convert - -o "$work/s.bin" <"$data/scale.tri"
-  run 0 "$tri" convert - -o - <"$work/s.bin" && cmp -s "$work/out" "$work/canon.tri" \
-    || fail "convert of binary on stdin to stdout differs from fmt"
+  run 0 "$tri" convert "$work/s.bin" -o "$work/s_text.tri"  # the binary has no comments: compare with it
+  run 0 "$tri" convert - -o - <"$work/s.bin" && cmp -s "$work/out" "$work/s_text.tri" \
+    || fail "convert of binary on stdin to stdout differs from convert of the file"
   run 0 "$tri" info - <"$work/s.bin" && grep -q '^<stdin>: 1 kernel, 1 device function' "$work/out" \
     || fail "info - does not describe the module: $(cat "$work/out")"
   grep -q '^  %x: ptr<f32> {align=16, noalias}$' "$work/out" || fail "info does not show %x's facts"

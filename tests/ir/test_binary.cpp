@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kCurrentVersion = 1;
+constexpr int kCurrentVersion = 2;
 const char* const kGoldenDir = "tests/golden/binary";
 
 // Text files whose canonical form becomes a golden file of the current version, as PREFIX + stem.
@@ -389,12 +389,22 @@ std::unique_ptr<Module> make_nested(int depth) {
 
 void full_module_round_trips(void** state) {
   auto m = make_full_module();
+  // A module without a source name reads back with the name given to the reader ...
+  {
+    std::string unnamed = write_binary(*m);
+    std::unique_ptr<Module> back;
+    Status st = read(unnamed, &back);
+    if (!st) fail_msg("%s", st.message().c_str());
+    assert_string_equal(back->source_name.c_str(), "t.trib");
+  }
+  // ... and one read from text keeps the text's name, which its locations refer to.
+  m->source_name = "made.tri";
   std::string bytes = write_binary(*m);
   assert_true(is_binary(bytes.data(), bytes.size()));
   std::unique_ptr<Module> back;
   Status st = read(bytes, &back);
   if (!st) fail_msg("%s", st.message().c_str());
-  assert_string_equal(back->source_name.c_str(), "t.trib");
+  assert_string_equal(back->source_name.c_str(), "made.tri");
   std::string d = compare(*m, *back);
   if (!d.empty()) fail_msg("round trip differs: %s", d.c_str());
   check_links(*back);
@@ -552,10 +562,10 @@ void header_errors(void** state) {
   b = bytes;
   b[8] = 7;  // version 7: refused before anything else is looked at, checksum included
   expect_error(b, Code::UnsupportedVersion,
-               "t.trib: error: format version 7 is newer than this library reads (1); upgrade Tri");
+               "t.trib: error: format version 7 is newer than this library reads (2); upgrade Tri");
   b = bytes;
   b[9] = 1;
-  expect_error(b, Code::UnsupportedVersion, "format version 257 is newer");
+  expect_error(b, Code::UnsupportedVersion, "format version 258 is newer");
   b = bytes;
   b[8] = 0;
   expect_error(b, Code::CorruptBinary, "format version 0 does not exist");
@@ -606,18 +616,64 @@ std::string return_op() {
   return p;
 }
 
+// The same kernel in version 2: the source name is the first string, and its index follows the
+// string table.
+std::string payload_v2_smallest(const std::string& source) {
+  std::string p;
+  put_u(&p, 3);                  // strings
+  put_u(&p, source.size()); p += source;
+  put_u(&p, 1); p += "k";
+  put_u(&p, 6); p += "return";
+  put_u(&p, 0);                  // the source: string 0
+  put_u(&p, 0);                  // symbols
+  put_u(&p, kNumScalars);
+  for (int i = 0; i < kNumScalars; ++i) {
+    put_u(&p, 0);
+    put_u(&p, i);
+  }
+  put_u(&p, 1);                  // functions
+  put_u(&p, 1);                  // name "k"
+  put_u(&p, 1);                  // kernel
+  put_u(&p, 1); put_u(&p, 1);    // loc
+  put_u(&p, 0);                  // results
+  put_u(&p, 0);                  // constexprs
+  put_u(&p, 0);                  // params
+  put_u(&p, 0); put_u(&p, 0);    // body loc
+  put_u(&p, 1);                  // ops
+  put_u(&p, 2);                  // "return"
+  put_u(&p, 2); put_u(&p, 3);    // loc
+  put_u(&p, 0); put_u(&p, 0); put_u(&p, 0); put_u(&p, 0);
+  return p;
+}
+
 void hand_made_files(void** state) {
-  // The smallest kernel, to show the hand encoding matches the writer.
+  // The smallest kernel in version 1, which the reader still reads (its source name is the
+  // reader's), and which the writer writes as version 2.
   std::string body;
   put_u(&body, 1);
   body += return_op();
-  std::string good = file_of(payload_with_function_body(body));
+  std::string v1 = file_of(payload_with_function_body(body), 1);
   std::unique_ptr<Module> m;
-  Status st = read(good, &m);
+  Status st = read(v1, &m);
   if (!st) fail_msg("%s", st.message().c_str());
   assert_int_equal(m->functions[0]->ops.size(), 1);
   assert_int_equal(m->functions[0]->ops[0].loc.line, 2);
-  assert_true(write_binary(*m) == good);
+  assert_string_equal(m->source_name.c_str(), "t.trib");
+  assert_true(write_binary(*m) == file_of(payload_v2_smallest("t.trib"), 2));
+  // Version 2 by hand: the stored name becomes the module's, for its diagnostics.
+  std::string v2 = file_of(payload_v2_smallest("kernels/small.tri"), 2);
+  st = read(v2, &m);
+  if (!st) fail_msg("%s", st.message().c_str());
+  assert_string_equal(m->source_name.c_str(), "kernels/small.tri");
+  assert_true(write_binary(*m) == v2);
+  // An empty stored name means none: the reader's name is used.
+  st = read(file_of(payload_v2_smallest(""), 2), &m);
+  if (!st) fail_msg("%s", st.message().c_str());
+  assert_string_equal(m->source_name.c_str(), "t.trib");
+  // A source index past the string table is corrupt, and named as such.
+  std::string bad = payload_v2_smallest("x.tri");
+  bad[1 + 1 + 5 + 1 + 1 + 1 + 6] = 9;  // the source field: string 9 of 3
+  expect_error(file_of(bad, 2), Code::CorruptBinary, "corrupt binary at byte");
 }
 
 // The smallest records sit at the end of a file with nothing after them, so a count check that

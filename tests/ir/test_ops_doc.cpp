@@ -72,12 +72,55 @@ static void documented_once(void** state) {
   }
 }
 
+// The entry of `op` in the Ops section (its table row or list item), or "".
+static std::string entry_of(const std::string& section, const std::string& op) {
+  std::istringstream lines(section);
+  std::string line, entry;
+  bool in = false;
+  while (std::getline(lines, line)) {
+    bool starts = line.rfind("| `" + op + "` |", 0) == 0 || line.rfind("- **`" + op + "`**", 0) == 0;
+    if (starts) in = true;
+    else if (in && (line.rfind("- **`", 0) == 0 || line.rfind("|", 0) == 0 || line.empty())) break;
+    if (in) entry += line + "\n";
+  }
+  return entry;
+}
+
+// Where Tri and Triton differ on NaN (issue 8), the docs say so next to the ops, and every example
+// that takes a float max or min says which behaviour it relies on.
+static void nan_difference_from_triton_is_stated(void** state) {
+  std::string section = ops_section();
+  for (const char* op : {"fmax", "fmin", "reduce"}) {
+    std::string e = entry_of(section, op);
+    if (e.empty()) fail_msg("no entry for '%s'", op);
+    if (e.find("Triton") == std::string::npos || e.find("NaN") == std::string::npos)
+      fail_msg("docs/ir.md's entry for '%s' does not state how its NaN handling differs from Triton's:\n%s", op,
+               e.c_str());
+  }
+  int examples = 0;
+  for (const char* name : {"softmax.tri", "flash_attention.tri"}) {
+    std::string text = tri_test::read_file(tri_test::source_path((std::string("examples/") + name).c_str()));
+    if (text.find("kind=max") == std::string::npos && text.find("fmax") == std::string::npos)
+      fail_msg("examples/%s no longer takes a max: update this test", name);
+    std::istringstream lines(text);
+    std::string line;
+    bool said = false;
+    while (std::getline(lines, line))
+      said = said || (line.find("//") != std::string::npos && line.find("NaN") != std::string::npos &&
+                      line.find("Triton") != std::string::npos);
+    if (!said) fail_msg("examples/%s takes a max but no comment says how it treats NaN (vs Triton)", name);
+    ++examples;
+  }
+  assert_int_equal(examples, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(section_exists),
       cmocka_unit_test(every_op_is_documented),
       cmocka_unit_test(every_entry_is_an_op),
       cmocka_unit_test(documented_once),
+      cmocka_unit_test(nan_difference_from_triton_is_stated),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,14 @@
 // Unit tests of the IR text parser and printer: float and string spelling, operand slot layout,
 // attribute kinds, value names and visibility, locations, nesting limits, and robustness against
 // arbitrary bytes. Golden files (test_text_golden.cpp) cover every op and the error messages.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ir/limits.h"
 #include "ir/text.h"
@@ -535,11 +537,124 @@ static void visibility(void** state) {
   // A result is defined after its op's regions: the op cannot use it inside.
   st = parse_status(kernel("%c: i1", "  %r = if %c {\n    yield %r\n  } : i1\n  return\n"));
   expect_text(st.message(), "t.tri:3:11: error: undefined value '%r'");
-  // ... and a name defined inside a region cannot be reused for the op's result.
-  st = parse_status(kernel("%c: i1", "  %r = if %c {\n    %r = add %c, %c : i1\n    yield %r\n  } : i1\n  return\n"));
-  expect_text(st.message(), "t.tri:2:3: error: value '%r' defined twice (first at 3:5)");
+  // Names are scoped by region: a name inside a region ends with it, so the op's result (defined
+  // after its regions) may take it, and so may a sibling region; the printer keeps them all.
+  std::string reuse = kernel("%c: i1, %n: i32",
+                             "  %r = if %c {\n    %r = add %c, %c : i1\n    yield %r\n  } {\n"
+                             "    %r = sub %c, %c : i1\n    yield %r\n  } : i1\n"
+                             "  %s = for %n, %n, %n, %r {\n  ^(%i: i32, %acc: i1):\n    yield %acc\n  } : i1\n"
+                             "  %t = for %n, %n, %n, %s {\n  ^(%i: i32, %acc: i1):\n    yield %acc\n  } : i1\n"
+                             "  return\n");
+  expect_text(canonical(reuse), reuse);
+  // A name visible from an enclosing region cannot be defined again (no shadowing) ...
+  st = parse_status(kernel("%c: i1",
+                           "  %a = add %c, %c : i1\n  if %c {\n    %a = add %c, %c : i1\n    yield\n  }\n  return\n"));
+  expect_text(st.message(),
+              "t.tri:4:5: error: value '%a' shadows the value of that name defined at 2:3 in an enclosing region: "
+              "give it another name");
+  // ... nor twice in one region.
+  st = parse_status(kernel("%c: i1",
+                           "  if %c {\n    %a = add %c, %c : i1\n    %a = add %c, %c : i1\n    yield\n  }\n  return\n"));
+  expect_text(st.message(),
+              "t.tri:4:5: error: value '%a' defined twice (first at 3:5): give the second one another name");
   // Names are per function.
   parse_ok("kernel @a(%x: i32) {\n  return\n}\nkernel @b(%x: i32) {\n  return\n}\n");
+}
+
+static void scoped_names_in_built_modules(void** state) {
+  // A module made by Builder (or a pass) may give a nested value the name of a visible one: the
+  // printer renames the inner one so that the text reads back; sibling regions keep their names.
+  Module m;
+  m.functions.push_back(std::make_unique<Function>());
+  Function* f = m.functions.back().get();
+  f->name = "k";
+  Builder b(&m, f);
+  TypeId i32 = m.types.scalar(Scalar::I32);
+  f->body = b.create_block({i32});
+  Param p;
+  p.name = "c";
+  p.type = i32;
+  p.value = f->block(f->body).args[0];
+  f->params = {p};
+  b.set_insertion_block(f->body);
+  ValueId a = b.create1(Opcode::Neg, {p.value}, i32);
+  f->values[a].name = "a";
+  OpId ifop = b.create(Opcode::If, {p.value}, {});
+  for (int r = 0; r < 2; ++r) {
+    BlockId blk = b.add_region(ifop, {});
+    b.set_insertion_block(blk);
+    ValueId x = b.create1(Opcode::Neg, {a}, i32);
+    f->values[x].name = r == 0 ? "a" : "x";  // the first shadows %a
+    ValueId y = b.create1(Opcode::Neg, {x}, i32);
+    f->values[y].name = "y";  // the same name in both regions
+    b.create(Opcode::Yield, {}, {});
+  }
+  b.set_insertion_block(f->body);
+  b.create(Opcode::Return, {}, {});
+  std::string text = print_text(m);
+  expect_text(text,
+              "kernel @k(%c: i32) {\n"
+              "  %a = neg %c : i32\n"
+              "  if %c {\n"
+              "    %0 = neg %a : i32\n"
+              "    %y = neg %0 : i32\n"
+              "    yield\n"
+              "  } {\n"
+              "    %x = neg %a : i32\n"
+              "    %y = neg %x : i32\n"
+              "    yield\n"
+              "  }\n"
+              "  return\n"
+              "}\n");
+  expect_text(canonical(text), text);
+}
+
+// Comments anywhere whitespace may be: every one is printed once, and printing is a fixed point.
+static void comments_anywhere(void** state) {
+  const std::string base = tri_test::read_file(tri_test::source_path("tests/golden/fmt/comments.tri"));
+  std::vector<size_t> spots;  // whitespace positions outside comments
+  bool in_comment = false;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (base[i] == '\n') in_comment = false;
+    else if (base.compare(i, 2, "//") == 0) in_comment = true;
+    if (!in_comment && (base[i] == ' ' || base[i] == '\n')) spots.push_back(i);
+  }
+  std::mt19937 rng(8);
+  auto fmt = [](const std::string& text, std::string* out) {
+    std::unique_ptr<Module> m;
+    TextComments comments;
+    Status st = parse_text(text, "t.tri", &m, &comments);
+    if (!st) return st;
+    *out = print_text(*m, &comments);
+    return Status::ok();
+  };
+  for (int iter = 0; iter < 1000; ++iter) {
+    std::string text = base;
+    int n = 1 + static_cast<int>(rng() % 3);
+    std::vector<size_t> at;
+    for (int k = 0; k < n; ++k) at.push_back(spots[rng() % spots.size()]);
+    std::sort(at.rbegin(), at.rend());
+    std::vector<std::string> marks;
+    for (size_t k = 0; k < at.size(); ++k) {
+      std::string mark = "mark" + std::to_string(iter) + "_" + std::to_string(k);
+      marks.push_back(mark);
+      // A comment must end its line: a trailing one before the text's own newline, or a new line.
+      text.insert(at[k], base[at[k]] == '\n' ? " // " + mark : "\n// " + mark + "\n");
+    }
+    std::string once, twice;
+    Status st = fmt(text, &once);
+    if (!st) fail_msg("comments broke the parse: %s\n%s", st.message().c_str(), text.c_str());
+    for (const std::string& mark : marks) {
+      size_t first = once.find(mark);
+      if (first == std::string::npos || once.find(mark, first + 1) != std::string::npos)
+        fail_msg("comment %s printed %s:\n%s", mark.c_str(), first == std::string::npos ? "never" : "twice",
+                 once.c_str());
+    }
+    st = fmt(once, &twice);
+    if (!st || twice != once)
+      fail_msg("fmt of fmt differs (%s):\n%s\n--- vs\n%s\n--- from\n%s", st.message().c_str(), once.c_str(),
+               twice.c_str(), text.c_str());
+  }
 }
 
 static std::string nested_ifs(int depth) {
@@ -663,6 +778,8 @@ int main(void) {
       cmocka_unit_test(builder_module_prints_and_reparses),
       cmocka_unit_test(locations),
       cmocka_unit_test(visibility),
+      cmocka_unit_test(scoped_names_in_built_modules),
+      cmocka_unit_test(comments_anywhere),
       cmocka_unit_test(deep_nesting),
       cmocka_unit_test(empty_and_tokens),
       cmocka_unit_test(arbitrary_bytes),

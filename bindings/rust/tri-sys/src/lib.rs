@@ -136,6 +136,7 @@ extern "C" {
     pub fn tri_blob_size(blob: *const tri_blob) -> usize;
     pub fn tri_blob_destroy(blob: *mut tri_blob);
     pub fn tri_module_to_text(module: *const tri_module, out_text: *mut *mut tri_blob) -> tri_result;
+    pub fn tri_module_to_text_with_comments(module: *const tri_module, out_text: *mut *mut tri_blob) -> tri_result;
     pub fn tri_module_to_binary(module: *const tri_module, out_binary: *mut *mut tri_blob) -> tri_result;
     pub fn tri_module_function_count(module: *const tri_module, out_count: *mut u32) -> tri_result;
     pub fn tri_module_find_function(module: *const tri_module, name: *const c_char, out_index: *mut u32) -> tri_result;
