@@ -5,7 +5,8 @@
 #   python3 tests/import/gen_ttir.py
 # Locations in the output name the kernels' file relative to the repository root
 # (tests/import/kernels.py) instead of its absolute path, so the fixtures do not depend on where
-# the tree was checked out. Nothing else is changed.
+# the tree was checked out, and Triton's own files (code inlined from triton.language) relative to
+# its package ("triton/language/standard.py"). Nothing else is changed.
 import os
 import sys
 
@@ -55,6 +56,8 @@ FIXTURES = [
     ("attn_fwd", K.attn_fwd_kernel, {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32",
                                      "seq_len": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
                                      "HEAD_DIM": "constexpr"}, {"BLOCK_M": 16, "BLOCK_N": 16, "HEAD_DIM": 16}, {}),
+    ("checked_sqrt", K.checked_sqrt_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+     {"BLOCK": 32}, {"debug": True}),
     ("control", K.control_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "steps_ptr": "*i32", "n": "i32",
                                    "BLOCK": "constexpr"}, {"BLOCK": 16}, {}),
 ]
@@ -65,11 +68,13 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     target = GPUTarget("cuda", 90, 32)
     kernels_abs = os.path.join(HERE, "kernels.py")
+    triton_dir = os.path.dirname(os.path.abspath(triton.__file__))
     for name, fn, sig, constexprs, options in FIXTURES:
         src = triton.compiler.ASTSource(fn, sig, constexprs, ptrs_div16(sig))
         compiled = triton.compile(src, target=target, options=options or None)
         text = compiled.asm["ttir"]
         text = text.replace('"' + kernels_abs + '"', '"tests/import/kernels.py"')
+        text = text.replace('"' + triton_dir + '/', '"triton/')
         header = "// TTIR of kernels.py:%s, printed by Triton %s for cuda sm_90 (tests/import/gen_ttir.py)\n" % (
             fn.__name__, triton.__version__)
         with open(os.path.join(out_dir, name + ".ttir"), "w") as f:

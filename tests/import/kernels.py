@@ -231,3 +231,13 @@ def control_kernel(x_ptr, out_ptr, steps_ptr, n, BLOCK: tl.constexpr):
         v = v * 2.0 + 1.0
         i += 1
     tl.store(steps_ptr + pid, i)
+
+
+@triton.jit
+def checked_sqrt_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # Compiled with debug=True: the device_assert stays, and Triton adds its own overflow checks.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.device_assert(x >= 0, "negative input")
+    tl.store(out_ptr + offs, tl.sqrt(x), mask=mask)

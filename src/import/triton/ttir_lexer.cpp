@@ -108,7 +108,7 @@ std::string Cursor::ident(const char* what) {
 std::string Cursor::value_ref(const char* what) {
   if (peek() != '%') fail_expected(what);
   size_t n = 1;
-  while (is_ident_char(peek_at(n)) && peek_at(n) != '-') ++n;
+  while (is_ident_char(peek_at(n))) ++n;
   if (n == 1) fail_expected(what);
   std::string out(s_.substr(pos_ + 1, n - 1));
   if (peek_at(n) == '#' && is_digit(peek_at(n + 1))) {
