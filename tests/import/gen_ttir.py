@@ -58,6 +58,8 @@ FIXTURES = [
                                      "HEAD_DIM": "constexpr"}, {"BLOCK_M": 16, "BLOCK_N": 16, "HEAD_DIM": 16}, {}),
     ("checked_sqrt", K.checked_sqrt_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
      {"BLOCK": 32}, {"debug": True}),
+    ("dropout", K.seeded_dropout_kernel, {"x_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "p": "fp32",
+                                          "seed": "i32", "BLOCK_SIZE": "constexpr"}, {"BLOCK_SIZE": 64}, {}),
     ("control", K.control_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "steps_ptr": "*i32", "n": "i32",
                                    "BLOCK": "constexpr"}, {"BLOCK": 16}, {}),
 ]

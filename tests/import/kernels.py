@@ -241,3 +241,17 @@ def checked_sqrt_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)
     tl.device_assert(x >= 0, "negative input")
     tl.store(out_ptr + offs, tl.sqrt(x), mask=mask)
+
+
+@triton.jit
+def seeded_dropout_kernel(x_ptr, output_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
+    # The tutorial's low-memory dropout: the keep mask comes from Philox (tl.rand), not memory.
+    pid = tl.program_id(axis=0)
+    block_start = pid * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    random = tl.rand(seed, offsets)
+    x_keep = random > p
+    output = tl.where(x_keep, x / (1 - p), 0.0)
+    tl.store(output_ptr + offsets, output, mask=mask)

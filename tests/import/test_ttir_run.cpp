@@ -457,6 +457,52 @@ void test_control(void**) {
   }
 }
 
+// Triton's Philox (triton/language/random.py, 10 rounds, 32-bit counters): the first output for
+// counter (offset, 0, 0, 0) and key (seed lo, seed hi), then uint_to_uniform_float.
+float philox_uniform(uint32_t offset, uint64_t seed) {
+  uint32_t c0 = offset, c1 = 0, c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  const uint32_t A = 0xD2511F53u, B = 0xCD9E8D57u;
+  for (int r = 0; r < 10; ++r) {
+    uint32_t p0 = c0, p2 = c2;
+    c0 = static_cast<uint32_t>((static_cast<uint64_t>(B) * p2) >> 32) ^ c1 ^ k0;
+    c2 = static_cast<uint32_t>((static_cast<uint64_t>(A) * p0) >> 32) ^ c3 ^ k1;
+    c1 = B * p2;
+    c3 = A * p0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  int32_t x;
+  std::memcpy(&x, &c0, 4);
+  if (x < 0) x = ~x;
+  return static_cast<float>(x) * 4.6566127342e-10f;
+}
+
+void test_dropout(void**) {
+  const int n = 300;  // 5 programs of 64
+  const float p = 0.3f;
+  const int seed = 1234;
+  std::vector<float> x = random_floats(n, -1, 1, 17);
+  std::vector<double> want(n);
+  int kept = 0;
+  for (int i = 0; i < n; ++i) {
+    bool keep = philox_uniform(static_cast<uint32_t>(i), static_cast<uint64_t>(seed)) > p;
+    kept += keep;
+    want[i] = keep ? static_cast<double>(x[i] / (1.0f - p)) : 0.0;
+  }
+  // The mask is random, not degenerate: about 70% kept.
+  if (kept < n / 2 || kept > n * 9 / 10) fail_msg("the reference kept %d of %d", kept, n);
+  for (const char* t : kTargets) {
+    Buffer bx = buffer(x, TRI_DTYPE_F32);
+    Buffer out = buffer(std::vector<float>(n + kGuard, kSentinel), TRI_DTYPE_F32);
+    if (!launch("dropout", "seeded_dropout_kernel", t, (n + 63) / 64, 1,
+                {ptr_arg(bx), ptr_arg(out), i32_arg(n), f32_arg(p), i32_arg(seed)}))
+      continue;
+    expect_close("dropout", t, out.as<float>(), want.data(), n, 0, 0);
+    expect_guard("dropout", t, out.as<float>(), n, kSentinel);
+  }
+}
+
 // ---------------------------------------------------------------- locations in reports
 
 void test_checked_sqrt(void**) {
@@ -539,7 +585,8 @@ int main(void) {
       cmocka_unit_test(test_layer_norm), cmocka_unit_test(test_matmul),
       cmocka_unit_test(test_gelu),       cmocka_unit_test(test_reduce_scan),
       cmocka_unit_test(test_atomics),    cmocka_unit_test(test_attn_fwd),
-      cmocka_unit_test(test_control),    cmocka_unit_test(test_checked_sqrt),
+      cmocka_unit_test(test_control),    cmocka_unit_test(test_dropout),
+      cmocka_unit_test(test_checked_sqrt),
       cmocka_unit_test(test_checked_mode_location), cmocka_unit_test(test_reflection),
   };
   int rc = cmocka_run_group_tests(tests, nullptr, nullptr);
