@@ -231,6 +231,13 @@ void test_nesting_limit(void**) {
   text += "tt.return\n  }\n}\n";
   std::unique_ptr<ir::Module> m;
   expect_error(import(text, &m), Code::LimitExceeded, "t.ttir:", "kMaxNesting");
+  // Types and attributes nested without end are refused before the stack runs out.
+  std::string deep = "module {\n  tt.func public @k(%p: ";
+  for (int i = 0; i < 100000; ++i) deep += "!tt.ptr<";
+  expect_error(import(deep, &m), Code::Parse, "t.ttir:2:", "types nested more than 16 deep");
+  deep = "module attributes {a = ";
+  for (int i = 0; i < 100000; ++i) deep += "#x<a = ";
+  expect_error(import(deep, &m), Code::Parse, "t.ttir:1:", "attributes nested more than 16 deep");
 }
 
 }  // namespace

@@ -202,6 +202,7 @@ void Reader::parse_func() {
   m_->functions.push_back(std::move(fn));
   b_ = std::make_unique<Builder>(m_.get(), f_);
   value_names_.clear();
+  name_suffix_.clear();
   scopes_.clear();
   PendingFn pf{f_, kNoLoc, fn_at, {}};
 
@@ -394,7 +395,12 @@ std::string Reader::tri_value_name(const std::string& mlir_name) {
   }
   if (base.empty()) base = "v";
   std::string name = base;
-  for (int k = 1; value_names_.count(name); ++k) name = base + "_" + std::to_string(k);
+  if (value_names_.count(name)) {
+    int& k = name_suffix_[base];
+    do {
+      name = base + "_" + std::to_string(++k);
+    } while (value_names_.count(name));
+  }
   value_names_.insert(name);
   return name;
 }
@@ -442,14 +448,8 @@ std::vector<ValueId> Reader::operand_list() {
   std::vector<ValueId> out;
   if (!c_.peek_value()) return out;
   out.push_back(operand());
-  while (c_.peek() == ',' ) {
-    // Only continue when another operand follows the comma.
-    size_t save_pos = c_.pos();
-    (void)save_pos;
-    c_.eat(',');
-    if (!c_.peek_value()) {
-      malformed("expected an operand after ','");
-    }
+  while (c_.eat(',')) {
+    if (!c_.peek_value()) c_.fail_expected("an operand after ','");
     out.push_back(operand());
   }
   return out;
@@ -482,7 +482,22 @@ Attr Reader::enum_attr(Opcode code, const char* attr, const std::string& word) {
 
 // ---------------------------------------------------------------- types
 
+namespace {
+// Counts a level of recursion for as long as it lives.
+struct DepthGuard {
+  DepthGuard(int* d, Cursor& c, const char* what) : d_(d) {
+    if (++*d_ > 16) {
+      --*d_;
+      c.fail(c.loc(), std::string(what) + " nested more than 16 deep");
+    }
+  }
+  ~DepthGuard() { --*d_; }
+  int* d_;
+};
+}  // namespace
+
 void Reader::skip_type() {
+  DepthGuard guard(&type_depth_, c_, "types");
   if (c_.eat('!')) {
     c_.ident("a dialect type");
   } else if (c_.peek() == '(') {
@@ -504,7 +519,9 @@ bool Reader::is_float_type(TypeId t) const {
   return m_->types.elem_scalar(t, &s) && is_float(s);
 }
 
+
 TypeId Reader::parse_type() {
+  DepthGuard guard(&type_depth_, c_, "types");
   if (m_->types.size() > kMaxTypes)
     throw ImportError{error_at(Code::LimitExceeded, source_, c_.loc(), "more types than kMaxTypes")};
   Loc at = c_.loc();
@@ -592,6 +609,7 @@ std::vector<TypeId> Reader::parse_type_list() {
 // ---------------------------------------------------------------- attributes
 
 AttrVal Reader::parse_attr_value() {
+  DepthGuard guard(&attr_depth_, c_, "attributes");
   AttrVal v;
   if (c_.peek_string()) {
     v.kind = AttrVal::Kind::Str;

@@ -126,6 +126,8 @@ class Reader {
   std::unique_ptr<ir::Builder> b_;
   std::vector<std::unordered_map<std::string, ir::ValueId>> scopes_;
   std::unordered_set<std::string> value_names_;  // Tri names given out in the function
+  std::unordered_map<std::string, int> name_suffix_;  // next suffix to try per base name
+  int type_depth_ = 0, attr_depth_ = 0;  // recursion guards for nested types and attributes
   std::unordered_map<std::string, std::string> func_names_;  // TTIR symbol -> Tri name
   std::unordered_set<std::string> used_func_names_;
   int depth_ = 0;
