@@ -60,6 +60,13 @@ FIXTURES = [
      {"BLOCK": 32}, {"debug": True}),
     ("dropout", K.seeded_dropout_kernel, {"x_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "p": "fp32",
                                           "seed": "i32", "BLOCK_SIZE": "constexpr"}, {"BLOCK_SIZE": 64}, {}),
+    ("layer_norm_bwd_dx", K.layer_norm_bwd_dx_kernel,
+     {"DX": "*fp32", "DY": "*fp32", "DW": "*fp32", "DB": "*fp32", "X": "*fp32", "W": "*fp32", "Mean": "*fp32",
+      "Rstd": "*fp32", "Lock": "*i32", "stride": "i32", "N": "i32", "GROUP_SIZE_M": "constexpr",
+      "BLOCK_SIZE_N": "constexpr"}, {"GROUP_SIZE_M": 4, "BLOCK_SIZE_N": 128}, {}),
+    ("layer_norm_bwd_dwdb", K.layer_norm_bwd_dwdb_kernel,
+     {"DW": "*fp32", "DB": "*fp32", "FINAL_DW": "*fp32", "FINAL_DB": "*fp32", "M": "i32", "N": "i32",
+      "BLOCK_SIZE_M": "constexpr", "BLOCK_SIZE_N": "constexpr"}, {"BLOCK_SIZE_M": 4, "BLOCK_SIZE_N": 32}, {}),
     ("control", K.control_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "steps_ptr": "*i32", "n": "i32",
                                    "BLOCK": "constexpr"}, {"BLOCK": 16}, {}),
 ]

@@ -62,7 +62,7 @@ void test_detection(void**) {
 
 void test_all_fixtures_verify(void**) {
   for (const char* name : {"vadd", "softmax", "layer_norm_fwd", "matmul", "gelu", "reduce_scan", "atomics", "attn_fwd",
-                           "control", "checked_sqrt", "dropout"}) {
+                           "control", "checked_sqrt", "dropout", "layer_norm_bwd_dx", "layer_norm_bwd_dwdb"}) {
     std::unique_ptr<ir::Module> m;
     Status st = import(fixture(name), &m);
     if (!st) fail_msg("%s: %s", name, st.message().c_str());

@@ -457,6 +457,65 @@ void test_control(void**) {
   }
 }
 
+void test_layer_norm_bwd(void**) {
+  // The tutorial's two-stage backward pass: 10 rows of 100 columns (BLOCK_SIZE_N 128), dw/db
+  // partial sums in 4 groups under a spin lock, then summed by 4 programs of 32 columns.
+  const int M = 10, N = 100, stride = 100, G = 4;
+  std::vector<float> x = random_floats(M * stride, -2, 2, 18), dy = random_floats(M * stride, -1, 1, 19),
+                     w = random_floats(N, 0.5, 1.5, 20);
+  std::vector<float> mean(M), rstd(M);
+  std::vector<double> want_dx(M * stride), want_dw(N, 0.0), want_db(N, 0.0);
+  for (int r = 0; r < M; ++r) {
+    double mu = 0, var = 0;
+    for (int c = 0; c < N; ++c) mu += x[r * stride + c];
+    mu /= N;
+    for (int c = 0; c < N; ++c) var += (x[r * stride + c] - mu) * (x[r * stride + c] - mu);
+    mean[r] = static_cast<float>(mu);
+    rstd[r] = static_cast<float>(1 / std::sqrt(var / N + 1e-5));
+    double c1 = 0, c2 = 0;
+    std::vector<double> xhat(N), wdy(N);
+    for (int c = 0; c < N; ++c) {
+      xhat[c] = (x[r * stride + c] - static_cast<double>(mean[r])) * rstd[r];
+      wdy[c] = static_cast<double>(w[c]) * dy[r * stride + c];
+      c1 += xhat[c] * wdy[c];
+      c2 += wdy[c];
+    }
+    c1 /= N;
+    c2 /= N;
+    for (int c = 0; c < N; ++c) {
+      want_dx[r * stride + c] = (wdy[c] - (xhat[c] * c1 + c2)) * rstd[r];
+      want_dw[c] += dy[r * stride + c] * xhat[c];
+      want_db[c] += dy[r * stride + c];
+    }
+  }
+  for (const char* t : kTargets) {
+    Buffer bx = buffer(x, TRI_DTYPE_F32), bdy = buffer(dy, TRI_DTYPE_F32), bw = buffer(w, TRI_DTYPE_F32);
+    Buffer bmean = buffer(mean, TRI_DTYPE_F32), brstd = buffer(rstd, TRI_DTYPE_F32);
+    Buffer dx = buffer(std::vector<float>(M * stride + kGuard, kSentinel), TRI_DTYPE_F32);
+    Buffer pdw = buffer(std::vector<float>(G * N, 0.0f), TRI_DTYPE_F32), pdb = buffer(std::vector<float>(G * N, 0.0f), TRI_DTYPE_F32);
+    Buffer lock = buffer(std::vector<int32_t>(2 * G, 0), TRI_DTYPE_I32);
+    if (!launch("layer_norm_bwd_dx", "layer_norm_bwd_dx_kernel", t, M, 1,
+                {ptr_arg(dx), ptr_arg(bdy), ptr_arg(pdw), ptr_arg(pdb), ptr_arg(bx), ptr_arg(bw), ptr_arg(bmean),
+                 ptr_arg(brstd), ptr_arg(lock), i32_arg(stride), i32_arg(N)}))
+      continue;
+    expect_close("layer_norm_bwd DX", t, dx.as<float>(), want_dx.data(), M * stride, 1e-5, 1e-4);
+    expect_guard("layer_norm_bwd DX", t, dx.as<float>(), M * stride, kSentinel);
+    for (int g = 0; g < G; ++g) {
+      if (lock.as<int32_t>()[g] != 0) fail_msg("layer_norm_bwd [%s]: lock %d left taken", t, g);
+      if (lock.as<int32_t>()[G + g] != 1) fail_msg("layer_norm_bwd [%s]: count %d is %d, expected 1", t, g, lock.as<int32_t>()[G + g]);
+    }
+    Buffer fdw = buffer(std::vector<float>(N + kGuard, kSentinel), TRI_DTYPE_F32);
+    Buffer fdb = buffer(std::vector<float>(N + kGuard, kSentinel), TRI_DTYPE_F32);
+    if (!launch("layer_norm_bwd_dwdb", "layer_norm_bwd_dwdb_kernel", t, (N + 31) / 32, 1,
+                {ptr_arg(pdw), ptr_arg(pdb), ptr_arg(fdw), ptr_arg(fdb), i32_arg(G), i32_arg(N)}))
+      continue;
+    expect_close("layer_norm_bwd DW", t, fdw.as<float>(), want_dw.data(), N, 1e-4, 1e-4);
+    expect_close("layer_norm_bwd DB", t, fdb.as<float>(), want_db.data(), N, 1e-5, 1e-4);
+    expect_guard("layer_norm_bwd DW", t, fdw.as<float>(), N, kSentinel);
+    expect_guard("layer_norm_bwd DB", t, fdb.as<float>(), N, kSentinel);
+  }
+}
+
 // Triton's Philox (triton/language/random.py, 10 rounds, 32-bit counters): the first output for
 // counter (offset, 0, 0, 0) and key (seed lo, seed hi), then uint_to_uniform_float.
 float philox_uniform(uint32_t offset, uint64_t seed) {
@@ -586,6 +645,7 @@ int main(void) {
       cmocka_unit_test(test_gelu),       cmocka_unit_test(test_reduce_scan),
       cmocka_unit_test(test_atomics),    cmocka_unit_test(test_attn_fwd),
       cmocka_unit_test(test_control),    cmocka_unit_test(test_dropout),
+      cmocka_unit_test(test_layer_norm_bwd),
       cmocka_unit_test(test_checked_sqrt),
       cmocka_unit_test(test_checked_mode_location), cmocka_unit_test(test_reflection),
   };

@@ -145,6 +145,8 @@ const std::unordered_map<std::string, Reader::Handler>& Reader::handlers() {
     t["tt.reduce.return"] = &Reader::op_yield;
     t["tt.scan.return"] = &Reader::op_yield;
     t["scf.condition"] = &Reader::op_condition;
+    t["ttg.barrier"] = &Reader::op_barrier;
+    t["gpu.barrier"] = &Reader::op_barrier;
     return t;
   }();
   return table;
@@ -723,6 +725,15 @@ void Reader::op_print(const std::string&) {
   make(Opcode::Print, operands, {}, {Attr::of_str(prefix)});
 }
 
+void Reader::op_barrier(const std::string&) {
+  // tl.debug_barrier(): `ttg.barrier all` (Triton 3.9) or `gpu.barrier` (earlier 3.x). The
+  // memory spaces Triton names (all, local, global) are all the same to Tri's debug_barrier.
+  while (c_.eat_word("all") || c_.eat_word("local") || c_.eat_word("global") || c_.eat_word("shared") || c_.eat('|')) {
+  }
+  skip_trailing_attrs();
+  make(Opcode::DebugBarrier, {}, {});
+}
+
 // ---------------------------------------------------------------- regions
 
 void Reader::op_reduce_scan(const std::string& name) {
@@ -856,8 +867,8 @@ void Reader::op_while(const std::string&) {
   // scf.while (%a = %x, ...) : (Ts) -> (Rs) { ... scf.condition(%c) %v : Rs } do { ^bb0(...): ... }
   std::vector<std::string> names;
   std::vector<ValueId> inits;
-  c_.expect('(', "'(' opening the while's initial values");
-  if (!c_.eat(')')) {
+  // `scf.while : () -> () {` has no initial values and no parenthesis.
+  if (c_.eat('(') && !c_.eat(')')) {
     do {
       names.push_back(c_.value_ref("a loop value"));
       c_.expect('=', "'='");

@@ -101,6 +101,7 @@ class Reader {
   void op_while(const std::string& name);
   void op_yield(const std::string& name);
   void op_condition(const std::string& name);
+  void op_barrier(const std::string& name);  // ttg.barrier / gpu.barrier
 
   // Creates an op at the insertion point and notes it for the location of the TTIR op being read.
   ir::OpId make(ir::Opcode code, const std::vector<ir::ValueId>& operands, const std::vector<ir::TypeId>& types,
