@@ -45,6 +45,13 @@ FIXTURES = [
                                  "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
                                  "GROUP_M": "constexpr", "ACTIVATION": "constexpr"},
      {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "ACTIVATION": "leaky_relu"}, {}),
+    # The same kernel on f32 inputs, where tl.dot's default input precision is tf32.
+    ("matmul_tf32", K.matmul_kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                                      "K": "i32", "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32",
+                                      "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32",
+                                      "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
+                                      "GROUP_M": "constexpr", "ACTIVATION": "constexpr"},
+     {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "ACTIVATION": ""}, {}),
     ("gelu", K.gelu_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "y_tanh_ptr": "*fp32", "n": "i32",
                              "BLOCK": "constexpr"}, {"BLOCK": 64}, {}),
     ("reduce_scan", K.reduce_scan_kernel, {"x_ptr": "*fp32", "sum_ptr": "*fp32", "max_ptr": "*fp32",

@@ -62,7 +62,8 @@ void test_detection(void**) {
 
 void test_all_fixtures_verify(void**) {
   for (const char* name : {"vadd", "softmax", "layer_norm_fwd", "matmul", "gelu", "reduce_scan", "atomics", "attn_fwd",
-                           "control", "checked_sqrt", "dropout", "layer_norm_bwd_dx", "layer_norm_bwd_dwdb"}) {
+                           "control", "checked_sqrt", "dropout", "layer_norm_bwd_dx", "layer_norm_bwd_dwdb",
+                           "matmul_tf32"}) {
     std::unique_ptr<ir::Module> m;
     Status st = import(fixture(name), &m);
     if (!st) fail_msg("%s: %s", name, st.message().c_str());
@@ -135,6 +136,23 @@ void test_locations(void**) {
       assert_int_equal(op.loc.line, line_of(no_aliases, "tt.load"));
       break;
     }
+}
+
+void test_dot_precision(void**) {
+  // tf32 is kept for f32 inputs and dropped (ieee, the default, not printed) for f16 inputs.
+  std::unique_ptr<ir::Module> m;
+  assert_true(import(fixture("matmul_tf32"), &m).is_ok());
+  assert_true(ir::print_text(*m).find("= dot[precision=tf32] ") != std::string::npos);
+  assert_true(import(fixture("matmul"), &m).is_ok());
+  std::string t = ir::print_text(*m);
+  assert_true(t.find("= dot %") != std::string::npos);
+  assert_true(t.find("precision") == std::string::npos);
+  // An f16 accumulator (out_dtype=tl.float16) is refused with the reason.
+  std::string text = fixture("attn_fwd");
+  size_t at = text.find("inputPrecision = tf32 : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>");
+  assert_true(at != std::string::npos);
+  text.replace(text.find("-> tensor<16x16xf32>", at), 20, "-> tensor<16x16xf16>");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "tt.dot with a f16 accumulator");
 }
 
 void test_unknown_op(void**) {
@@ -246,6 +264,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_detection),         cmocka_unit_test(test_all_fixtures_verify),
       cmocka_unit_test(test_locations),         cmocka_unit_test(test_unknown_op),
+      cmocka_unit_test(test_dot_precision),
       cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
       cmocka_unit_test(test_nesting_limit),

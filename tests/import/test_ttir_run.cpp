@@ -270,6 +270,41 @@ void test_matmul(void**) {
   }
 }
 
+void test_matmul_tf32(void**) {
+  // f32 inputs: Triton's default input precision is tf32, which the import keeps
+  // (dot[precision=tf32]); no epilogue. Checked against exact products within tf32's bound.
+  const int M = 33, N = 20, K = 50;
+  std::vector<float> a = random_floats(M * K, -1, 1, 21), b = random_floats(K * N, -1, 1, 22);
+  std::vector<double> want(M * N), bound(M * N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0, mag = 0;
+      for (int k = 0; k < K; ++k) {
+        s += static_cast<double>(a[i * K + k]) * b[k * N + j];
+        mag += std::fabs(static_cast<double>(a[i * K + k]) * b[k * N + j]);
+      }
+      want[i * N + j] = s;
+      bound[i * N + j] = std::ldexp(mag, -9);  // tf32 rounding of both inputs
+    }
+  const uint16_t sentinel = to_half(kSentinel);
+  for (const char* t : kTargets) {
+    Buffer ba = buffer(a, TRI_DTYPE_F32), bb = buffer(b, TRI_DTYPE_F32);
+    Buffer c = buffer(std::vector<uint16_t>(M * N + kGuard, sentinel), TRI_DTYPE_F16);
+    uint32_t grid = ((M + 15) / 16) * ((N + 15) / 16);
+    if (!launch("matmul_tf32", "matmul_kernel", t, grid, 1,
+                {ptr_arg(ba), ptr_arg(bb), ptr_arg(c), i32_arg(M), i32_arg(N), i32_arg(K), i32_arg(K), i32_arg(1),
+                 i32_arg(N), i32_arg(1), i32_arg(N), i32_arg(1)}))
+      continue;
+    for (int i = 0; i < M * N; ++i) {
+      double got = from_half(c.as<uint16_t>()[i]);
+      double tol = bound[i] + std::ldexp(std::fabs(want[i]), -10) + 1e-6;  // + the f16 rounding of C
+      if (!(std::fabs(got - want[i]) <= tol))
+        fail_msg("matmul tf32 [%s]: element %d is %.6g, expected %.6g within %.3g", t, i, got, want[i], tol);
+    }
+    expect_guard("matmul tf32 C", t, c.as<uint16_t>(), M * N, sentinel);
+  }
+}
+
 void test_gelu(void**) {
   const int n = 200;  // 4 programs of 64
   std::vector<float> x = random_floats(n, -5, 5, 9);
@@ -642,6 +677,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vadd),       cmocka_unit_test(test_softmax),
       cmocka_unit_test(test_layer_norm), cmocka_unit_test(test_matmul),
+      cmocka_unit_test(test_matmul_tf32),
       cmocka_unit_test(test_gelu),       cmocka_unit_test(test_reduce_scan),
       cmocka_unit_test(test_atomics),    cmocka_unit_test(test_attn_fwd),
       cmocka_unit_test(test_control),    cmocka_unit_test(test_dropout),
