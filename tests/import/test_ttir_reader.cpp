@@ -88,6 +88,16 @@ void test_locations(void**) {
   assert_int_equal(f->loc.line, 12);  // `def add_kernel(...)` (Triton locates the function there)
   assert_int_equal(f->params[0].align, 16);
   assert_int_equal(f->params[3].divisible, 0);
+  {
+    // tt.divisibility on an integer argument becomes its divisible fact.
+    std::string text = fixture("vadd");
+    replace_once(&text, "%n: i32 loc(", "%n: i32 {tt.divisibility = 16 : i32} loc(");
+    std::unique_ptr<ir::Module> m2;
+    assert_true(import(text, &m2).is_ok());
+    assert_int_equal(m2->find("add_kernel")->params[3].divisible, 16);
+    assert_int_equal(m2->find("add_kernel")->params[3].align, 0);
+    assert_true(ir::print_text(*m2).find("%n: i32 {divisible=16}") != std::string::npos);
+  }
   int loads = 0;
   for (const ir::OpData& op : f->ops) {
     if (op.code != ir::Opcode::Load) continue;
