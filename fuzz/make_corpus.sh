@@ -4,13 +4,14 @@
 #                        misses are good seeds), tests/golden/binary/v*/*.tri
 #   BUILD/corpus/binary  the binary forms of those that parse, and tests/golden/binary/v*/*.trib
 #   BUILD/text.dict      keywords, op, slot, attribute and enum names (from the op table)
+#   BUILD/corpus/ttir    tests/import/ttir/*.ttir (Triton's TTIR, for fuzz_ttir)
 # Existing corpus files are kept: the corpora grow across runs.
 # usage: fuzz/make_corpus.sh BUILD_DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/make_corpus.sh BUILD_DIR}
 seeds="$build/fuzz/tri_fuzz_seeds"
-mkdir -p "$build/corpus/text" "$build/corpus/binary"
+mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir"
 
 shopt -s nullglob
 texts=("$root"/examples/*.tri "$root"/tests/golden/*/*.tri "$root"/tests/golden/binary/v*/*.tri)
@@ -33,4 +34,7 @@ for f in "$root"/tests/golden/binary/v*/*.trib; do
   cp -n "$f" "$build/corpus/binary/${rel//\//_}" 2>/dev/null || true
 done
 "$seeds" dict "$build/text.dict"
+for f in "$root"/tests/import/ttir/*.ttir; do
+  cp -n "$f" "$build/corpus/ttir/" 2>/dev/null || true
+done
 echo "corpus: ${#texts[@]} text seeds; $(ls "$build/corpus/text" | wc -l) text, $(ls "$build/corpus/binary" | wc -l) binary inputs in $build/corpus"

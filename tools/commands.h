@@ -15,3 +15,7 @@ int tri_cmd_test(int argc, char** argv);
 // tri compile FILE [--kernel NAME] [--target sm_90] ...: compiles one kernel and writes its PTX,
 // launch descriptor and LLVM IR (no GPU needed).
 int tri_cmd_compile(int argc, char** argv);
+
+// tri import FILE.ttir [-o OUT] [--binary]: converts Triton's TTIR to Tri IR and prints the ops it
+// read and made (docs/import.md).
+int tri_cmd_import(int argc, char** argv);

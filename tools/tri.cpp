@@ -27,13 +27,15 @@ const char* const kUsage =
     "  run FILE --kernel NAME [options]    run one kernel on inputs from the command line or .npy files\n"
     "  test FILE...                        run the '// run:' lines of IR files on every target present\n"
     "  compile FILE [--target sm_90] ...   write a kernel's PTX and launch descriptor (no GPU needed)\n"
+    "  import FILE.ttir [-o OUT]           convert Triton's TTIR to Tri IR; print what was mapped\n"
     "  help [COMMAND]                      show this text or a command's\n"
     "\n"
     "Options:\n"
     "  -h, --help      show help (after a command: that command's)\n"
     "  --version       print the versions of the tool and the library\n"
     "\n"
-    "FILE may be text or binary IR (told apart by the binary format's magic bytes); '-' reads\n"
+    "FILE may be text or binary IR (told apart by the binary format's magic bytes) or Triton's\n"
+    "TTIR (told apart by its content, docs/import.md); '-' reads\n"
     "standard input. Exit status: 0 success, 1 bad input or I/O error, 2 usage error.\n";
 
 const char* const kCheckHelp =
@@ -365,10 +367,13 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (args[1] == "run" || args[1] == "test" || args[1] == "compile") {
+    if (args[1] == "run" || args[1] == "test" || args[1] == "compile" || args[1] == "import") {
       char flag[] = "--help";
       char* sub[] = {argv[2], flag, nullptr};
-      return args[1] == "run" ? tri_cmd_run(2, sub) : args[1] == "test" ? tri_cmd_test(2, sub) : tri_cmd_compile(2, sub);
+      return args[1] == "run"      ? tri_cmd_run(2, sub)
+             : args[1] == "test"   ? tri_cmd_test(2, sub)
+             : args[1] == "import" ? tri_cmd_import(2, sub)
+                                   : tri_cmd_compile(2, sub);
     }
     const char* h = help_for(args[1]);
     if (!h) return usage_error("no command named '" + args[1] + "'");
@@ -378,6 +383,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return tri_cmd_run(argc - 1, argv + 1);
   if (cmd == "test") return tri_cmd_test(argc - 1, argv + 1);
   if (cmd == "compile") return tri_cmd_compile(argc - 1, argv + 1);
+  if (cmd == "import") return tri_cmd_import(argc - 1, argv + 1);
   const char* help = help_for(cmd);
   if (!help) return usage_error(cmd[0] == '-' ? "unknown option '" + cmd + "'" : "unknown command '" + cmd + "'");
 

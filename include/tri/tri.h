@@ -133,13 +133,15 @@ TRI_API void tri_context_destroy(tri_context* context);
 
 /* ---- Modules ------------------------------------------------------------------------------
  * A module is a verified set of kernels and device functions, made from IR text or binary IR
- * (told apart by the binary format's magic bytes). */
+ * (told apart by the binary format's magic bytes), or from Triton's TTIR text (told apart by
+ * its content; docs/import.md). */
 typedef struct tri_module tri_module;
 
 /* Parses (text) or reads (binary) `size` bytes of IR and verifies them. source_name (may be
  * NULL) names the input in diagnostics: "softmax.tri:12:9: error: ...". The bytes are not kept.
  * Errors: TRI_ERROR_INVALID_ARGUMENT (NULL context, NULL data, size 0), TRI_ERROR_PARSE,
- * TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_VERIFY,
+ * TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_VERIFY, TRI_ERROR_UNSUPPORTED
+ * (TTIR with an op, type or libdevice function Tri lacks),
  * TRI_ERROR_LIMIT_EXCEEDED (input over 1 GiB, nesting deeper than 64, tables past their limits),
  * TRI_ERROR_OUT_OF_MEMORY. A failure's message also goes to the context's log sink at
  * TRI_LOG_ERROR. The caller owns *out_module; it keeps the context alive. Since 0.1. */

@@ -1,4 +1,4 @@
-// Modules, blobs and reflection: tri_module_create reads IR (text or binary), verifies it and
+// Modules, blobs and reflection: tri_module_create reads IR (text, binary or Triton's TTIR), verifies it and
 // precomputes every answer the reflection calls give, so that a module is immutable afterwards
 // and may be read from many threads without locks.
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capi/handles.h"
+#include "import/triton/ttir.h"
 #include "ir/binary.h"
 #include "ir/limits.h"
 #include "ir/text.h"
@@ -172,6 +173,9 @@ Status load(const void* data, size_t size, const std::string& source_name, std::
   std::unique_ptr<ir::Module> m;
   if (ir::is_binary(data, size)) {
     TRI_RETURN_IF_ERROR(ir::read_binary(data, size, source_name, &m));
+  } else if (import::looks_like_ttir(data, size)) {
+    // Triton's TTIR (docs/import.md), told apart from Tri's text by how it starts.
+    TRI_RETURN_IF_ERROR(import::import_ttir(std::string_view(static_cast<const char*>(data), size), source_name, &m));
   } else {
     TRI_RETURN_IF_ERROR(
         ir::parse_text(std::string_view(static_cast<const char*>(data), size), source_name, &m, comments));

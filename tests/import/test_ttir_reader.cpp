@@ -1,0 +1,283 @@
+// Unit tests of the TTIR reader (src/import/triton): telling TTIR from Tri's text, error
+// messages for unsupported ops, libdevice functions and types and for malformed text (each naming
+// the TTIR line and column, and the Python line when there is one), locations, and that no
+// prefix of a real fixture crashes the reader.
+#include <memory>
+#include <string>
+
+#include "import/triton/ttir.h"
+#include "ir/text.h"
+#include "ir/verifier.h"
+#include "test_main.h"
+
+using namespace tri;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::string text = tri_test::read_file(tri_test::source_path("tests/import/ttir/" + name + ".ttir"));
+  if (text.empty()) fail_msg("cannot read fixture %s", name.c_str());
+  return text;
+}
+
+Status import(const std::string& text, std::unique_ptr<ir::Module>* m) { return import::import_ttir(text, "t.ttir", m); }
+
+void replace_once(std::string* s, const std::string& from, const std::string& to) {
+  size_t at = s->find(from);
+  if (at == std::string::npos) fail_msg("the fixture has no '%s'", from.c_str());
+  s->replace(at, from.size(), to);
+}
+
+// 1-based line of the first occurrence of `what` in `text`.
+int line_of(const std::string& text, const std::string& what) {
+  size_t at = text.find(what);
+  if (at == std::string::npos) fail_msg("no '%s' in the text", what.c_str());
+  int line = 1;
+  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
+  return line;
+}
+
+void expect_error(const Status& st, Code code, const std::string& starts, const std::string& contains) {
+  if (st.is_ok()) fail_msg("expected an error starting '%s'", starts.c_str());
+  if (st.code() != code) fail_msg("expected code %s, got %s: %s", code_name(code), code_name(st.code()), st.message().c_str());
+  if (st.message().rfind(starts, 0) != 0)
+    fail_msg("the message does not start with '%s': %s", starts.c_str(), st.message().c_str());
+  if (st.message().find(contains) == std::string::npos)
+    fail_msg("the message does not contain '%s': %s", contains.c_str(), st.message().c_str());
+}
+
+void test_detection(void**) {
+  auto is = [](const std::string& s) { return import::looks_like_ttir(s.data(), s.size()); };
+  assert_true(is("module {\n}"));
+  assert_true(is("  // a comment\n#loc = loc(\"a.py\":1:1)\nmodule {}"));
+  assert_true(is("module attributes {\"ttg.num-warps\" = 4 : i32} {"));
+  assert_true(is("tt.func public @k() {"));
+  assert_true(is(fixture("vadd")));
+  assert_false(is("kernel @vadd(%x: ptr<f32>) {\n  return\n}"));
+  assert_false(is("// module\nfunc @f() -> () {"));
+  assert_false(is("modules"));
+  assert_false(is(""));
+  assert_false(is("   \n// only a comment"));
+}
+
+void test_all_fixtures_verify(void**) {
+  for (const char* name : {"vadd", "softmax", "layer_norm_fwd", "matmul", "gelu", "reduce_scan", "atomics", "attn_fwd",
+                           "control", "checked_sqrt", "dropout", "layer_norm_bwd_dx", "layer_norm_bwd_dwdb",
+                           "matmul_tf32"}) {
+    std::unique_ptr<ir::Module> m;
+    Status st = import(fixture(name), &m);
+    if (!st) fail_msg("%s: %s", name, st.message().c_str());
+    st = ir::verify(*m);
+    if (!st) fail_msg("%s does not verify: %s", name, st.message().c_str());
+    // The imported module's canonical text reads back to the same text.
+    std::string t1 = ir::print_text(*m);
+    std::unique_ptr<ir::Module> m2;
+    st = ir::parse_text(t1, "printed", &m2);
+    if (!st) fail_msg("%s: the printed import does not parse: %s", name, st.message().c_str());
+    assert_string_equal(ir::print_text(*m2).c_str(), t1.c_str());
+  }
+}
+
+void test_locations(void**) {
+  std::unique_ptr<ir::Module> m;
+  assert_true(import(fixture("vadd"), &m).is_ok());
+  assert_string_equal(m->source_name.c_str(), "tests/import/kernels.py");
+  const ir::Function* f = m->find("add_kernel");
+  assert_non_null(f);
+  assert_true(f->is_kernel);
+  assert_int_equal(f->loc.line, 12);  // `def add_kernel(...)` (Triton locates the function there)
+  assert_int_equal(f->params[0].align, 16);
+  assert_int_equal(f->params[3].divisible, 0);
+  {
+    // tt.divisibility on an integer argument becomes its divisible fact.
+    std::string text = fixture("vadd");
+    replace_once(&text, "%n: i32 loc(", "%n: i32 {tt.divisibility = 16 : i32} loc(");
+    std::unique_ptr<ir::Module> m2;
+    assert_true(import(text, &m2).is_ok());
+    assert_int_equal(m2->find("add_kernel")->params[3].divisible, 16);
+    assert_int_equal(m2->find("add_kernel")->params[3].align, 0);
+    assert_true(ir::print_text(*m2).find("%n: i32 {divisible=16}") != std::string::npos);
+  }
+  int loads = 0;
+  for (const ir::OpData& op : f->ops) {
+    if (op.code != ir::Opcode::Load) continue;
+    // x = tl.load(...) on line 16, y = tl.load(...) on line 17, both at column 9.
+    assert_int_equal(op.loc.line, 16 + loads);
+    assert_int_equal(op.loc.col, 9);
+    ++loads;
+  }
+  assert_int_equal(loads, 2);
+  // Code inlined from Triton's library (tl.sum in standard.py) is located at the user's call.
+  assert_true(import(fixture("softmax"), &m).is_ok());
+  f = m->find("softmax_kernel");
+  for (const ir::OpData& op : f->ops)
+    if (op.code == ir::Opcode::Reduce) assert_true(op.loc.line == 31 || op.loc.line == 33);
+
+  // Without locations, ops are located at their TTIR lines and the module keeps the TTIR's name.
+  std::string text = fixture("vadd"), bare;
+  for (size_t i = 0; i < text.size();) {
+    size_t at = text.find(" loc(", i);
+    if (at == std::string::npos) {
+      bare += text.substr(i);
+      break;
+    }
+    bare += text.substr(i, at - i);
+    int depth = 0;
+    size_t j = at + 4;
+    for (; j < text.size(); ++j) {
+      if (text[j] == '(') ++depth;
+      if (text[j] == ')' && --depth == 0) break;
+    }
+    i = j + 1;
+  }
+  std::string no_aliases;
+  for (size_t i = 0; i < bare.size();) {
+    size_t eol = bare.find('\n', i);
+    if (eol == std::string::npos) eol = bare.size();
+    if (bare[i] != '#') no_aliases += bare.substr(i, eol - i) + "\n";
+    i = eol + 1;
+  }
+  Status st = import(no_aliases, &m);
+  if (!st) fail_msg("%s", st.message().c_str());
+  assert_string_equal(m->source_name.c_str(), "t.ttir");
+  f = m->find("add_kernel");
+  for (const ir::OpData& op : f->ops)
+    if (op.code == ir::Opcode::Load) {
+      assert_int_equal(op.loc.line, line_of(no_aliases, "tt.load"));
+      break;
+    }
+}
+
+void test_dot_precision(void**) {
+  // tf32 is kept for f32 inputs and dropped (ieee, the default, not printed) for f16 inputs.
+  std::unique_ptr<ir::Module> m;
+  assert_true(import(fixture("matmul_tf32"), &m).is_ok());
+  assert_true(ir::print_text(*m).find("= dot[precision=tf32] ") != std::string::npos);
+  assert_true(import(fixture("matmul"), &m).is_ok());
+  std::string t = ir::print_text(*m);
+  assert_true(t.find("= dot %") != std::string::npos);
+  assert_true(t.find("precision") == std::string::npos);
+  // An f16 accumulator (out_dtype=tl.float16) is refused with the reason.
+  std::string text = fixture("attn_fwd");
+  size_t at = text.find("inputPrecision = tf32 : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>");
+  assert_true(at != std::string::npos);
+  text.replace(text.find("-> tensor<16x16xf32>", at), 20, "-> tensor<16x16xf16>");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "tt.dot with a f16 accumulator");
+}
+
+void test_unknown_op(void**) {
+  std::string text = fixture("vadd");
+  replace_once(&text, "arith.addf %x_6", "arith.frobnicate %x_6");
+  int line = line_of(text, "arith.frobnicate");
+  std::unique_ptr<ir::Module> m;
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:" + std::to_string(line) + ":5: error: ",
+               "op 'arith.frobnicate' is not supported by the TTIR importer");
+  // The Python line of `x + y` comes with it.
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "(from tests/import/kernels.py:18:");
+  // A known gap says why.
+  text = fixture("vadd");
+  replace_once(&text, "%2 = arith.addf %x_6, %y_8 : tensor<64xf32>",
+               "%h = tt.histogram %offs_3 : tensor<64xi32> -> tensor<8xi32> loc(#loc10)\n"
+               "    %2 = arith.addf %x_6, %y_8 : tensor<64xf32>");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "op 'tt.histogram' is not supported by the TTIR importer: Tri has no histogram op");
+}
+
+void test_unknown_libdevice(void**) {
+  std::string text = fixture("gelu");
+  replace_once(&text, "__nv_tanhf", "__nv_frobf");
+  int line = line_of(text, "__nv_frobf");
+  std::unique_ptr<ir::Module> m;
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:" + std::to_string(line) + ":5: error: ",
+               "libdevice function '__nv_frobf' has no Tri counterpart");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "(from tests/import/kernels.py:120:");
+  // A libdevice function Tri has under another op: __nv_powf -> pow, __nv_atan2f -> math_call.
+  text = fixture("gelu");
+  replace_once(&text, "symbol = \"__nv_tanhf\"", "symbol = \"__nv_log1pf\"");
+  Status st = import(text, &m);
+  if (!st) fail_msg("%s", st.message().c_str());
+  assert_true(ir::print_text(*m).find("math_call[name=\"log1p\"]") != std::string::npos);
+}
+
+void test_unsupported_types(void**) {
+  std::unique_ptr<ir::Module> m;
+  std::string text = fixture("vadd");
+  replace_once(&text, "%x_ptr: !tt.ptr<f32>", "%x_ptr: !tt.ptr<f8E4M3FNUZ>");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:" + std::to_string(line_of(text, "f8E4M3FNUZ")) + ":",
+               "type 'f8E4M3FNUZ' has no Tri counterpart");
+  text = fixture("vadd");
+  replace_once(&text, "%x_ptr: !tt.ptr<f32>", "%x_ptr: !tt.ptr<tensor<16x16xf32>>");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:" + std::to_string(line_of(text, "tt.ptr<tensor")) + ":",
+               "block pointer");
+  text = fixture("vadd");
+  replace_once(&text, "tensor<64xi32> loc(#loc18)", "tensor<2x2x2x2x4xi32> loc(#loc18)");
+  expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "a tensor of rank 5");
+}
+
+void test_malformed(void**) {
+  std::unique_ptr<ir::Module> m;
+  std::string text = fixture("vadd");
+  replace_once(&text, "arith.addf %x_6, %y_8", "arith.addf %x_6, %nothere");
+  int line = line_of(text, "%nothere");
+  expect_error(import(text, &m), Code::Parse, "t.ttir:" + std::to_string(line) + ":", "use of undefined value %nothere");
+  text = fixture("vadd");
+  replace_once(&text, "arith.addf %x_6, %y_8 :", "arith.addf %x_6, %y_8");
+  expect_error(import(text, &m), Code::Parse, "t.ttir:", "expected ':' before the type");
+  text = fixture("vadd");
+  replace_once(&text, "#loc11 = ", "#loc99 = ");
+  expect_error(import(text, &m), Code::Parse, "t.ttir:", "undefined location alias");
+  expect_error(import("module {\n  tt.func public @k() {\n    tt.return\n", &m), Code::Parse, "t.ttir:4:",
+               "expected '}' closing a region");
+  expect_error(import("module {\n}\n", &m), Code::Parse, "t.ttir: error: ", "no tt.func");
+  expect_error(import("module { tt.func public @k() { %0 = \"tt.frob\"() : () -> () tt.return } }", &m),
+               Code::Unsupported, "t.ttir:1:", "generic form");
+}
+
+void test_prefixes_never_crash(void**) {
+  // Every prefix of a real fixture (at a stride, and around each line start) either imports or
+  // fails with a located error of a reader's code; never a crash or another code.
+  for (const char* name : {"control", "reduce_scan"}) {
+    std::string text = fixture(name);
+    for (size_t n = 0; n < text.size(); n += (n % 97 == 0 ? 1 : 13)) {
+      std::unique_ptr<ir::Module> m;
+      Status st = import(text.substr(0, n), &m);
+      if (st.is_ok()) {
+        Status v = ir::verify(*m);
+        assert_true(v.is_ok() || v.code() == Code::Verify);
+        continue;
+      }
+      if (st.code() != Code::Parse && st.code() != Code::Unsupported && st.code() != Code::LimitExceeded)
+        fail_msg("%s[:%zu]: unexpected code %s: %s", name, n, code_name(st.code()), st.message().c_str());
+      if (st.message().rfind("t.ttir", 0) != 0) fail_msg("%s[:%zu]: message without the source: %s", name, n, st.message().c_str());
+    }
+  }
+}
+
+void test_nesting_limit(void**) {
+  std::string text = "module {\n  tt.func public @k(%c: i1) {\n";
+  for (int i = 0; i < 80; ++i) text += "scf.if %c {\n";
+  for (int i = 0; i < 80; ++i) text += "}\n";
+  text += "tt.return\n  }\n}\n";
+  std::unique_ptr<ir::Module> m;
+  expect_error(import(text, &m), Code::LimitExceeded, "t.ttir:", "kMaxNesting");
+  // Types and attributes nested without end are refused before the stack runs out.
+  std::string deep = "module {\n  tt.func public @k(%p: ";
+  for (int i = 0; i < 100000; ++i) deep += "!tt.ptr<";
+  expect_error(import(deep, &m), Code::Parse, "t.ttir:2:", "types nested more than 16 deep");
+  deep = "module attributes {a = ";
+  for (int i = 0; i < 100000; ++i) deep += "#x<a = ";
+  expect_error(import(deep, &m), Code::Parse, "t.ttir:1:", "attributes nested more than 16 deep");
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_detection),         cmocka_unit_test(test_all_fixtures_verify),
+      cmocka_unit_test(test_locations),         cmocka_unit_test(test_unknown_op),
+      cmocka_unit_test(test_dot_precision),
+      cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
+      cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
+      cmocka_unit_test(test_nesting_limit),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
