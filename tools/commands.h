@@ -15,3 +15,7 @@ int tri_cmd_test(int argc, char** argv);
 // tri compile FILE [--kernel NAME] [--target sm_90] ...: compiles one kernel and writes its PTX,
 // launch descriptor and LLVM IR (no GPU needed).
 int tri_cmd_compile(int argc, char** argv);
+
+// tri cache stats|ls|verify|clear|prune|export|import [--dir DIR]: looks after a disk cache of
+// compiled kernels (docs/cache.md).
+int tri_cmd_cache(int argc, char** argv);

@@ -167,13 +167,13 @@ Stats DiskCache::stats() const {
   return s;
 }
 
-bool DiskCache::lookup(const Key& key, Entry* out) {
+bool DiskCache::lookup(const Key& key, Entry* out, bool count_miss) {
   if (!enabled_) return false;
   const std::string path = entry_path(key);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno != ENOENT && log_) log_(kWarning, "disk cache: cannot open " + path + " (" + errno_text(errno) + ")");
-    n_->misses++;
+    if (count_miss) n_->misses++;
     return false;
   }
   std::string bytes;
@@ -187,7 +187,7 @@ bool DiskCache::lookup(const Key& key, Entry* out) {
     n_->bytes_read += bytes.size();
     return true;
   }
-  n_->misses++;
+  if (count_miss) n_->misses++;
   n_->corrupt++;
   // Remove the file only when it is still the one we read: another process may have just
   // renamed a good entry into its place.
@@ -302,6 +302,9 @@ void DiskCache::evict(const Key& keep) {
 }
 
 DiskCache::Lock::~Lock() {
+  // Unlinked while held: a waiter that opened this file sees, once it gets the lock, that the
+  // path no longer names it, and starts over on a new file.
+  ::unlink(path_.c_str());
   ::flock(fd_, LOCK_UN);
   ::close(fd_);
 }
@@ -344,7 +347,7 @@ std::unique_ptr<DiskCache::Lock> DiskCache::lock(const Key& key, int64_t max_wai
     struct stat held, now;
     if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
         held.st_dev == now.st_dev)
-      return std::unique_ptr<Lock>(new Lock(fd));
+      return std::unique_ptr<Lock>(new Lock(fd, path));
     ::close(fd);
   }
 }
@@ -368,7 +371,10 @@ Status DiskCache::prune(uint64_t max_bytes, PruneResult* out) {
     } else if (key_of(f.name, kLockSuffix, &k)) {
       int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
       if (fd >= 0) {
-        if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlink(path.c_str()) == 0) out->locks++;
+        struct stat held, now;
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
+            held.st_ino == now.st_ino && held.st_dev == now.st_dev && ::unlink(path.c_str()) == 0)
+          out->locks++;
         ::close(fd);
       }
     }

@@ -84,16 +84,24 @@ class DiskCache {
   const std::string& dir() const { return dir_; }
   uint64_t max_bytes() const { return max_bytes_; }
 
-  // The entry for `key`: true with *out on a valid one. An unusable file is logged, counted in
-  // `corrupt` and removed (unless another process replaced it meanwhile).
-  bool lookup(const Key& key, Entry* out);
+  // The entry for `key`: true with *out on a valid one (counted in `hits`). An unusable file is
+  // logged, counted in `corrupt` and removed (unless another process replaced it meanwhile).
+  // count_miss false: a miss is not counted (a first look before taking the key's lock; the look
+  // after it counts).
+  bool lookup(const Key& key, Entry* out, bool count_miss = true);
+  // Sends a line to the log this cache was made with.
+  void log(int level, const std::string& message) const {
+    if (log_) log_(level, message);
+  }
   // Writes an entry atomically (replacing any file of its key), then evicts to the bound. false
   // (logged, counted) when it could not be written; nothing partial is left behind.
   bool insert(const Entry& e);
   // The same with an entry's encoded bytes (bundles).
   bool insert_bytes(const Key& key, const std::string& bytes);
 
-  // Holds <hex>.lock exclusively until destroyed. Waits while another thread or process holds
+  // Holds <hex>.lock exclusively until destroyed (which removes the file, so a directory holds
+  // lock files only while compiles run, or where a holder crashed; prune removes those). Waits
+  // while another thread or process holds
   // it (polling; after `max_wait_ms` it gives up and returns a null lock, logged: the caller
   // compiles without single flight). Null too when the cache is off.
   class Lock {
@@ -104,8 +112,9 @@ class DiskCache {
 
    private:
     friend class DiskCache;
-    explicit Lock(int fd) : fd_(fd) {}
+    Lock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
     int fd_;
+    std::string path_;
   };
   std::unique_ptr<Lock> lock(const Key& key, int64_t max_wait_ms = 300000);
 

@@ -158,8 +158,10 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
     Status st = module->kernels.get(
         req.key(name),
         [&](std::shared_ptr<capi::Compiled>* out) {
-          const tri_context* ctx = module->context;
-          return capi::compile(*module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); });
+          tri_context* ctx = module->context;
+          return capi::compile(
+              *module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); },
+              capi::context_disk_cache(ctx));
         },
         &compiled);
     if (!st.is_ok()) {
