@@ -93,7 +93,9 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
     c->params.push_back(s);
   }
 
-  if (disk)
+  // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
+  const char* dump = std::getenv("TRI_DUMP");
+  if (disk && !(dump && *dump))
     TRI_RETURN_IF_ERROR(compile_with_disk(*disk, c.get(), *t, options));
   else
     TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, options, &c->exe));

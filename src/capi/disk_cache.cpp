@@ -84,6 +84,7 @@ bool try_load(cache::DiskCache& disk, const cache::Key& key, Compiled* c, const 
     return false;
   }
   c->exe = std::move(exe);
+  c->from_disk = true;
   disk.log(cache::kDebug, "disk cache: kernel @" + kname + " (" + std::string(t.name()) + ") loaded from entry " +
                               key.hex());
   return true;
