@@ -525,6 +525,57 @@ static void test_api_and_bundles(void** state) {
   tri_context_destroy(c);
 }
 
+// The cuda target's payload, without a GPU (a named architecture needs no driver): a second
+// context compiles nothing and gets the same PTX and launch descriptor; the LLVM IR, which an
+// entry does not hold, is made again on request.
+static void test_cuda_payload(void** state) {
+  (void)state;
+  std::string dir = fresh("cuda");
+  std::string code[2][3];
+  for (int round = 0; round < 2; ++round) {
+    tri_context_options* o;
+    tri_context* c;
+    tri_context_options_create(&o);
+    tri_context_options_set_cache_dir(o, dir.c_str());
+    assert_int_equal(tri_context_create(o, TRI_VERSION_NUMBER, &c), TRI_OK);
+    tri_context_options_destroy(o);
+    tri_module* m;
+    assert_int_equal(tri_module_create(c, kScale, sizeof kScale - 1, "scale.tri", &m), TRI_OK);
+    tri_compile_options* co;
+    tri_compile_options_create(&co);
+    assert_int_equal(tri_compile_options_set_target(co, "cuda"), TRI_OK);
+    tri_compile_options_set_arch(co, "sm_90");
+    tri_compile_options_set_constexpr_int(co, "BLOCK", 256);
+    tri_kernel* k;
+    assert_int_equal(tri_kernel_compile(m, "scale", co, &k), TRI_OK);
+    tri_compile_options_destroy(co);
+    uint64_t hits = 0, stores = 0;
+    tri_cache_stat(c, TRI_CACHE_STAT_HITS, &hits);
+    tri_cache_stat(c, TRI_CACHE_STAT_STORES, &stores);
+    assert_int_equal(hits, round == 1 ? 1 : 0);
+    assert_int_equal(stores, round == 0 ? 1 : 0);
+    const char* kinds[3] = {"ptx", "metadata", "llvm"};
+    for (int i = 0; i < 3; ++i) {
+      tri_blob* b = nullptr;
+      assert_int_equal(tri_kernel_code(k, kinds[i], &b), TRI_OK);
+      code[round][i].assign(static_cast<const char*>(tri_blob_data(b)), tri_blob_size(b));
+      tri_blob_destroy(b);
+    }
+    tri_kernel_destroy(k);
+    tri_module_destroy(m);
+    tri_context_destroy(c);
+  }
+  assert_true(code[0][0].find(".entry scale") != std::string::npos);
+  assert_true(code[0][0] == code[1][0]);
+  assert_true(code[0][1].find("\"shared_bytes\"") != std::string::npos);
+  assert_true(code[0][1] == code[1][1]);
+  assert_true(code[1][2].find("nvptx64-nvidia-cuda") != std::string::npos);
+  std::vector<std::string> es = files(dir, ".entry");
+  assert_int_equal(es.size(), 1);
+  std::string entry = tri_test::read_file(dir + "/" + es[0]);
+  assert_true(entry.compare(0, 8, "TRICACHE") == 0 && entry.find("ptx") != std::string::npos);
+}
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::strcmp(argv[1], "--child") == 0) return child_main(argc, argv);
   char tmpl[] = "/tmp/tri-cache-capi-XXXXXX";
@@ -540,6 +591,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(test_crash_between_write_and_rename),
       cmocka_unit_test(test_moved_lines_hit_and_report_the_new_lines),
       cmocka_unit_test(test_api_and_bundles),
+      cmocka_unit_test(test_cuda_payload),
   };
   int rc = cmocka_run_group_tests(tests, nullptr, nullptr);
   std::string cmd = "chmod -R u+w '" + g_root + "'; rm -rf '" + g_root + "'";
