@@ -309,28 +309,30 @@ static void test_lock(void** state) {
   for (auto& t : ts) t.join();
   assert_int_equal(most.load(), 1);
   assert_true(c.stats().lock_waits >= 1);
-  // A holder that dies without unlocking: the kernel releases its lock.
-  int ready[2];
+  // A holder that dies without unlocking: while it lives the lock is refused, once it is gone
+  // (no unlock, no destructor) the kernel has released it.
+  int ready[2], go[2];
   assert_int_equal(::pipe(ready), 0);
+  assert_int_equal(::pipe(go), 0);
   pid_t pid = ::fork();
   if (pid == 0) {
     DiskCache cc(c.dir(), 0, nullptr);
     auto l = cc.lock(k);
     char b = l ? 'y' : 'n';
     if (::write(ready[1], &b, 1) != 1) ::_exit(3);
-    ::usleep(100000);
-    ::_exit(0);  // no unlock, no destructor
+    if (::read(go[0], &b, 1) < 0) ::_exit(4);
+    ::_exit(0);
   }
   char b = 0;
   assert_int_equal(::read(ready[0], &b, 1), 1);
   assert_int_equal(b, 'y');
-  auto t0 = std::chrono::steady_clock::now();
-  auto l = c.lock(k);
-  assert_non_null(l.get());
-  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  assert_true(waited >= 50);  // it did wait for the child
+  assert_null(c.lock(k, 30).get());  // held by the child
+  assert_int_equal(::write(go[1], "x", 1), 1);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto l = c.lock(k, 1000);
+  assert_non_null(l.get());
   l.reset();
   // A short wait limit gives up with a null lock while someone holds it.
   auto held = c.lock(k);
