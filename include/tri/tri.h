@@ -385,7 +385,7 @@ TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
  * Since 0.2. */
 TRI_API tri_result tri_cache_dir(tri_context* context, const char** out_path);
 /* One statistic (TRI_CACHE_STAT_*) into *out_value; an unknown one is
- * TRI_ERROR_INVALID_ARGUMENT. Works with the cache off (all zero). Since 0.2. */
+ * TRI_ERROR_INVALID_ARGUMENT. Works with the cache off (counters and usage read 0). Since 0.2. */
 TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* out_value);
 /* The entries of the cache directory as text, one line per entry sorted by key, fields separated
  * by tabs: key (32 hex digits), bytes, last use (seconds since 1970), status ("ok", "ok (another
