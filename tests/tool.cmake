@@ -19,3 +19,7 @@ foreach(_mode errors usage stdin)
 endforeach()
 set_tests_properties(${_tri_tool_tests} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+
+# `tri cache` (tests/tool/cache_test.sh): every subcommand on a directory `tri test` fills.
+add_test(NAME tool/cache COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tool/cache_test.sh)
+set_tests_properties(tool/cache PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

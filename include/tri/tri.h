@@ -96,8 +96,8 @@ typedef void (*tri_log_fn)(void* user, int32_t level, const char* message);
 typedef void* (*tri_alloc_fn)(void* self, size_t size, size_t align);
 typedef void (*tri_free_fn)(void* self, void* ptr, size_t size);
 
-/* Creates options with defaults: no log sink, the C library's allocator, no cache directory.
- * The caller owns *out_options. Since 0.1. */
+/* Creates options with defaults: no log sink, the C library's allocator, the default disk cache
+ * directory, a 1 GiB cache bound. The caller owns *out_options. Since 0.1. */
 TRI_API tri_result tri_context_options_create(tri_context_options** out_options);
 /* Releases options; NULL is allowed. Since 0.1. */
 TRI_API void tri_context_options_destroy(tri_context_options* options);
@@ -114,9 +114,15 @@ TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri
  * made from the context. Since 0.1. */
 TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self,
                                                     tri_alloc_fn alloc, tri_free_fn free);
-/* Sets the directory of the compiled-kernel cache (copied); NULL or "" means no disk cache.
- * Since 0.1. */
+/* Sets the directory of the disk cache of compiled kernels (copied; made with its parents when
+ * missing). "" turns the disk cache off. NULL (and the default) means: $TRI_CACHE_DIR when set,
+ * else $XDG_CACHE_HOME/tri, else $HOME/.cache/tri. A directory that cannot be made or written
+ * turns the cache off with one TRI_LOG_WARNING line on the first compile; compiles still work.
+ * docs/cache.md describes the cache. Since 0.1 (the default directory since 0.2). */
 TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path);
+/* Sets the disk cache's size bound in bytes (default 1 GiB; 0: no bound). When an entry written
+ * takes the directory past it, the least recently used entries are removed. Since 0.2. */
+TRI_API tri_result tri_context_options_set_cache_max_bytes(tri_context_options* options, uint64_t max_bytes);
 
 /* ---- Context ------------------------------------------------------------------------------ */
 typedef struct tri_context tri_context;
@@ -369,6 +375,60 @@ TRI_API tri_result tri_launch_plan_set_stream(tri_launch_plan* plan, void* strea
 TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan);
 /* Releases the plan; NULL is allowed. Since 0.2. */
 TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
+
+/* ---- Disk cache ----------------------------------------------------------------------------
+ * Compiled kernels ("cpu": object code; "cuda": PTX) are kept in one file per kernel in the
+ * context's cache directory (tri_context_options_set_cache_dir), so a later process compiles
+ * nothing; processes that need the same missing kernel at once compile it once. The cache is
+ * opened on the first call that needs it. docs/cache.md describes the files. All calls are
+ * thread-safe. */
+
+/* Statistics for tri_cache_stat. The counters count this context's use since it was made; the
+ * usage values scan the directory now. */
+#define TRI_CACHE_STAT_HITS 0           /* compiles answered from the disk */
+#define TRI_CACHE_STAT_MISSES 1         /* compiles that found no usable entry */
+#define TRI_CACHE_STAT_STORES 2         /* entries written */
+#define TRI_CACHE_STAT_BYTES_READ 3     /* bytes of entries read on hits */
+#define TRI_CACHE_STAT_BYTES_WRITTEN 4  /* bytes of entries written */
+#define TRI_CACHE_STAT_EVICTIONS 5      /* entries removed to keep the size bound (or by prune) */
+#define TRI_CACHE_STAT_CORRUPT 6        /* damaged or foreign entry files found (and removed) */
+#define TRI_CACHE_STAT_WRITE_FAILURES 7 /* entries that could not be written (a full disk) */
+#define TRI_CACHE_STAT_LOCK_WAITS 8     /* compiles that waited for another process's compile */
+#define TRI_CACHE_STAT_ENTRIES 9        /* entries in the directory now */
+#define TRI_CACHE_STAT_BYTES 10         /* bytes of those entries */
+#define TRI_CACHE_STAT_MAX_BYTES 11     /* the size bound (0: none) */
+#define TRI_CACHE_STAT_ENABLED 12       /* 1 when the disk cache is in use, 0 when it is off */
+
+/* The directory the context's disk cache uses, or "" when it is off; owned by the context.
+ * Since 0.2. */
+TRI_API tri_result tri_cache_dir(tri_context* context, const char** out_path);
+/* One statistic (TRI_CACHE_STAT_*) into *out_value; an unknown one is
+ * TRI_ERROR_INVALID_ARGUMENT. Works with the cache off (counters and usage read 0). Since 0.2. */
+TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* out_value);
+/* The entries of the cache directory as text, one line per entry sorted by key, fields separated
+ * by tabs: key (32 hex digits), bytes, last use (seconds since 1970), status ("ok", "ok (another
+ * build)", or "bad: <why>"), payload kind, target, kernel, what it was made for. Every entry is
+ * read and checked in full; with verify nonzero, bad ones are removed (their status reads
+ * "removed: <why>"). TRI_ERROR_UNSUPPORTED when the cache is off. The caller owns *out_text.
+ * Since 0.2. */
+TRI_API tri_result tri_cache_list(tri_context* context, int32_t verify, tri_blob** out_text);
+/* Removes least recently used entries until the rest take at most max_bytes (UINT64_MAX: the
+ * context's bound; 0 empties the cache), temporary files left by writers that died more than 10
+ * minutes ago, and lock files nobody holds. Files that are not the cache's are left alone.
+ * *out_removed (may be NULL) receives the number of entries removed. Since 0.2. */
+TRI_API tri_result tri_cache_prune(tri_context* context, uint64_t max_bytes, uint64_t* out_removed);
+/* Writes every valid entry of the cache to a bundle file at `path` (replacing it), with a
+ * manifest of the target, kernel, Tri build and machine each entry was made for, so that an
+ * application can ship a warm cache. *out_count (may be NULL) receives the number of entries.
+ * Errors: TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_IO. Since 0.2. */
+TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint32_t* out_count);
+/* Reads a bundle and adds its entries to the cache, each validated. Entries made by another
+ * build of Tri (they would never be used) are skipped and logged at TRI_LOG_WARNING. Errors:
+ * TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_IO (unreadable file, an entry not written),
+ * TRI_ERROR_CORRUPT_BINARY (not a bundle, or damaged: nothing is imported),
+ * TRI_ERROR_UNSUPPORTED_VERSION. *out_imported (may be NULL) receives the number added.
+ * Since 0.2. */
+TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint32_t* out_imported);
 
 /* ---- CUDA devices --------------------------------------------------------------------------
  * What the "cuda" target can run on. libcuda.so.1 (the NVIDIA driver) is loaded at run time on

@@ -105,4 +105,34 @@ Status decode_entry(const std::string& bytes, const Key& expect, Entry* out) {
   return Status::ok();
 }
 
+std::string pack_fields(const Fields& fields) {
+  std::string o;
+  for (const auto& [name, value] : fields) {
+    put(&o, name.size(), 4);
+    o += name;
+    put(&o, value.size(), 4);
+    o += value;
+  }
+  return o;
+}
+
+bool unpack_fields(const std::string& bytes, Fields* out) {
+  Reader r{bytes};
+  Fields f;
+  while (r.pos < bytes.size()) {
+    uint64_t n = 0, m = 0;
+    std::string name, value;
+    if (!r.take(&n, 4) || !r.bytes(&name, n) || !r.take(&m, 4) || !r.bytes(&value, m)) return false;
+    f.emplace_back(std::move(name), std::move(value));
+  }
+  *out = std::move(f);
+  return true;
+}
+
+std::string field(const Fields& fields, const std::string& name) {
+  for (const auto& [n, v] : fields)
+    if (n == name) return v;
+  return std::string();
+}
+
 }  // namespace tri::cache

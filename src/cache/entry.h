@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "cache/key.h"
@@ -26,5 +28,14 @@ Status encode_entry(const Entry& e, std::string* out);
 
 // Parses and checks an entry file's bytes; `expect` is the key the caller looked up.
 Status decode_entry(const std::string& bytes, const Key& expect, Entry* out);
+
+// The metadata of the C API's entries is a list of named fields (docs/cache.md lists the
+// names: target, kernel, made_for, target_meta): each as u32 name length, name, u32 value
+// length, value (little-endian). unpack_fields is false for bytes that are not such a list.
+using Fields = std::vector<std::pair<std::string, std::string>>;
+std::string pack_fields(const Fields& fields);
+bool unpack_fields(const std::string& bytes, Fields* out);
+// The value of field `name`, or "" when absent.
+std::string field(const Fields& fields, const std::string& name);
 
 }  // namespace tri::cache

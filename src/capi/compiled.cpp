@@ -67,7 +67,7 @@ void dump_stages(const Compiled& c, const std::string& name) {
 }  // namespace
 
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
-               const std::function<void(const std::string&)>& timing) {
+               const std::function<void(const std::string&)>& timing, cache::DiskCache* disk) {
   target::CompileOptions options = req.options;
   options.timing = timing;
   const target::Target* t = target::find(req.target);
@@ -94,11 +94,17 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
     c->params.push_back(s);
   }
 
-  TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, options, &c->exe));
+  // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
+  const char* dump = std::getenv("TRI_DUMP");
+  if (disk && !(dump && *dump))
+    TRI_RETURN_IF_ERROR(compile_with_disk(*disk, c.get(), *t, options));
+  else
+    TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, options, &c->exe));
   dump_stages(*c, name);
   c->source = &m;
   c->name = name;
   c->req = req;
+  c->disk = disk;
   *out = std::move(c);
   return Status::ok();
 }

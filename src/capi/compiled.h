@@ -19,6 +19,10 @@
 
 #include "target/target.h"
 
+namespace tri::cache {
+class DiskCache;
+}
+
 namespace tri::capi {
 
 // What tri_compile_options holds, in a form that makes a stable cache key.
@@ -60,6 +64,8 @@ class Compiled {
   const ir::Module* source = nullptr;
   std::string name;
   CompileRequest req;
+  cache::DiskCache* disk = nullptr;  // the context's (it outlives every kernel), or null
+  bool from_disk = false;            // exe was loaded from a disk cache entry, not compiled here
   // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
   // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
   uint64_t classify(const ArgValue* args, size_t n) const;
@@ -84,9 +90,18 @@ class Compiled {
 };
 
 // Prepares and compiles kernel `name` of `m` as `req` says. `timing`, when set, receives the
-// target's per-stage compile times (capi logs them at TRI_LOG_DEBUG).
+// target's per-stage compile times (capi logs them at TRI_LOG_DEBUG). With `disk` (on), the
+// target's code comes from the disk cache when it holds it, and is stored there when it did not
+// (compile_with_disk).
 Status compile(const ir::Module& m, const std::string& name, const CompileRequest& req,
-               std::shared_ptr<Compiled>* out, const std::function<void(const std::string&)>& timing = nullptr);
+               std::shared_ptr<Compiled>* out, const std::function<void(const std::string&)>& timing = nullptr,
+               cache::DiskCache* disk = nullptr);
+
+// The disk-cache step of compile() (disk_cache.cpp): sets c->exe from the entry of c's key, or
+// compiles with `t` (once across processes: the others wait and read the entry) and stores it.
+// A cache problem never fails the compile; it is logged and the kernel compiled in memory.
+Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Target& t,
+                         const target::CompileOptions& options);
 
 // Checks the arguments against the kernel's signature and encodes them (base/launch.h). `out`
 // has room for n values.

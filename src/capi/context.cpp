@@ -129,8 +129,15 @@ TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* option
   return guard([&] {
     TRI_CHECK_ARG(options);
     options->cache_dir = path ? path : "";
+    options->cache_dir_set = path != nullptr;
     return TRI_OK;
   });
+}
+
+TRI_API tri_result tri_context_options_set_cache_max_bytes(tri_context_options* options, uint64_t max_bytes) {
+  TRI_CHECK_ARG(options);
+  options->cache_max_bytes = max_bytes;
+  return TRI_OK;
 }
 
 TRI_API tri_result tri_context_create(const tri_context_options* options, uint32_t header_version,

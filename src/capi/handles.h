@@ -20,6 +20,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "cache/store.h"
 #include "capi/compiled.h"
 #include "ir/ir.h"
 #include "ir/text.h"
@@ -33,6 +34,8 @@ struct tri_context_options {
   tri_alloc_fn alloc_fn = nullptr;
   tri_free_fn free_fn = nullptr;
   std::string cache_dir;
+  bool cache_dir_set = false;  // unset: TRI_CACHE_DIR, then XDG_CACHE_HOME/tri, then ~/.cache/tri
+  uint64_t cache_max_bytes = tri::cache::kDefaultMaxBytes;
 };
 
 struct tri_context {
@@ -41,6 +44,10 @@ struct tri_context {
   // The CPU backend's workers, made on the first CPU launch (capi::context_pool).
   std::once_flag pool_once;
   std::unique_ptr<tri::ThreadPool> pool;
+  // The disk cache, opened on the first compile (capi::context_disk_cache), so that making a
+  // context touches no file and logs nothing.
+  std::once_flag disk_once;
+  std::unique_ptr<tri::cache::DiskCache> disk;
 
   void log(int32_t level, const std::string& message) const;
 };
@@ -115,6 +122,8 @@ void module_retain(tri_module* m);
 // The context's thread pool, started on first use (one worker per hardware thread).
 tri::ThreadPool* context_pool(tri_context* c);
 void module_release(tri_module* m);
+// The context's disk cache, opened on first use (disk_cache.cpp); never null, but may be off.
+tri::cache::DiskCache* context_disk_cache(tri_context* c);
 
 // Makes a blob holding `bytes` from the context's allocator; the blob keeps the context alive.
 // `what` names the calling function in the error message.

@@ -178,8 +178,10 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
     Status st = module->kernels.get(
         req.key(name),
         [&](std::shared_ptr<capi::Compiled>* out) {
-          const tri_context* ctx = module->context;
-          return capi::compile(*module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); });
+          tri_context* ctx = module->context;
+          return capi::compile(
+              *module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); },
+              capi::context_disk_cache(ctx));
         },
         &compiled);
     if (!st.is_ok()) {
@@ -214,7 +216,14 @@ TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, t
   TRI_CHECK_ARG(kind);
   TRI_CHECK_ARG(out_code);
   return guard([&] {
-    std::string code = kernel->compiled->exe->code(kind);
+    const capi::Compiled& c = *kernel->compiled;
+    std::string code = c.exe->code(kind);
+    if (code.empty() && c.from_disk) {
+      // A kernel read from the disk cache has its payload's code only (the PTX, not the LLVM
+      // IR): compile it again in memory for what was asked.
+      std::shared_ptr<const target::Executable> fresh;
+      if (c.target->compile(*c.ir, c.kernel(), c.req.options, &fresh).is_ok()) code = fresh->code(kind);
+    }
     if (code.empty())
       return set_error(Code::NotFound, std::string("tri_kernel_code: target \"") +
                                            std::string(kernel->compiled->target->name()) + "\" made no code of kind '" +

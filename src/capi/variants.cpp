@@ -138,7 +138,7 @@ const Compiled* Compiled::variant(uint64_t key, const std::function<void(const s
     if (bits & 2) f.second = f.second ? f.second : 16;
   }
   std::shared_ptr<Compiled> made;
-  Status st = compile(*source, name, r, &made);
+  Status st = compile(*source, name, r, &made, nullptr, disk);
   if (!st.is_ok()) {
     if (log) log("kernel @" + name + ": the variant for " + describe(*this, key) + " did not compile (" + st.message() +
                  "); running the kernel as compiled");
@@ -148,6 +148,7 @@ const Compiled* Compiled::variant(uint64_t key, const std::function<void(const s
   made->source = source;
   made->name = name;
   made->req = r;
+  made->disk = disk;
   owned_.push_back(made);
   variants_[used].reason = why;
   variants_[used].key.store(key, std::memory_order_relaxed);

@@ -6,6 +6,9 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -59,6 +62,7 @@ class FpEnvGuard {
 };
 
 struct Built {
+  std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::LLVMContext> ctx;
   std::unique_ptr<llvm::Module> mod;
   RuntimeSites sites;
@@ -78,6 +82,11 @@ Status make_jtmb(const CpuCompileOptions& opts, std::unique_ptr<llvm::orc::JITTa
   static const llvm::CodeGenOptLevel levels[] = {llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
                                                  llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
   jtmb->setCodeGenOptLevel(levels[lvl]);
+  // What LLJIT sets for JITLink on ELF: the object files we emit ourselves must match.
+  if (jtmb->getTargetTriple().isOSBinFormatELF()) {
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+  }
   *out = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*jtmb));
   return Status::ok();
 }
@@ -137,6 +146,7 @@ Status build(const ir::Module& m, const ir::Function& kernel, const CpuCompileOp
   out->mod = std::move(lk.module);
   out->sites = std::move(lk.sites);
   out->stack_bytes = lk.stack_bytes;
+  out->tm = std::move(*tm);
   return Status::ok();
 }
 
@@ -158,6 +168,7 @@ struct CpuKernel::Impl {
   std::string ir;
   double compile_ms = 0;
   uint64_t stack_bytes = 0;
+  std::string object;
 };
 
 CpuKernel::CpuKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -168,20 +179,44 @@ size_t CpuKernel::num_params() const { return impl_->num_params; }
 const std::string& CpuKernel::llvm_ir() const { return impl_->ir; }
 double CpuKernel::compile_ms() const { return impl_->compile_ms; }
 uint64_t CpuKernel::stack_bytes() const { return impl_->stack_bytes; }
+const std::string& CpuKernel::object() const { return impl_->object; }
+const codegen::cpu::RuntimeSites& CpuKernel::sites() const { return impl_->sites; }
 
-Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
-                   std::unique_ptr<CpuKernel>* out) {
-  auto t0 = std::chrono::steady_clock::now();
+Status compile_cpu_object(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                          CpuObject* out) {
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
   TRI_RETURN_IF_ERROR(make_jtmb(opts, &jtmb));
   Built built;
   TRI_RETURN_IF_ERROR(build(m, kernel, opts, *jtmb, &built));
+  CpuObject o;
+  o.name = kernel.name;
+  o.num_params = kernel.params.size();
+  o.sites = std::move(built.sites);
+  o.stack_bytes = built.stack_bytes;
+  if (opts.keep_llvm_ir) o.llvm_ir = module_text(*built.mod);
+  llvm::SmallVector<char, 0> buf;
+  {
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    if (built.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return Status(Code::Unsupported, "LLVM cannot emit an object file for the host CPU");
+    pm.run(*built.mod);
+  }
+  o.object.assign(buf.data(), buf.size());
+  *out = std::move(o);
+  return Status::ok();
+}
+
+Status load_cpu_object(CpuObject obj, const CpuCompileOptions& opts, std::unique_ptr<CpuKernel>* out) {
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
+  TRI_RETURN_IF_ERROR(make_jtmb(opts, &jtmb));
   auto impl = std::make_unique<CpuKernel::Impl>();
-  impl->name = kernel.name;
-  impl->num_params = kernel.params.size();
-  impl->sites = std::move(built.sites);
-  impl->stack_bytes = built.stack_bytes;
-  if (opts.keep_llvm_ir) impl->ir = module_text(*built.mod);
+  impl->name = obj.name;
+  impl->num_params = obj.num_params;
+  impl->sites = std::move(obj.sites);
+  impl->stack_bytes = obj.stack_bytes;
+  impl->ir = std::move(obj.llvm_ir);
+  impl->object = std::move(obj.object);
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).setNumCompileThreads(0).create();
   if (!jit) return Status(Code::Compile, "cannot start the JIT: " + take_message(jit.takeError()));
@@ -192,15 +227,37 @@ Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCom
   }
   if (llvm::Error e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms))))
     return Status(Code::Compile, "cannot define the runtime symbols: " + take_message(std::move(e)));
-  if (llvm::Error e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(built.mod), std::move(built.ctx))))
-    return Status(Code::Compile, "cannot add kernel '" + kernel.name + "' to the JIT: " + take_message(std::move(e)));
+  auto mb = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(impl->object.data(), impl->object.size()),
+                                                 "tri-kernel-" + impl->name);
+  if (llvm::Error e = (*jit)->addObjectFile(std::move(mb)))
+    return Status(Code::Compile, "cannot add kernel '" + impl->name + "' to the JIT: " + take_message(std::move(e)));
   auto sym = (*jit)->lookup(codegen::cpu::kEntryFn);
   if (!sym)
-    return Status(Code::Compile, "cannot compile kernel '" + kernel.name + "': " + take_message(sym.takeError()));
+    return Status(Code::Compile, "cannot link kernel '" + impl->name + "': " + take_message(sym.takeError()));
   impl->entry = sym->toPtr<EntryFn>();
   impl->jit = std::move(*jit);
-  impl->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   out->reset(new CpuKernel(std::move(impl)));
+  return Status::ok();
+}
+
+std::string cpu_identity(const CpuCompileOptions& opts) {
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
+  if (!make_jtmb(opts, &jtmb).is_ok()) return std::string();
+  std::string s = "llvm " LLVM_VERSION_STRING "; " + jtmb->getTargetTriple().str() + "; cpu " + jtmb->getCPU() +
+                  "; features " + jtmb->getFeatures().getString() + "; opt " +
+                  std::to_string(std::clamp(opts.opt_level, 0, 3));
+  return s;
+}
+
+Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                   std::unique_ptr<CpuKernel>* out) {
+  auto t0 = std::chrono::steady_clock::now();
+  CpuObject obj;
+  TRI_RETURN_IF_ERROR(compile_cpu_object(m, kernel, opts, &obj));
+  std::unique_ptr<CpuKernel> k;
+  TRI_RETURN_IF_ERROR(load_cpu_object(std::move(obj), opts, &k));
+  k->impl_->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  *out = std::move(k);
   return Status::ok();
 }
 

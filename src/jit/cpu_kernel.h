@@ -15,6 +15,7 @@
 #include "base/launch.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "codegen/cpu/lower.h"
 #include "ir/ir.h"
 
 namespace tri::jit {
@@ -28,6 +29,8 @@ struct CpuCompileOptions {
   std::string cpu;
   std::string features;
 };
+
+struct CpuObject;
 
 class CpuKernel {
  public:
@@ -57,14 +60,42 @@ class CpuKernel {
   double compile_ms() const;
   // Bytes of stack one program instance's block buffers take (an upper bound).
   uint64_t stack_bytes() const;
+  // The relocatable object file the kernel was loaded from, and its runtime sites (what the disk
+  // cache stores: load_cpu_object makes the same kernel from them).
+  const std::string& object() const;
+  const codegen::cpu::RuntimeSites& sites() const;
 
  private:
   friend Status compile_cpu(const ir::Module&, const ir::Function&, const CpuCompileOptions&,
                             std::unique_ptr<CpuKernel>*);
+  friend Status load_cpu_object(CpuObject, const CpuCompileOptions&, std::unique_ptr<CpuKernel>*);
   struct Impl;
   explicit CpuKernel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// A kernel compiled to machine code but not loaded: a relocatable object file for the host (ELF,
+// position-independent, small code model, as ORC's JITLink loads it) with the one entry point
+// codegen/cpu/lower.h describes, and what the launch loop needs besides.
+struct CpuObject {
+  std::string name;
+  size_t num_params = 0;
+  std::string object;
+  codegen::cpu::RuntimeSites sites;
+  uint64_t stack_bytes = 0;
+  std::string llvm_ir;  // the optimized module's text when opts.keep_llvm_ir
+};
+
+// Lowers, optimizes and emits the object file; nothing is loaded. Errors as compile_cpu's.
+Status compile_cpu_object(const ir::Module& m, const ir::Function& kernel, const CpuCompileOptions& opts,
+                          CpuObject* out);
+// Loads an object file (from compile_cpu_object, here or in another process with the same
+// cpu_identity) into a new JIT session; LLVM compiles nothing. Errors: Code::Compile when the
+// object does not link (a damaged payload, a missing runtime symbol).
+Status load_cpu_object(CpuObject obj, const CpuCompileOptions& opts, std::unique_ptr<CpuKernel>* out);
+// What besides the IR decides the object code compile_cpu_object makes with `opts`: LLVM's
+// version, the target triple, CPU name and features, the optimization level.
+std::string cpu_identity(const CpuCompileOptions& opts);
 
 // Compiles kernel `kernel` of `m` (verified and specialized: every type concrete, no constexpr
 // name left) for the host CPU. *out is set only on success. Errors: Code::Unsupported for ops

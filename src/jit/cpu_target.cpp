@@ -1,11 +1,202 @@
 // The CPU backend as a target ("cpu"): LLVM ORC JIT for the host, program instances on the
 // context's thread pool (jit/cpu_kernel.h).
+//
+// Its disk-cache payload is the object file ORC links ("obj") and, as metadata, what the launch
+// loop needs: the entry's name and parameter count, the stack its block buffers take, and the
+// runtime sites of print/assert/for ops. A site's source location is stored as the op's index
+// in a walk of the module (functions in order, ops in block order, regions depth first), and
+// read back from the module the kernel is loaded for: the cache key ignores locations, so an
+// entry made from a file with other line numbers still reports this file's lines.
 #include "base/thread_pool.h"
 #include "jit/cpu_kernel.h"
 #include "target/target.h"
 
 namespace tri::jit {
 namespace {
+
+// ---- op walk: the canonical order of ops in a module, and their locations
+void walk_block(const ir::Function& f, ir::BlockId b, std::vector<Loc>* out) {
+  for (ir::OpId o : f.block(b).ops) {
+    out->push_back(f.op(o).loc);
+    for (ir::BlockId r : f.op(o).regions) walk_block(f, r, out);
+  }
+}
+
+std::vector<Loc> op_locs(const ir::Module& m) {
+  std::vector<Loc> locs;
+  for (const auto& f : m.functions)
+    if (f->body != ir::kNoBlock) walk_block(*f, f->body, &locs);
+  return locs;
+}
+
+constexpr uint32_t kNoOrdinal = ~0u;
+
+// ---- a little-endian writer and a bounds-checked reader for the metadata
+struct W {
+  std::string s;
+  void u(uint64_t v, int n = 8) {
+    for (int i = 0; i < n; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  void str(const std::string& v) {
+    u(v.size(), 4);
+    s += v;
+  }
+  void ints(const std::vector<int64_t>& v) {
+    u(v.size(), 4);
+    for (int64_t x : v) u(static_cast<uint64_t>(x));
+  }
+};
+
+struct R {
+  const std::string& s;
+  size_t pos = 0;
+  bool ok = true;
+  uint64_t u(int n = 8) {
+    if (!ok || s.size() - pos < static_cast<size_t>(n)) return ok = false, 0;
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[pos + i])) << (8 * i);
+    pos += n;
+    return v;
+  }
+  std::string str() {
+    uint64_t n = u(4);
+    if (!ok || s.size() - pos < n) return ok = false, std::string();
+    std::string v = s.substr(pos, n);
+    pos += n;
+    return v;
+  }
+  std::vector<int64_t> ints() {
+    uint64_t n = u(4);
+    if (!ok || (s.size() - pos) / 8 < n) return ok = false, std::vector<int64_t>();
+    std::vector<int64_t> v(n);
+    for (auto& x : v) x = static_cast<int64_t>(u());
+    return v;
+  }
+};
+
+class LocMap {
+ public:
+  explicit LocMap(const ir::Module& m) : locs_(op_locs(m)) {}
+  // A location as (ordinal, line, col): the first op with that location, or kNoOrdinal and the
+  // location itself when no op has it.
+  void put(W* w, Loc l) const {
+    uint32_t ord = kNoOrdinal;
+    if (l.known())
+      for (size_t i = 0; i < locs_.size(); ++i)
+        if (locs_[i].line == l.line && locs_[i].col == l.col) {
+          ord = static_cast<uint32_t>(i);
+          break;
+        }
+    w->u(ord, 4);
+    w->u(ord == kNoOrdinal ? l.line : 0, 4);
+    w->u(ord == kNoOrdinal ? l.col : 0, 4);
+  }
+  Loc get(R* r) const {
+    uint32_t ord = static_cast<uint32_t>(r->u(4));
+    Loc l;
+    l.line = static_cast<uint32_t>(r->u(4));
+    l.col = static_cast<uint32_t>(r->u(4));
+    if (ord == kNoOrdinal) return l;
+    if (ord >= locs_.size()) {
+      r->ok = false;
+      return l;
+    }
+    return locs_[ord];
+  }
+
+ private:
+  std::vector<Loc> locs_;
+};
+
+constexpr uint32_t kMetaVersion = 1;
+
+std::string encode_meta(const ir::Module& m, const CpuKernel& k) {
+  LocMap lm(m);
+  W w;
+  w.u(kMetaVersion, 4);
+  w.str(k.name());
+  w.u(k.num_params());
+  w.u(k.stack_bytes());
+  const codegen::cpu::RuntimeSites& s = k.sites();
+  w.u(s.prints.size(), 4);
+  for (const auto& p : s.prints) {
+    w.str(p.prefix);
+    lm.put(&w, p.loc);
+    w.u(p.operands.size(), 4);
+    for (const auto& o : p.operands) {
+      w.u(static_cast<uint64_t>(o.scalar), 1);
+      w.u(o.is_ptr, 1);
+      w.ints(o.shape);
+    }
+    w.ints(p.lanes);
+    w.u(p.has_mask, 1);
+  }
+  w.u(s.asserts.size(), 4);
+  for (const auto& a : s.asserts) {
+    w.str(a.msg);
+    lm.put(&w, a.loc);
+    w.ints(a.lanes);
+    w.str(a.type);
+    w.u(a.has_mask, 1);
+  }
+  w.u(s.errors.size(), 4);
+  for (const auto& e : s.errors) {
+    lm.put(&w, e.loc);
+    w.str(e.before);
+    w.str(e.after);
+  }
+  return w.s;
+}
+
+Status decode_meta(const ir::Module& m, const std::string& meta, CpuObject* o) {
+  LocMap lm(m);
+  R r{meta};
+  if (r.u(4) != kMetaVersion) return Status(Code::UnsupportedVersion, "cpu cache metadata of another version");
+  o->name = r.str();
+  o->num_params = r.u();
+  o->stack_bytes = r.u();
+  codegen::cpu::RuntimeSites& s = o->sites;
+  s.source = m.source_name;
+  uint64_t n = r.u(4);
+  for (uint64_t i = 0; i < n && r.ok; ++i) {
+    codegen::cpu::PrintSite p;
+    p.prefix = r.str();
+    p.loc = lm.get(&r);
+    uint64_t nops = r.u(4);
+    for (uint64_t j = 0; j < nops && r.ok; ++j) {
+      codegen::cpu::PrintOperand op;
+      uint64_t sc = r.u(1);
+      if (sc >= static_cast<uint64_t>(ir::kNumScalars)) r.ok = false;
+      op.scalar = static_cast<ir::Scalar>(sc);
+      op.is_ptr = r.u(1) != 0;
+      op.shape = r.ints();
+      p.operands.push_back(std::move(op));
+    }
+    p.lanes = r.ints();
+    p.has_mask = r.u(1) != 0;
+    s.prints.push_back(std::move(p));
+  }
+  n = r.u(4);
+  for (uint64_t i = 0; i < n && r.ok; ++i) {
+    codegen::cpu::AssertSite a;
+    a.msg = r.str();
+    a.loc = lm.get(&r);
+    a.lanes = r.ints();
+    a.type = r.str();
+    a.has_mask = r.u(1) != 0;
+    s.asserts.push_back(std::move(a));
+  }
+  n = r.u(4);
+  for (uint64_t i = 0; i < n && r.ok; ++i) {
+    codegen::cpu::ErrorSite e;
+    e.loc = lm.get(&r);
+    e.before = r.str();
+    e.after = r.str();
+    s.errors.push_back(std::move(e));
+  }
+  if (!r.ok || r.pos != meta.size()) return Status(Code::CorruptBinary, "cpu cache metadata is malformed");
+  return Status::ok();
+}
 
 class CpuExecutable final : public target::Executable {
  public:
@@ -17,6 +208,12 @@ class CpuExecutable final : public target::Executable {
     return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint);
   }
   std::string code(std::string_view kind) const override { return kind == "llvm" ? k_->llvm_ir() : std::string(); }
+  Status payload(const ir::Module& m, const ir::Function& kernel, target::Payload* out) const override {
+    out->kind = "obj";
+    out->bytes = k_->object();
+    out->metadata = encode_meta(m, *k_);
+    return Status::ok();
+  }
 
  private:
   std::shared_ptr<const CpuKernel> k_;
@@ -37,6 +234,25 @@ class CpuTarget final : public target::Target {
     std::shared_ptr<const CpuKernel> k;
     TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, CpuCompileOptions{}, &k));
     *out = std::make_shared<CpuExecutable>(std::move(k));
+    return Status::ok();
+  }
+  Status cache_identity(const ir::Module&, const ir::Function&, const target::CompileOptions& options,
+                        std::string* out) const override {
+    static const std::string id = cpu_identity(CpuCompileOptions{});
+    *out = options.checked || id.empty() ? std::string() : "obj 1; " + id;
+    return Status::ok();
+  }
+  Status load(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions&,
+              const target::Payload& p, std::shared_ptr<const target::Executable>* out) const override {
+    if (p.kind != "obj") return Status(Code::CorruptBinary, "a cpu cache entry holds \"" + p.kind + "\", not \"obj\"");
+    CpuObject obj;
+    TRI_RETURN_IF_ERROR(decode_meta(m, p.metadata, &obj));
+    if (obj.name != kernel.name || obj.num_params != kernel.params.size())
+      return Status(Code::CorruptBinary, "the cpu cache entry is for another kernel");
+    obj.object = p.bytes;
+    std::unique_ptr<CpuKernel> k;
+    TRI_RETURN_IF_ERROR(load_cpu_object(std::move(obj), CpuCompileOptions{}, &k));
+    *out = std::make_shared<CpuExecutable>(std::shared_ptr<const CpuKernel>(std::move(k)));
     return Status::ok();
   }
 };

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include <llvm/Config/llvm-config.h>
+
 #include "codegen/nvptx/lower.h"
 #include "cuda/driver.h"
 #include "ir/ir.h"
@@ -26,6 +28,51 @@ bool parse_arch(const std::string& s, codegen::nvptx::GpuOptions* o) {
   o->sm = sm;
   o->sm_a = a;
   return true;
+}
+
+// ---- disk cache metadata: the kernel info a launch needs and the launch descriptor
+constexpr uint32_t kMetaVersion = 1;
+void put_u(std::string* o, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) o->push_back(static_cast<char>(v >> (8 * i)));
+}
+void put_s(std::string* o, const std::string& v) {
+  put_u(o, v.size(), 4);
+  *o += v;
+}
+struct MetaReader {
+  const std::string& s;
+  size_t pos = 0;
+  bool ok = true;
+  uint64_t u(int n) {
+    if (!ok || s.size() - pos < static_cast<size_t>(n)) return ok = false, 0;
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[pos + i])) << (8 * i);
+    pos += n;
+    return v;
+  }
+  std::string str() {
+    uint64_t n = u(4);
+    if (!ok || s.size() - pos < n) return ok = false, std::string();
+    pos += n;
+    return s.substr(pos - n, n);
+  }
+};
+
+// The source locations the PTX embeds: the module's name and the location of every assert (its
+// message names them). They join the cache identity, so an assert's message stays right.
+// (GpuOptions::line_info's .loc directives, once emitted, would embed every op's location:
+// they must then join it too, or be mapped through the loading module as the cpu target maps
+// its runtime sites.)
+void embedded_locations(const ir::Module& m, std::string* out) {
+  bool any = false;
+  std::string locs;
+  for (const auto& f : m.functions)
+    for (const ir::OpData& op : f->ops)
+      if (op.code == ir::Opcode::Assert) {
+        any = true;
+        locs += " " + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col);
+      }
+  if (any) *out += "; asserts in " + m.source_name + " at" + locs;
 }
 
 std::string json_escape(const std::string& s) {
@@ -185,6 +232,20 @@ class CudaExecutable final : public target::Executable {
   Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
     return launch_ptx(ptx_, info_, mu_, loaded_, grid, args, nargs, env.stream);
   }
+  // The payload: the PTX, and as metadata the entry's name, its shared memory and warps, and the
+  // launch descriptor (argument layout). A hit skips lowering and LLVM; tri_kernel_code "llvm"
+  // has nothing to give for a kernel loaded so.
+  Status payload(const ir::Module&, const ir::Function&, target::Payload* out) const override {
+    out->kind = "ptx";
+    out->bytes = ptx_;
+    out->metadata.clear();
+    put_u(&out->metadata, kMetaVersion, 4);
+    put_s(&out->metadata, info_.name);
+    put_u(&out->metadata, info_.shared_bytes, 4);
+    put_u(&out->metadata, static_cast<uint64_t>(info_.num_warps), 4);
+    put_s(&out->metadata, meta_);
+    return Status::ok();
+  }
   std::string code(std::string_view kind) const override {
     if (kind == "ptx") return ptx_;
     if (kind == "llvm") return llvm_;
@@ -199,8 +260,51 @@ class CudaExecutable final : public target::Executable {
   mutable Loaded loaded_[kMaxContexts];
 };
 
+// The options compile() uses, resolved: the current device's architecture when none is named.
+Status gpu_options(const target::CompileOptions& options, codegen::nvptx::GpuOptions* opt) {
+  opt->num_warps = options.num_warps;
+  std::string arch = options.arch;
+  if (arch.empty()) TRI_RETURN_IF_ERROR(current_arch(&arch));
+  if (!parse_arch(arch, opt))
+    return Status(Code::InvalidArgument, "unknown GPU architecture '" + arch +
+                                             "' (expected sm_XY with compute capability 7.0 or newer, e.g. sm_80, sm_90, sm_90a)");
+  if (options.ptx_version) opt->ptx_version = options.ptx_version;
+  return cap_ptx_version(opt);
+}
+
 class CudaTarget final : public target::Target {
  public:
+  // The key adds the architecture the PTX is for, its PTX version (capped to what the installed
+  // driver accepts), the warps and LLVM's version.
+  Status cache_identity(const ir::Module& m, const ir::Function&, const target::CompileOptions& options,
+                        std::string* out) const override {
+    out->clear();
+    if (options.checked) return Status::ok();
+    codegen::nvptx::GpuOptions opt;
+    TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
+    *out = "ptx 1; llvm " LLVM_VERSION_STRING "; sm_" + std::to_string(opt.sm) + (opt.sm_a ? "a" : "") + "; ptx " +
+           std::to_string(opt.ptx_version) + "; warps " + std::to_string(opt.num_warps) +
+           (opt.line_info ? "; lines" : "");
+    embedded_locations(m, out);
+    return Status::ok();
+  }
+  Status load(const ir::Module&, const ir::Function& kernel, const target::CompileOptions&, const target::Payload& p,
+              std::shared_ptr<const target::Executable>* out) const override {
+    if (p.kind != "ptx") return Status(Code::CorruptBinary, "a cuda cache entry holds \"" + p.kind + "\", not \"ptx\"");
+    MetaReader r{p.metadata};
+    codegen::nvptx::KernelInfo info;
+    if (r.u(4) != kMetaVersion) return Status(Code::UnsupportedVersion, "cuda cache metadata of another version");
+    info.name = r.str();
+    info.shared_bytes = static_cast<uint32_t>(r.u(4));
+    info.num_warps = static_cast<int>(r.u(4));
+    std::string meta = r.str();
+    if (!r.ok || r.pos != p.metadata.size() || info.num_warps < 1 || info.num_warps > 32 || p.bytes.empty())
+      return Status(Code::CorruptBinary, "cuda cache metadata is malformed");
+    (void)kernel;
+    *out = std::make_shared<CudaExecutable>(p.bytes, std::string(), std::move(meta), std::move(info));
+    return Status::ok();
+  }
+
   std::string_view name() const override { return "cuda"; }
   bool uses_stream() const override { return true; }
   bool specializes_at_launch() const override { return true; }
@@ -209,14 +313,7 @@ class CudaTarget final : public target::Target {
     if (options.checked)
       return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
     codegen::nvptx::GpuOptions opt;
-    opt.num_warps = options.num_warps;
-    std::string arch = options.arch;
-    if (arch.empty()) TRI_RETURN_IF_ERROR(current_arch(&arch));
-    if (!parse_arch(arch, &opt))
-      return Status(Code::InvalidArgument, "unknown GPU architecture '" + arch +
-                                               "' (expected sm_XY with compute capability 7.0 or newer, e.g. sm_80, sm_90, sm_90a)");
-    if (options.ptx_version) opt.ptx_version = options.ptx_version;
-    TRI_RETURN_IF_ERROR(cap_ptx_version(&opt));
+    TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
     std::string ptx, llvm_ir, times;
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));

@@ -53,6 +53,17 @@ struct LaunchEnv {
   void* pool_user = nullptr;
 };
 
+// A compiled kernel in the form the disk cache stores (capi/disk_cache.cpp): the code, of one
+// kind, and the metadata the target needs to launch it without compiling anything. The bytes and
+// metadata hold no absolute path and no source location that the cache key does not cover (a
+// target whose code embeds locations adds them to its cache_identity, or maps them through the
+// module it loads with, as the CPU target does for its runtime messages).
+struct Payload {
+  std::string kind;      // "obj" (cpu: a relocatable object file), "ptx" (cuda)
+  std::string metadata;  // the target's own encoding
+  std::string bytes;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -61,6 +72,11 @@ class Executable {
   virtual Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const LaunchEnv& env) const = 0;
   // Code the target made, by kind ("ptx", "llvm", "metadata"); empty when it has none of that kind.
   virtual std::string code(std::string_view kind) const { return std::string(); }
+  // The payload to store in the disk cache. `m` and `kernel` are what the executable was compiled
+  // from. Code::Unsupported when this target stores nothing (the interpreter).
+  virtual Status payload(const ir::Module& m, const ir::Function& kernel, Payload* out) const {
+    return Status(Code::Unsupported, "this target stores nothing in the disk cache");
+  }
 };
 
 class Target {
@@ -77,6 +93,27 @@ class Target {
   // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).
   virtual Status compile(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
                          std::shared_ptr<const Executable>* out) const = 0;
+
+  // ---- the disk cache (capi/disk_cache.cpp). The key of a kernel covers its specialized IR
+  // without source locations, the target's name, the CompileOptions fields, Tri's version and
+  // build id, and this identity: everything else that changes this target's code for `kernel`
+  // (LLVM's version, the host CPU and its features; a GPU's architecture and PTX version, and
+  // the source locations the code embeds). An empty identity: this target is not cached.
+  // (The cuda target's next payloads hang off this key: the cubin the driver makes from the PTX,
+  // under a key that adds the device and the driver's version, and the driver's PTX-version cap
+  // joins this identity; see docs/cache.md.)
+  virtual Status cache_identity(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
+                                std::string* out) const {
+    out->clear();
+    return Status::ok();
+  }
+  // Makes an executable from a payload that Executable::payload stored for the same key, without
+  // compiling. `m` and `kernel` are the caller's (the same IR up to source locations). An error
+  // means the payload is unusable here; the caller compiles instead and rewrites the entry.
+  virtual Status load(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
+                      const Payload& payload, std::shared_ptr<const Executable>* out) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" loads nothing from the disk cache");
+  }
 };
 
 // The targets of this build, by name ("interp", "cpu", "cuda"); nullptr for an unknown name.

@@ -1,0 +1,284 @@
+// The disk cache seen from the C API: a context's cache (opened on its first compile), the key of
+// a compiled kernel, the compile step that reads and writes entries (single flight across
+// processes), and the tri_cache_* functions (statistics, listing, pruning, bundles).
+//
+// The key covers the specialized IR in its binary form with every source location zeroed (so a
+// comment or a moved line changes no key), the target's name and cache identity (target.h), the
+// CompileOptions fields, Tri's version and build id. Entry metadata is a field list (entry.h):
+// "target", "kernel", "tri" (version and build id), "made_for" (the target's identity) and
+// "target_meta" (the target's own metadata).
+#include <cstring>
+
+#include "cache/build_id.h"
+#include "cache/bundle.h"
+#include "capi/handles.h"
+#include "ir/binary.h"
+
+using namespace tri;
+using tri::capi::guard;
+using tri::capi::set_error;
+
+namespace tri::capi {
+
+namespace {
+
+std::string tri_version_text() {
+  return std::to_string(TRI_VERSION_MAJOR) + "." + std::to_string(TRI_VERSION_MINOR) + "." +
+         std::to_string(TRI_VERSION_PATCH);
+}
+
+// What this library writes in an entry's "tri" field; entries with another are useless here.
+const std::string& this_build() {
+  static const std::string s = tri_version_text() + " build " + cache::build_id();
+  return s;
+}
+
+// The module's binary form without source locations or source name.
+std::string canonical_ir(const ir::Module& m) {
+  std::string bytes = ir::write_binary(m);
+  std::unique_ptr<ir::Module> copy;
+  if (!ir::read_binary(bytes.data(), bytes.size(), "", &copy).is_ok()) return bytes;
+  for (auto& f : copy->functions) {
+    f->loc = Loc();
+    for (auto& p : f->params) p.loc = Loc();
+    for (auto& c : f->constexprs) c.loc = Loc();
+    for (auto& o : f->ops) o.loc = Loc();
+    for (auto& b : f->blocks) b.loc = Loc();
+  }
+  return ir::write_binary(*copy);
+}
+
+cache::Key kernel_key(const Compiled& c, const target::Target& t, const target::CompileOptions& o,
+                      const std::string& identity) {
+  cache::KeyBuilder kb;
+  kb.add("schema", "tri kernel entry 1");
+  kb.add("ir", canonical_ir(*c.ir));
+  kb.add("target", std::string(t.name()));
+  kb.add("identity", identity);
+  kb.add_u64("checked", o.checked);
+  kb.add_u64("num_warps", static_cast<uint64_t>(o.num_warps));
+  kb.add("arch", o.arch);
+  kb.add_u64("ptx_version", static_cast<uint64_t>(o.ptx_version));
+  kb.add("tri", this_build());
+  return kb.finish();
+}
+
+bool try_load(cache::DiskCache& disk, const cache::Key& key, Compiled* c, const target::Target& t,
+              const target::CompileOptions& options, bool count_miss) {
+  cache::Entry e;
+  if (!disk.lookup(key, &e, count_miss)) return false;
+  const std::string& kname = c->kernel().name;
+  cache::Fields f;
+  if (!cache::unpack_fields(e.metadata, &f) || cache::field(f, "target") != t.name() ||
+      cache::field(f, "tri") != this_build()) {
+    disk.log(cache::kWarning, "disk cache: entry " + key.hex() + " for kernel @" + kname +
+                                  " was made by another target or build; compiling it again");
+    return false;
+  }
+  target::Payload p{e.kind, cache::field(f, "target_meta"), std::move(e.payload)};
+  std::shared_ptr<const target::Executable> exe;
+  Status s = t.load(*c->ir, c->kernel(), options, p, &exe);
+  if (!s.is_ok()) {
+    disk.log(cache::kWarning, "disk cache: entry " + key.hex() + " for kernel @" + kname + " did not load (" +
+                                  s.message() + "); compiling it again");
+    return false;
+  }
+  c->exe = std::move(exe);
+  c->from_disk = true;
+  disk.log(cache::kDebug, "disk cache: kernel @" + kname + " (" + std::string(t.name()) + ") loaded from entry " +
+                              key.hex());
+  return true;
+}
+
+}  // namespace
+
+Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Target& t,
+                         const target::CompileOptions& options) {
+  const ir::Function& k = c->kernel();
+  std::string identity;
+  if (!disk.enabled() || !t.cache_identity(*c->ir, k, options, &identity).is_ok() || identity.empty())
+    return t.compile(*c->ir, k, options, &c->exe);
+  const cache::Key key = kernel_key(*c, t, options, identity);
+  if (try_load(disk, key, c, t, options, false)) return Status::ok();
+  // Single flight: whoever holds the key's lock compiles; the others wait here, then read.
+  std::unique_ptr<cache::DiskCache::Lock> lock = disk.lock(key);
+  if (try_load(disk, key, c, t, options, true)) return Status::ok();
+  TRI_RETURN_IF_ERROR(t.compile(*c->ir, k, options, &c->exe));
+  target::Payload p;
+  Status ps = c->exe->payload(*c->ir, k, &p);
+  if (!ps.is_ok()) {
+    disk.log(cache::kWarning, "disk cache: kernel @" + k.name + " not stored (" + ps.message() + ")");
+    return Status::ok();
+  }
+  cache::Entry e;
+  e.key = key;
+  e.kind = p.kind;
+  e.metadata = cache::pack_fields({{"target", std::string(t.name())},
+                                   {"kernel", k.name},
+                                   {"tri", this_build()},
+                                   {"made_for", identity},
+                                   {"target_meta", p.metadata}});
+  e.payload = std::move(p.bytes);
+  if (disk.insert(e))
+    disk.log(cache::kDebug, "disk cache: kernel @" + k.name + " (" + std::string(t.name()) + ") compiled and stored as " +
+                                key.hex());
+  return Status::ok();
+}
+
+cache::DiskCache* context_disk_cache(tri_context* c) {
+  std::call_once(c->disk_once, [c] {
+    cache::DirChoice d = cache::resolve_dir(c->options.cache_dir_set, c->options.cache_dir);
+    auto log = [c](int level, const std::string& m) { c->log(level, m); };
+    if (d.path.empty()) c->log(TRI_LOG_DEBUG, "disk cache off: " + d.from);
+    c->disk = std::make_unique<cache::DiskCache>(d.path, c->options.cache_max_bytes, log);
+  });
+  return c->disk.get();
+}
+
+}  // namespace tri::capi
+
+namespace {
+
+Status need_cache(cache::DiskCache* d, const char* fn) {
+  if (!d->enabled())
+    return Status(Code::Unsupported, std::string(fn) +
+                                         ": the context has no disk cache (its directory is off, missing or not "
+                                         "writable; the context's log says which)");
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+TRI_API tri_result tri_cache_dir(tri_context* context, const char** out_path) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(out_path);
+  return guard([&] {
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    *out_path = d->enabled() ? d->dir().c_str() : "";
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* out_value) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(out_value);
+  return guard([&] {
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    cache::Stats s = d->stats();
+    uint64_t v = 0;
+    switch (stat) {
+      case TRI_CACHE_STAT_HITS: v = s.hits; break;
+      case TRI_CACHE_STAT_MISSES: v = s.misses; break;
+      case TRI_CACHE_STAT_STORES: v = s.stores; break;
+      case TRI_CACHE_STAT_BYTES_READ: v = s.bytes_read; break;
+      case TRI_CACHE_STAT_BYTES_WRITTEN: v = s.bytes_written; break;
+      case TRI_CACHE_STAT_EVICTIONS: v = s.evictions; break;
+      case TRI_CACHE_STAT_CORRUPT: v = s.corrupt; break;
+      case TRI_CACHE_STAT_WRITE_FAILURES: v = s.write_failures; break;
+      case TRI_CACHE_STAT_LOCK_WAITS: v = s.lock_waits; break;
+      case TRI_CACHE_STAT_ENTRIES:
+      case TRI_CACHE_STAT_BYTES: {
+        uint64_t n = 0, bytes = 0;
+        Status st = d->usage(&n, &bytes);
+        if (!st.is_ok()) return set_error(st);
+        v = stat == TRI_CACHE_STAT_ENTRIES ? n : bytes;
+        break;
+      }
+      case TRI_CACHE_STAT_MAX_BYTES: v = d->max_bytes(); break;
+      case TRI_CACHE_STAT_ENABLED: v = d->enabled() ? 1 : 0; break;
+      default:
+        return set_error(Code::InvalidArgument,
+                         "tri_cache_stat: " + std::to_string(stat) + " is not a TRI_CACHE_STAT_* value");
+    }
+    *out_value = v;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_cache_list(tri_context* context, int32_t verify, tri_blob** out_text) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(out_text);
+  return guard([&] {
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    Status st = need_cache(d, "tri_cache_list");
+    if (!st.is_ok()) return set_error(st);
+    std::vector<cache::EntryInfo> infos;
+    st = d->list(verify != 0, &infos);
+    if (!st.is_ok()) return set_error(st);
+    std::string text;
+    for (const cache::EntryInfo& i : infos) {
+      cache::Fields f;
+      cache::unpack_fields(i.metadata, &f);
+      std::string status = i.ok ? (cache::field(f, "tri") == capi::this_build() ? "ok" : "ok (another build)")
+                                : (verify ? "removed: " : "bad: ") + i.problem;
+      text += i.key.hex() + "\t" + std::to_string(i.bytes) + "\t" + std::to_string(i.last_use) + "\t" + status + "\t" +
+              i.kind + "\t" + cache::field(f, "target") + "\t" + cache::field(f, "kernel") + "\t" +
+              cache::field(f, "made_for") + "\n";
+    }
+    return capi::make_blob(context, text, "tri_cache_list", out_text);
+  });
+}
+
+TRI_API tri_result tri_cache_prune(tri_context* context, uint64_t max_bytes, uint64_t* out_removed) {
+  TRI_CHECK_ARG(context);
+  return guard([&] {
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    Status st = need_cache(d, "tri_cache_prune");
+    if (!st.is_ok()) return set_error(st);
+    cache::DiskCache::PruneResult r;
+    st = d->prune(max_bytes == UINT64_MAX ? (d->max_bytes() ? d->max_bytes() : UINT64_MAX) : max_bytes, &r);
+    if (!st.is_ok()) return set_error(st);
+    if (out_removed) *out_removed = r.entries;
+    context->log(TRI_LOG_INFO, "disk cache: pruned " + std::to_string(r.entries) + " entries (" +
+                                   std::to_string(r.bytes) + " bytes), " + std::to_string(r.temps) +
+                                   " stale temporary files, " + std::to_string(r.locks) + " lock files");
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint32_t* out_count) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(path);
+  return guard([&] {
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    Status st = need_cache(d, "tri_cache_export");
+    if (!st.is_ok()) return set_error(st);
+    uint32_t n = 0;
+    st = cache::export_bundle(*d, path, &n);
+    if (!st.is_ok()) return set_error(st);
+    if (out_count) *out_count = n;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint32_t* out_imported) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(path);
+  return guard([&] {
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    Status st = need_cache(d, "tri_cache_import");
+    if (!st.is_ok()) return set_error(st);
+    uint32_t imported = 0, skipped = 0, failed = 0;
+    auto accept = [](const cache::Entry& e, std::string* why) {
+      cache::Fields f;
+      if (!cache::unpack_fields(e.metadata, &f)) return *why = "no metadata", false;
+      *why = "made by " + cache::field(f, "tri");
+      return cache::field(f, "tri") == capi::this_build();
+    };
+    st = cache::import_bundle(*d, path, accept, &imported, &skipped, &failed);
+    if (!st.is_ok()) return set_error(st);
+    if (skipped)
+      context->log(TRI_LOG_WARNING, "tri_cache_import: " + std::to_string(skipped) + " entries of " + path +
+                                        " were made by another build of Tri (this is " + capi::this_build() +
+                                        ") and were not imported");
+    if (failed)
+      return set_error(Code::Io, "tri_cache_import: " + std::to_string(failed) + " entries of " + std::string(path) +
+                                     " could not be written to " + d->dir() + " (the context's log says why)");
+    if (out_imported) *out_imported = imported;
+    return TRI_OK;
+  });
+}
+
+}  // extern "C"
