@@ -38,6 +38,7 @@ std::string canonical_ir(const ir::Module& m) {
   std::string bytes = ir::write_binary(m);
   std::unique_ptr<ir::Module> copy;
   if (!ir::read_binary(bytes.data(), bytes.size(), "", &copy).is_ok()) return bytes;
+  copy->source_name.clear();  // binary format 2 carries it
   for (auto& f : copy->functions) {
     f->loc = Loc();
     for (auto& p : f->params) p.loc = Loc();
