@@ -402,7 +402,29 @@ void test_mathlib(void** state) {
 
 }  // namespace
 
+// A signaling NaN operand gives NaN even where C99 lets a quiet one be ignored (pow(1, y),
+// pow(x, 0), hypot(inf, y)): IEEE 754 quiets it, and so does the C library the interpreter uses
+// (the conformance suite on the GPU found pow(1, sNaN) = 1).
+void test_signaling_nan(void** state) {
+  double snan = 0, qnan = NAN;
+  uint64_t bits = 0x7ff0000000000001ull;
+  std::memcpy(&snan, &bits, 8);
+  float snanf = 0;
+  uint32_t fbits = 0x7f800001u;
+  std::memcpy(&snanf, &fbits, 4);
+  assert_true(std::isnan(__tri_pow(1.0, snan)));
+  assert_true(std::isnan(__tri_pow(snan, 0.0)));
+  assert_true(std::isnan(__tri_hypot(INFINITY, snan)));
+  assert_true(std::isnan(__tri_hypot(snan, -INFINITY)));
+  assert_true(std::isnan(__tri_powf(1.0f, snanf)));
+  assert_true(std::isnan(__tri_powf(snanf, -0.0f)));
+  assert_true(std::isnan(__tri_hypotf(INFINITY, snanf)));
+  // Quiet NaNs keep C99's answers.
+  assert_true(__tri_pow(1.0, qnan) == 1.0 && __tri_pow(qnan, 0.0) == 1.0 && __tri_hypot(INFINITY, qnan) == INFINITY);
+  assert_true(__tri_powf(1.0f, NAN) == 1.0f && __tri_hypotf(-INFINITY, NAN) == INFINITY);
+}
+
 int main() {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_mathlib)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_signaling_nan), cmocka_unit_test(test_mathlib)};
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -589,6 +589,12 @@ size_t Runner::compare(const Group& g, const Check& c, const HostBuffer& want, c
   for (size_t i = 0; i < got.count(); ++i) {
     if (i < c.skip.size() && c.skip[i]) continue;
     if (lane_matches(dt, c, i, want.get(i), got.get(i))) continue;
+    if (c.cmp == Cmp::Ulp && c.abs_tol > 0 && !c.inputs.empty() && dtype_is_float(dt)) {
+      const HostBuffer& in = g.bufs[c.inputs[0]];
+      double x = i < in.count() ? float_bits_to_double(in.dtype(), in.get(i)) : 0;
+      double w = float_bits_to_double(dt, want.get(i)), v = float_bits_to_double(dt, got.get(i));
+      if (x < c.abs_input_below && std::fabs(w - v) <= c.abs_tol) continue;
+    }
     if (++bad > 4) continue;
     std::string line = std::string(got_name) + " vs " + want_name + ": " + c.what + " (" + dtype_name(dt) +
                        ", " + cmp_name(c) + "): element " + std::to_string(i) + ":";

@@ -78,6 +78,11 @@ struct Check {
   int buf = -1;                // the output buffer
   Cmp cmp = Cmp::Exact;
   uint64_t ulps = 0;
+  // Cmp::Ulp: a lane whose first input is below `abs_input_below` may instead be within
+  // `abs_tol` of the oracle: a bound docs/ir.md states in absolute terms (f64 lgamma near its
+  // zeros below -2).
+  double abs_input_below = 0;
+  double abs_tol = 0;
   std::vector<double> tol;     // Cmp::Tol: one per lane
   std::vector<uint8_t> skip;   // lanes whose value is unspecified (1 = not compared); may be empty
   std::vector<int> inputs;     // buffers whose lane i is printed for a failing lane i

@@ -48,6 +48,14 @@ static inline double copysign_(double x, double s) {
   return asf64((asu64(x) & 0x7fffffffffffffffull) | (asu64(s) & 0x8000000000000000ull));
 }
 static inline int isnan_(double x) { return (asu64(x) & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
+/* A signaling NaN (quiet bit clear): IEEE 754 quiets it in every operation, so the C99 cases
+ * that ignore a NaN operand (pow(1, y), pow(x, 0), hypot(inf, y)) do not apply to it. */
+static inline int issnan_(double x) {
+  return isnan_(x) && !(asu64(x) & 0x0008000000000000ull);
+}
+static inline int issnanf_(float x) {
+  return (asu32(x) & 0x7fffffffu) > 0x7f800000u && !(asu32(x) & 0x00400000u);
+}
 static inline int isinf_(double x) { return (asu64(x) & 0x7fffffffffffffffull) == 0x7ff0000000000000ull; }
 static inline int isfinite_(double x) { return (asu64(x) & 0x7fffffffffffffffull) < 0x7ff0000000000000ull; }
 

@@ -96,7 +96,8 @@ double __tri_cbrt(double x) {
 /* hypot: scaled so the squares neither overflow nor underflow, the sum of squares as a
  * double-double, its square root corrected once. */
 double __tri_hypot(double x, double y) {
-  if (isinf_(x) || isinf_(y)) return INF; /* even with a NaN (C99 F.9.4.3) */
+  if (issnan_(x) || issnan_(y)) return x + y;
+  if (isinf_(x) || isinf_(y)) return INF; /* even with a quiet NaN (C99 F.9.4.3) */
   if (isnan_(x) || isnan_(y)) return x + y;
   double ax = fabs_(x), ay = fabs_(y);
   if (ax < ay) {
@@ -124,4 +125,7 @@ float __tri_roundf(float x) { return (float)__tri_round(x); }
 float __tri_copysignf(float x, float y) { return asf32((asu32(x) & 0x7fffffffu) | (asu32(y) & 0x80000000u)); }
 float __tri_fmodf(float x, float y) { return (float)__tri_fmod(x, y); }
 float __tri_cbrtf(float x) { return (float)__tri_cbrt(x); }
-float __tri_hypotf(float x, float y) { return (float)__tri_hypot(x, y); }
+float __tri_hypotf(float x, float y) {
+  if (issnanf_(x) || issnanf_(y)) return x + y; /* the widening below would quiet it first */
+  return (float)__tri_hypot(x, y);
+}

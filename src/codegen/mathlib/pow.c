@@ -14,6 +14,7 @@ static int int_kind(double y) {
 }
 
 double __tri_pow(double x, double y) {
+  if (issnan_(x) || issnan_(y)) return x + y;
   if (y == 0.0) return 1.0;
   if (x == 1.0) return 1.0;
   if (isnan_(x) || isnan_(y)) return x + y;
@@ -135,6 +136,7 @@ static int int_kindf(float y) {
 
 float __tri_powf(float x, float y) {
   const float inf = asf32(0x7f800000u);
+  if (issnanf_(x) || issnanf_(y)) return x + y;
   if (y == 0.0f) return 1.0f;
   if (x == 1.0f) return 1.0f;
   if (x != x || y != y) return x + y;
