@@ -24,11 +24,16 @@ namespace detail {
 // payloads and rounding are the interpreter's), math from Tri's own implementations.
 
 llvm::Value* GpuElemEmitter::decode(llvm::Value* bits, Scalar s) {
-  // f16 and bf16 widen with one instruction (cvt.f32.f16, a shift); the f8 formats through the
-  // integer code every backend shares.
+  // f16 widens with one instruction (cvt.f32.f16, which quiets a signaling NaN as every
+  // conversion does), bf16 with a shift and the same quieting; the f8 formats through the integer
+  // code every backend shares.
   if (s == Scalar::F16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
-  if (s == Scalar::BF16)
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16), b_.getFloatTy());
+  if (s == Scalar::BF16) {
+    llvm::Value* u = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
+    llvm::Value* nan = b_.CreateICmpUGT(b_.CreateAnd(u, 0x7fffffffu), b_.getInt32(0x7f800000u));
+    u = b_.CreateSelect(nan, b_.CreateOr(u, 0x00400000u), u);
+    return b_.CreateBitCast(u, b_.getFloatTy());
+  }
   return emit_small_to_f32(b_, bits, s);
 }
 
