@@ -48,7 +48,7 @@ ThreadPool::ThreadPool(unsigned num_threads, size_t stack_bytes) {
   if (rc != 0)
     start_error_ = "started " + std::to_string(workers_.size()) + " of " + std::to_string(num_threads) +
                    " worker threads with " + std::to_string(stack_bytes_ >> 20) + " MiB stacks: " +
-                   (workers_.empty() ? "" : "then ") + "pthread_create failed (" + std::strerror(rc) + ")";
+                   (workers_.empty() ? "" : "then ") + "starting a thread failed (" + std::strerror(rc) + ")";
 }
 
 ThreadPool::~ThreadPool() {
