@@ -93,8 +93,10 @@ Status ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task, bo
   // A nested batch (see the header): this thread is inside a batch of this pool, which holds the
   // pool until that batch ends, so the nested one must not wait for it.
   const bool nested = t_worker_of == this || t_joined == this;
-  if ((n == 1 && caller_joins) || (nested && (t_worker_of == this || caller_joins)) ||
-      (workers_.empty() && caller_joins)) {
+  // Tasks the caller may join have small frames, so they also fit on top of a nested caller's
+  // frame; others go to a fresh thread with the pool's stack (the task that called run() still
+  // holds its own frame on this thread's stack).
+  if ((n == 1 && caller_joins) || (nested && caller_joins) || (workers_.empty() && caller_joins)) {
     for (uint64_t i = 0; i < n; ++i) task(i);
     return Status::ok();
   }

@@ -50,9 +50,9 @@ class ThreadPool {
   // from several calling threads are serialized.
   // Re-entry: a task may call run() on the same pool (a print callback that launches another
   // kernel of the same context). That nested batch does not wait for the pool (which is busy
-  // with the batch that called it): on a worker thread, whose stack is the pool's, it runs on
-  // that thread alone; on a caller that joined, it runs there when caller_joins allows, and on
-  // one temporary thread with the pool's stack size otherwise.
+  // with the batch that called it): with caller_joins (tasks with small frames) it runs on the
+  // calling thread alone, and otherwise on one temporary thread with the pool's stack size (the
+  // calling task's frame still takes room on the caller's stack).
   // Errors (Code::OutOfMemory, nothing run): the pool has no worker and caller_joins is false,
   // or a temporary thread for a nested batch could not start.
   Status run(uint64_t n, const std::function<void(uint64_t)>& task, bool caller_joins = false);
