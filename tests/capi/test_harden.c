@@ -481,6 +481,33 @@ static void grids_past_the_limits_are_refused(void** state) {
     tri_kernel_destroy(k);
   }
   tri_module_destroy(m);
+  /* At the limits, program ids and num_programs are the grid's (i32 in the IR). */
+  const char np[] =
+      "kernel @np(%out: ptr<i32>) {\n"
+      "  %y = program_id[axis=1] : i32\n"
+      "  %ny = num_programs[axis=1] : i32\n"
+      "  %last = sub %ny, %y : i32\n"
+      "  %one = const[value=1] : i32\n"
+      "  %is = cmp[pred=eq] %last, %one : i1\n"
+      "  if %is {\n"
+      "    store %out, %ny\n"
+      "    %o1 = addptr %out, %one : ptr<i32>\n"
+      "    store %o1, %y\n"
+      "    yield\n"
+      "  }\n"
+      "  return\n"
+      "}\n";
+  m = new_module(c, np);
+  for (int t = 0; t < 2; ++t) {
+    tri_kernel* k = compile(m, "np", t ? "interp" : "cpu");
+    int32_t o[2] = {0, 0};
+    tri_arg oa = ptr_arg(o, sizeof o, TRI_DTYPE_I32);
+    assert_int_equal(tri_launch(k, 1, 65535, 1, NULL, &oa, 1), TRI_OK);
+    assert_int_equal(o[0], 65535);
+    assert_int_equal(o[1], 65534);
+    tri_kernel_destroy(k);
+  }
+  tri_module_destroy(m);
   tri_context_destroy(c);
 }
 
