@@ -240,9 +240,4 @@ void CompileCache::set_capacity(size_t n) {
   }
 }
 
-size_t CompileCache::held() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return lru_.size();
-}
-
 }  // namespace tri::capi

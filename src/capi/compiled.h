@@ -106,8 +106,6 @@ class CompileCache {
   Status get(const std::string& key, const std::function<Status(std::shared_ptr<Compiled>*)>& make,
              std::shared_ptr<Compiled>* out);
   void set_capacity(size_t n);
-  // Specializations held by the cache itself (at most the capacity), and keys it knows.
-  size_t held();
 
  private:
   struct Entry {
