@@ -5,7 +5,8 @@
 #
 #   bash scripts/test.sh              the above
 #   bash scripts/test.sh --sanitize   the CTest suite in an ASan+UBSan Debug build (build-asan/)
-#                                     instead; the fuzzers are skipped (they are ASan builds already)
+#                                     instead, then the concurrency tests in a ThreadSanitizer build
+#                                     (build-tsan/); the fuzzers are skipped (they are ASan builds)
 #
 # Environment: JOBS (default: nproc) parallel jobs; TRI_FUZZ_SECONDS (default 30) how long each
 # fuzz target runs (scripts/fuzz.sh SECONDS), 0 skips fuzzing.
@@ -45,6 +46,19 @@ step "build $build with $jobs jobs"
 cmake --build "$build" -j "$jobs"
 step "ctest in $build"
 (cd "$build" && ctest --output-on-failure -j "$jobs")
+
+if [[ $sanitize -eq 1 ]]; then
+  # Threads sharing contexts, modules, the compile cache, the thread pool, re-entrant callbacks
+  # and cancels, under ThreadSanitizer (a report fails the test). Only these tests are built.
+  tsan_tests=(capi_test_concurrency capi_test_harden jit_test_thread_pool)
+  step "configure build-tsan"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRI_SANITIZE_THREAD=ON
+  step "build the concurrency tests in build-tsan with $jobs jobs"
+  cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
+  step "ctest (ThreadSanitizer) in build-tsan"
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --output-on-failure -R '^(capi/test_concurrency|capi/test_harden|jit/test_thread_pool)$')
+fi
 
 fuzz_seconds=${TRI_FUZZ_SECONDS:-30}
 if [[ $sanitize -eq 0 && -f scripts/fuzz.sh && $fuzz_seconds -gt 0 ]]; then

@@ -237,7 +237,8 @@ func (k *Kernel) Text() (string, error) {
 	return string(blobBytes(b)), nil
 }
 
-// Grid is the number of program instances along x, y and z (each at least 1).
+// Grid is the number of program instances along x, y and z (x below 2^31, y and z below 2^16;
+// a zero in any launches nothing).
 type Grid struct{ X, Y, Z uint32 }
 
 // Grid1 is a one-dimensional grid of n program instances.

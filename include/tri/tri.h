@@ -18,6 +18,15 @@
  *    callback of the context (silent by default).
  *  - Threads. A context and a module may be used from many threads at once; the last-error
  *    message is per thread. Options objects are not thread-safe.
+ *  - Callbacks (the log sink, which also receives `print` output) may call the library,
+ *    launches of the same context included: Tri holds no lock of its own while calling out, apart
+ *    from the one that serializes the print output of one launch. A nested CPU launch made from a
+ *    callback runs on the calling thread (or one temporary thread) rather than on the context's
+ *    busy workers. A call that fails inside a callback does not change the message that
+ *    tri_last_error_message reports for the call that made the callback. A callback must not
+ *    wait for another thread's launch on the same context to finish (that launch may be waiting
+ *    for the callback's own launch to end), nor compile the very specialization whose compile
+ *    logged the message (refused with TRI_ERROR_INVALID_ARGUMENT).
  *  - No global mutable state: several contexts coexist in one process.
  */
 #ifndef TRI_TRI_H_
@@ -68,6 +77,7 @@ typedef int32_t tri_result;
 #define TRI_ERROR_RUNTIME 13           /* a kernel failed while running (checked mode, assert) */
 #define TRI_ERROR_IO 14                /* a file could not be read or written */
 #define TRI_ERROR_INTERNAL 15          /* a bug in Tri */
+#define TRI_ERROR_CANCELLED 16         /* a launch stopped by tri_context_cancel (since 0.2) */
 
 /* The constant's name ("TRI_ERROR_PARSE"); "TRI_ERROR_UNKNOWN" for other values. The string is
  * static. Since 0.1. */
@@ -88,7 +98,7 @@ typedef struct tri_context_options tri_context_options;
 #define TRI_LOG_DEBUG 3
 
 /* A log sink. `message` is valid for the duration of the call. It may be called from any thread
- * that uses the context. */
+ * that uses the context, and may call the library (see "Callbacks" above). */
 typedef void (*tri_log_fn)(void* user, int32_t level, const char* message);
 
 /* Host memory hooks. alloc returns memory aligned to `align` (a power of two) or NULL; free
@@ -123,6 +133,18 @@ TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* option
 /* Sets the disk cache's size bound in bytes (default 1 GiB; 0: no bound). When an entry written
  * takes the directory past it, the least recently used entries are removed. Since 0.2. */
 TRI_API tri_result tri_context_options_set_cache_max_bytes(tri_context_options* options, uint64_t max_bytes);
+/* Sets the budget of the "interp" target's working memory per launch, in bytes (0, the default:
+ * none). A launch whose kernel would need more (an estimate from its block values: 8 bytes a
+ * lane, 12 for pointers, 4 more in checked mode, every value of the kernel and of the device
+ * functions it calls held at once, doubled for copies) fails before running with
+ * TRI_ERROR_LIMIT_EXCEEDED. Other targets ignore it. Since 0.2. */
+TRI_API tri_result tri_context_options_set_interp_memory_limit(tri_context_options* options, uint64_t bytes);
+/* Sets how many compiled specializations each module of the context keeps in memory for
+ * tri_kernel_compile to hand out again (default 64). Past that, the least recently compiled or
+ * looked-up one is dropped from the module's memory; a kernel handle still holding it keeps it
+ * alive, and compiling it again while such a handle lives returns the same code. 0 keeps none
+ * that no handle holds. Since 0.2. */
+TRI_API tri_result tri_context_options_set_kernel_cache_capacity(tri_context_options* options, uint32_t count);
 
 /* ---- Context ------------------------------------------------------------------------------ */
 typedef struct tri_context tri_context;
@@ -136,6 +158,14 @@ TRI_API tri_result tri_context_create(const tri_context_options* options, uint32
 /* Releases the caller's reference; the context lives on while modules made from it live. NULL
  * is allowed. Since 0.1. */
 TRI_API void tri_context_destroy(tri_context* context);
+/* Stops every launch of the context on a host target ("cpu", "interp") that is running when it
+ * is called: each stops at its next loop back-edge (`for`, `while`) or before its next program
+ * instance and returns TRI_ERROR_CANCELLED (the stores it made stay made). Launches that begin
+ * after the call run normally. GPU launches cannot be preempted: a "cuda" launch already on a
+ * stream runs to its end, and cancel has no effect on it. Thread-safe, and callable from a
+ * callback (the log sink) or a watchdog thread. Errors: TRI_ERROR_INVALID_ARGUMENT for a NULL
+ * context. Since 0.2. */
+TRI_API tri_result tri_context_cancel(tri_context* context);
 
 /* ---- Modules ------------------------------------------------------------------------------
  * A module is a verified set of kernels and device functions, made from IR text or binary IR
@@ -148,7 +178,9 @@ typedef struct tri_module tri_module;
  * Errors: TRI_ERROR_INVALID_ARGUMENT (NULL context, NULL data, size 0), TRI_ERROR_PARSE,
  * TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_VERIFY, TRI_ERROR_UNSUPPORTED
  * (TTIR with an op, type or libdevice function Tri lacks),
- * TRI_ERROR_LIMIT_EXCEEDED (input over 1 GiB, nesting deeper than 64, tables past their limits),
+ * TRI_ERROR_LIMIT_EXCEEDED (input over 1 GiB, nesting deeper than 64, calls nested deeper
+ * than 256, tables past their limits: docs/capi.md "Limits"; a block of more than 2^20
+ * elements is TRI_ERROR_VERIFY),
  * TRI_ERROR_OUT_OF_MEMORY. A failure's message also goes to the context's log sink at
  * TRI_LOG_ERROR. The caller owns *out_module; it keeps the context alive. Since 0.1. */
 TRI_API tri_result tri_module_create(tri_context* context, const void* data, size_t size, const char* source_name,
@@ -243,7 +275,9 @@ TRI_API tri_result tri_module_param_default(const tri_module* module, uint32_t i
  *   "cuda"    NVIDIA GPUs: PTX through LLVM's NVPTX backend, launched through the CUDA driver
  *             (libcuda, loaded at run time) on the caller's stream
  * Compiling the same kernel with the same options again returns the compiled code the module
- * already holds, and concurrent compiles of one specialization compile it once. */
+ * already holds (while it is among the module's most recently used specializations, see
+ * tri_context_options_set_kernel_cache_capacity, or a kernel handle holds it), and concurrent
+ * compiles of one specialization compile it once. */
 typedef struct tri_compile_options tri_compile_options;
 typedef struct tri_kernel tri_kernel;
 
@@ -260,8 +294,10 @@ TRI_API tri_result tri_compile_options_set_target(tri_compile_options* options, 
  * masked-off lanes of loads without `other` are reported with the op's location. Since 0.1. */
 TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options, int32_t on);
 /* Sets a constexpr's value by name (copied). Integer values suit integer and i1 constexprs
- * (0 or 1), float values float constexprs; the kernel's declared types are checked at compile
- * (TRI_ERROR_SPECIALIZE). Setting a name twice keeps the last value. Since 0.1. */
+ * (0 or 1), float values float constexprs; an integer value also suits a float constexpr when
+ * that type represents it exactly (2048 is an f16, 2049 and 70000 are not). The kernel's
+ * declared types are checked at compile (TRI_ERROR_SPECIALIZE). Setting a name twice keeps the
+ * last value. Since 0.1. */
 TRI_API tri_result tri_compile_options_set_constexpr_int(tri_compile_options* options, const char* name,
                                                          int64_t value);
 TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* options, const char* name,
@@ -301,8 +337,9 @@ TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* op
 /* Compiles kernel `name` of the module. options may be NULL for defaults. Errors:
  * TRI_ERROR_NOT_FOUND (no such kernel), TRI_ERROR_SPECIALIZE (a constexpr unknown, missing,
  * of the wrong type, or not a power of two where it is a block dimension), TRI_ERROR_VERIFY
- * (the specialized IR breaks a rule), TRI_ERROR_UNSUPPORTED (target unknown here, or an op the
- * target cannot run). The caller owns *out_kernel; it keeps the module alive. A kernel may be
+ * (the specialized IR breaks a rule, a block over 2^20 elements included), TRI_ERROR_UNSUPPORTED
+ * (target unknown here, or an op the target cannot run, such as inline_asm on "interp" or
+ * "cpu"). The caller owns *out_kernel; it keeps the module alive. A kernel may be
  * launched from many threads at once. Since 0.1. */
 TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
                                       tri_kernel** out_kernel);
@@ -331,7 +368,12 @@ TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_
  *                          bits are used), value.f for float types (rounded to the type)
  *   kind TRI_TYPE_POINTER: dtype the pointee's TRI_DTYPE_*; value.p the address; extent the
  *                          size in bytes of the buffer it points into (0: unknown), which
- *                          checked mode uses
+ *                          checked mode uses. NULL is accepted (a pointer the kernel leaves
+ *                          unused, or uses only under a mask that is off). Dereferencing it
+ *                          is TRI_ERROR_RUNTIME on "interp" (an out-of-bounds access in
+ *                          checked mode, whatever the extent; without checked mode any access
+ *                          below address 4096); on "cpu" and "cuda" it is undefined behaviour
+ *                          as in C (a fault), as is any other access out of the buffer.
  * The struct is 24 bytes and frozen for the 0.x ABI. */
 typedef struct tri_arg {
   union {
@@ -344,13 +386,20 @@ typedef struct tri_arg {
   int32_t dtype;
 } tri_arg;
 
-/* Runs the kernel over a grid of grid_x * grid_y * grid_z program instances (each >= 1) and
- * returns when they have finished (CPU and interpreter targets). `stream` is for GPU targets and
- * must be NULL for the others. Errors: TRI_ERROR_LAUNCH_ARGS (argument count, kind or dtype
- * that does not match the kernel, naming the argument), TRI_ERROR_INVALID_ARGUMENT (a zero grid
- * dimension), TRI_ERROR_RUNTIME (a failed `assert`, or a checked-mode violation with the op's
- * location, the lane and the address). Nothing is compiled or allocated on this path once the
- * kernel exists, apart from the interpreter's own working memory. Thread-safe. Since 0.1. */
+/* Runs the kernel over a grid of grid_x * grid_y * grid_z program instances and returns when
+ * they have finished (CPU and interpreter targets). The grid limits are the same on every target
+ * (CUDA's): grid_x at most 2^31 - 1, grid_y and grid_z at most 65535, so program ids and
+ * num_programs fit the IR's i32. A grid with a zero dimension launches nothing and returns TRI_OK
+ * once the arguments have been checked (no GPU driver call is made for it). `stream` is for GPU
+ * targets and must be NULL for the others. Errors: TRI_ERROR_LAUNCH_ARGS (argument count,
+ * checked before anything else about the arguments, kind or dtype that does not match the
+ * kernel, naming the argument), TRI_ERROR_INVALID_ARGUMENT (a grid past its limits),
+ * TRI_ERROR_RUNTIME (a failed `assert`, or a checked-mode violation with the op's location, the
+ * lane and the address), TRI_ERROR_CANCELLED (tri_context_cancel), TRI_ERROR_LIMIT_EXCEEDED (the
+ * interpreter's memory budget), TRI_ERROR_OUT_OF_MEMORY (the CPU target could start no worker
+ * thread; the launch may be retried). Nothing is compiled or allocated on this path once the
+ * kernel exists, apart from the interpreter's own working memory and the CPU target's threads,
+ * started on the context's first CPU launch. Thread-safe. Since 0.1. */
 TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
                               void* stream, const tri_arg* args, uint32_t num_args);
 
@@ -368,7 +417,8 @@ TRI_API tri_result tri_launch_plan_create(const tri_kernel* kernel, uint32_t gri
 /* Replaces argument `index` (checked against the kernel's parameter like tri_launch does).
  * Since 0.2. */
 TRI_API tri_result tri_launch_plan_set_arg(tri_launch_plan* plan, uint32_t index, const tri_arg* arg);
-/* Replaces the grid (each dimension >= 1) or the stream. Since 0.2. */
+/* Replaces the grid (the limits of tri_launch; a zero dimension makes launches empty) or the
+ * stream. Since 0.2. */
 TRI_API tri_result tri_launch_plan_set_grid(tri_launch_plan* plan, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z);
 TRI_API tri_result tri_launch_plan_set_stream(tri_launch_plan* plan, void* stream);
 /* Launches as tri_launch would with the plan's kernel, grid, stream and arguments. Since 0.2. */

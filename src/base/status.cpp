@@ -20,6 +20,7 @@ const char* code_name(Code c) {
     case Code::Runtime: return "TRI_ERROR_RUNTIME";
     case Code::Io: return "TRI_ERROR_IO";
     case Code::Internal: return "TRI_ERROR_INTERNAL";
+    case Code::Cancelled: return "TRI_ERROR_CANCELLED";
   }
   return "TRI_ERROR_UNKNOWN";
 }

@@ -6,11 +6,23 @@
 #include <pthread.h>
 
 #include <cassert>
-#include <cstdio>
-#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace tri {
+namespace {
+// The pool whose worker this thread is, and the pool whose batch this thread joined as a caller
+// (both null elsewhere): run() uses them to tell a nested batch from a new one.
+thread_local const ThreadPool* t_worker_of = nullptr;
+thread_local const ThreadPool* t_joined = nullptr;
+
+// Sets t_joined for the scope of a joined batch, restoring the outer value (batches may nest).
+struct JoinMark {
+  const ThreadPool* saved;
+  explicit JoinMark(const ThreadPool* p) : saved(t_joined) { t_joined = p; }
+  ~JoinMark() { t_joined = saved; }
+};
+}  // namespace
 
 struct ThreadPool::Worker {
   ThreadPool* pool = nullptr;
@@ -20,24 +32,23 @@ struct ThreadPool::Worker {
 ThreadPool::ThreadPool(unsigned num_threads, size_t stack_bytes) {
   if (num_threads == 0) num_threads = std::thread::hardware_concurrency();
   if (num_threads == 0) num_threads = 1;
+  requested_ = num_threads;
   stack_bytes_ = stack_bytes ? stack_bytes : kDefaultStackBytes;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, stack_bytes_);
-  for (unsigned i = 0; i < num_threads; ++i) {
+  int rc = pthread_attr_setstacksize(&attr, stack_bytes_);
+  for (unsigned i = 0; rc == 0 && i < num_threads; ++i) {
     auto w = std::make_unique<Worker>();
     w->pool = this;
-    if (pthread_create(&w->thread, &attr, &ThreadPool::worker_main, w.get()) != 0) {
-      // Fewer threads than asked is still a working pool; none at all is not.
-      if (workers_.empty()) {
-        std::fprintf(stderr, "tri: cannot start a worker thread\n");
-        std::abort();
-      }
-      break;
-    }
-    workers_.push_back(std::move(w));
+    rc = pthread_create(&w->thread, &attr, &ThreadPool::worker_main, w.get());
+    if (rc == 0) workers_.push_back(std::move(w));
   }
   pthread_attr_destroy(&attr);
+  // Fewer threads than asked is still a working pool; the owner decides what none means.
+  if (rc != 0)
+    start_error_ = "started " + std::to_string(workers_.size()) + " of " + std::to_string(num_threads) +
+                   " worker threads with " + std::to_string(stack_bytes_ >> 20) + " MiB stacks: " +
+                   (workers_.empty() ? "" : "then ") + "starting a thread failed (" + std::strerror(rc) + ")";
 }
 
 ThreadPool::~ThreadPool() {
@@ -50,6 +61,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void* ThreadPool::worker_main(void* arg) {
+  t_worker_of = static_cast<Worker*>(arg)->pool;
   static_cast<Worker*>(arg)->pool->work();
   return nullptr;
 }
@@ -76,12 +88,27 @@ void ThreadPool::work() {
   }
 }
 
-void ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task, bool caller_joins) {
-  if (n == 0) return;
-  if (n == 1 && caller_joins) {
-    task(0);
-    return;
+Status ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task, bool caller_joins) {
+  if (n == 0) return Status::ok();
+  // A nested batch (see the header): this thread is inside a batch of this pool, which holds the
+  // pool until that batch ends, so the nested one must not wait for it.
+  const bool nested = t_worker_of == this || t_joined == this;
+  // Tasks the caller may join have small frames, so they also fit on top of a nested caller's
+  // frame; others go to a fresh thread with the pool's stack (the task that called run() still
+  // holds its own frame on this thread's stack).
+  if ((n == 1 && caller_joins) || (nested && caller_joins) || (workers_.empty() && caller_joins)) {
+    for (uint64_t i = 0; i < n; ++i) task(i);
+    return Status::ok();
   }
+  if (nested) {
+    ThreadPool helper(1, stack_bytes_);
+    if (helper.size() == 0)
+      return Status(Code::OutOfMemory, "cannot run a nested batch: " + helper.start_error());
+    return helper.run(n, task, false);
+  }
+  if (workers_.empty())
+    return Status(Code::OutOfMemory, "no worker thread could be started (" + start_error_ +
+                                         "); raise the address-space or thread limit, or destroy idle contexts");
   std::lock_guard<std::mutex> serial(run_mu_);
   std::unique_lock<std::mutex> lock(mu_);
   // A worker that woke late for the previous batch may still be looking at its counter.
@@ -94,6 +121,7 @@ void ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task, bool
   wake_.notify_all();
   if (caller_joins) {
     lock.unlock();
+    JoinMark mark(this);
     for (;;) {
       uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= n) break;
@@ -104,6 +132,7 @@ void ThreadPool::run(uint64_t n, const std::function<void(uint64_t)>& task, bool
   }
   done_.wait(lock, [&] { return busy_ == 0 && finished_.load(std::memory_order_acquire) == n; });
   task_ = nullptr;
+  return Status::ok();
 }
 
 }  // namespace tri

@@ -164,13 +164,25 @@ Status CompileCache::get(const std::string& key, const std::function<Status(std:
     for (;;) {
       auto it = done_.find(key);
       if (it != done_.end()) {
-        *out = it->second;
-        return Status::ok();
+        std::shared_ptr<Compiled> c = it->second.strong ? it->second.strong : it->second.weak.lock();
+        if (c) {
+          std::vector<std::shared_ptr<Compiled>> dropped;
+          touch(key, it->second, c, &dropped);
+          *out = std::move(c);
+          lock.unlock();
+          return Status::ok();  // `dropped` is released here, without the lock
+        }
+        done_.erase(it);  // dropped, and no handle kept it alive
       }
-      if (!in_flight_.count(key)) break;
+      auto busy = in_flight_.find(key);
+      if (busy == in_flight_.end()) break;
+      if (busy->second == std::this_thread::get_id())
+        return Status(Code::InvalidArgument, "tri_kernel_compile: this thread is already compiling this kernel with "
+                                             "these options (a callback called back into the compile); compile it "
+                                             "outside the callback");
       cv_.wait(lock);  // another thread compiles this key; take its result (or try after its failure)
     }
-    in_flight_[key] = true;
+    in_flight_[key] = std::this_thread::get_id();
   }
   std::shared_ptr<Compiled> c;
   Status st;
@@ -184,14 +196,55 @@ Status CompileCache::get(const std::string& key, const std::function<Status(std:
     cv_.notify_all();
     throw;
   }
+  std::vector<std::shared_ptr<Compiled>> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
     in_flight_.erase(key);
-    if (st.is_ok()) done_[key] = c;
+    if (st.is_ok()) touch(key, done_[key], c, &dropped);
   }
   cv_.notify_all();
+  dropped.clear();
   if (st.is_ok()) *out = std::move(c);
   return st;
+}
+
+void CompileCache::touch(const std::string& key, Entry& e, std::shared_ptr<Compiled> c,
+                         std::vector<std::shared_ptr<Compiled>>* dropped) {
+  if (e.strong) lru_.erase(e.lru);
+  e.weak = c;
+  e.strong.reset();
+  if (capacity_ > 0) {
+    e.strong = std::move(c);
+    lru_.push_front(key);
+    e.lru = lru_.begin();
+  }
+  while (lru_.size() > capacity_) {
+    Entry& old = done_.at(lru_.back());
+    dropped->push_back(std::move(old.strong));
+    old.strong.reset();
+    lru_.pop_back();
+  }
+  // Sweep keys whose object is gone, once they outnumber the held ones well.
+  if (done_.size() > 2 * capacity_ + 64) {
+    for (auto it = done_.begin(); it != done_.end();) {
+      if (!it->second.strong && it->second.weak.expired())
+        it = done_.erase(it);
+      else
+        ++it;
+    }
+  }
+}
+
+void CompileCache::set_capacity(size_t n) {
+  std::vector<std::shared_ptr<Compiled>> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = n;
+  while (lru_.size() > capacity_) {
+    Entry& old = done_.at(lru_.back());
+    dropped.push_back(std::move(old.strong));
+    old.strong.reset();
+    lru_.pop_back();
+  }
 }
 
 }  // namespace tri::capi

@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/launch.h"
@@ -74,6 +76,9 @@ class Compiled {
   // is spent or the variant fails to compile. `log` receives one line per new variant.
   const Compiled* variant(uint64_t key, const std::function<void(const std::string&)>& log) const;
 
+  // variant()'s work under mu_; `note` receives the line to log once the lock is released.
+  const Compiled* variant_locked(uint64_t key, std::string* note) const;
+
   struct Variant {
     std::atomic<uint64_t> key{0};
     std::atomic<const Compiled*> compiled{nullptr};
@@ -108,17 +113,38 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
 Status encode_args(const Compiled& c, const tri_arg* args, uint32_t n, ArgValue* out);
 
 // Compiles each key once, even when several threads ask at the same time; later requests for a
-// key get the same object. Failed compiles are not remembered.
+// key get the same object. Failed compiles are not remembered. A compile of a key that the
+// calling thread is already compiling (a log callback re-entering) is refused with
+// Code::InvalidArgument instead of waiting for itself.
+//
+// Memory: the cache holds the `capacity` most recently used specializations (compiled or looked
+// up); older ones are dropped, and live on only while a kernel handle holds them (a lookup of
+// such a key still finds them through a weak reference). Entries whose object died are swept.
 class CompileCache {
  public:
+  static constexpr size_t kDefaultCapacity = 64;
+
   Status get(const std::string& key, const std::function<Status(std::shared_ptr<Compiled>*)>& make,
              std::shared_ptr<Compiled>* out);
+  void set_capacity(size_t n);
 
  private:
+  struct Entry {
+    std::shared_ptr<Compiled> strong;  // set while among the `capacity_` most recently used
+    std::weak_ptr<Compiled> weak;
+    std::list<std::string>::iterator lru;  // valid while strong is set
+  };
+  // Makes `e` (of `key`) the most recently used, holding `c`; drops what passes the capacity
+  // into `dropped` (released by the caller after the lock).
+  void touch(const std::string& key, Entry& e, std::shared_ptr<Compiled> c,
+             std::vector<std::shared_ptr<Compiled>>* dropped);
+
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, std::shared_ptr<Compiled>> done_;
-  std::map<std::string, bool> in_flight_;
+  size_t capacity_ = kDefaultCapacity;
+  std::map<std::string, Entry> done_;
+  std::list<std::string> lru_;  // keys whose entry holds its object, most recent first
+  std::map<std::string, std::thread::id> in_flight_;  // the thread compiling each key
 };
 
 }  // namespace tri::capi

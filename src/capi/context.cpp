@@ -8,6 +8,7 @@
 static_assert(TRI_OK == static_cast<int>(tri::Code::Ok), "result codes must match base/status.h");
 static_assert(TRI_ERROR_PARSE == static_cast<int>(tri::Code::Parse), "result codes must match");
 static_assert(TRI_ERROR_INTERNAL == static_cast<int>(tri::Code::Internal), "result codes must match");
+static_assert(TRI_ERROR_CANCELLED == static_cast<int>(tri::Code::Cancelled), "result codes must match");
 
 namespace tri::capi {
 namespace {
@@ -39,9 +40,25 @@ void mem_free(const tri_context_options& o, void* ptr, size_t size) {
     std::free(ptr);
 }
 
-ThreadPool* context_pool(tri_context* c) {
-  std::call_once(c->pool_once, [c] { c->pool = std::make_unique<ThreadPool>(); });
-  return c->pool.get();
+Status context_pool(tri_context* c, ThreadPool** out) {
+  if ((*out = c->pool_ready.load(std::memory_order_acquire))) return Status::ok();
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> lock(c->pool_mu);
+    if (!c->pool) {
+      auto pool = std::make_unique<ThreadPool>();
+      if (pool->size() == 0)
+        return Status(Code::OutOfMemory, "the CPU target cannot start its worker threads: " + pool->start_error() +
+                                             "; raise the process's address-space or thread limit, or destroy "
+                                             "contexts that are not in use");
+      if (!pool->start_error().empty()) warning = "the CPU target runs with fewer threads: " + pool->start_error();
+      c->pool = std::move(pool);
+      c->pool_ready.store(c->pool.get(), std::memory_order_release);
+    }
+    *out = c->pool.get();
+  }
+  if (!warning.empty()) c->log(TRI_LOG_WARNING, warning);
+  return Status::ok();
 }
 
 void context_retain(tri_context* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
@@ -64,8 +81,13 @@ using namespace tri;
 using tri::capi::guard;
 using tri::capi::set_error;
 
+// The callback may call the library, and a call that fails there sets the thread's last error;
+// the message of the call that is logging (which may be about to fail) must survive it.
 void tri_context::log(int32_t level, const std::string& message) const {
-  if (options.log_fn && level <= options.log_max_level) options.log_fn(options.log_user, level, message.c_str());
+  if (!options.log_fn || level > options.log_max_level) return;
+  std::string saved = tri::capi::t_last_error;
+  options.log_fn(options.log_user, level, message.c_str());
+  tri::capi::t_last_error.swap(saved);
 }
 
 extern "C" {
@@ -73,7 +95,7 @@ extern "C" {
 TRI_API uint32_t tri_version(void) { return TRI_VERSION_NUMBER; }
 
 TRI_API const char* tri_result_name(tri_result result) {
-  if (result < 0 || result > static_cast<int>(Code::Internal)) return "TRI_ERROR_UNKNOWN";
+  if (result < 0 || result > static_cast<int>(Code::Cancelled)) return "TRI_ERROR_UNKNOWN";
   return code_name(static_cast<Code>(result));
 }
 
@@ -140,6 +162,18 @@ TRI_API tri_result tri_context_options_set_cache_max_bytes(tri_context_options* 
   return TRI_OK;
 }
 
+TRI_API tri_result tri_context_options_set_interp_memory_limit(tri_context_options* options, uint64_t bytes) {
+  TRI_CHECK_ARG(options);
+  options->interp_memory_limit = bytes;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_context_options_set_kernel_cache_capacity(tri_context_options* options, uint32_t count) {
+  TRI_CHECK_ARG(options);
+  options->kernel_cache_capacity = count;
+  return TRI_OK;
+}
+
 TRI_API tri_result tri_context_create(const tri_context_options* options, uint32_t header_version,
                                       tri_context** out_context) {
   return guard([&] {
@@ -169,5 +203,12 @@ TRI_API tri_result tri_context_create(const tri_context_options* options, uint32
 }
 
 TRI_API void tri_context_destroy(tri_context* context) { tri::capi::context_release(context); }
+
+TRI_API tri_result tri_context_cancel(tri_context* context) {
+  TRI_CHECK_ARG(context);
+  // Launches compare the counter with its value when they began (capi::cancel_token).
+  context->cancel_epoch.fetch_add(1, std::memory_order_acq_rel);
+  return TRI_OK;
+}
 
 }  // extern "C"

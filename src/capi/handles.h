@@ -18,6 +18,7 @@
 #include <new>
 #include <string>
 
+#include "base/launch.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "cache/store.h"
@@ -36,18 +37,24 @@ struct tri_context_options {
   std::string cache_dir;
   bool cache_dir_set = false;  // unset: TRI_CACHE_DIR, then XDG_CACHE_HOME/tri, then ~/.cache/tri
   uint64_t cache_max_bytes = tri::cache::kDefaultMaxBytes;
+  uint64_t interp_memory_limit = 0;  // bytes; 0: no budget
+  uint32_t kernel_cache_capacity = 64;  // compiled specializations kept per module (LRU)
 };
 
 struct tri_context {
   std::atomic<int32_t> refs{1};
   tri_context_options options;
-  // The CPU backend's workers, made on the first CPU launch (capi::context_pool).
-  std::once_flag pool_once;
+  // The CPU backend's workers, made on the first CPU launch (capi::context_pool). A pool that
+  // could start no worker is not kept: the next launch tries again.
+  std::mutex pool_mu;
+  std::atomic<tri::ThreadPool*> pool_ready{nullptr};
   std::unique_ptr<tri::ThreadPool> pool;
   // The disk cache, opened on the first compile (capi::context_disk_cache), so that making a
   // context touches no file and logs nothing.
   std::once_flag disk_once;
   std::unique_ptr<tri::cache::DiskCache> disk;
+  // Bumped by tri_context_cancel; a launch that sees it change since it began stops.
+  std::atomic<uint64_t> cancel_epoch{0};
 
   void log(int32_t level, const std::string& message) const;
 };
@@ -119,11 +126,17 @@ const std::string& last_error();
 void context_retain(tri_context* c);
 void context_release(tri_context* c);
 void module_retain(tri_module* m);
-// The context's thread pool, started on first use (one worker per hardware thread).
-tri::ThreadPool* context_pool(tri_context* c);
+// The context's thread pool, started on first use (one worker per hardware thread). Fewer
+// workers than asked is logged at TRI_LOG_WARNING and used; none at all is Code::OutOfMemory
+// (the launch that needed them fails; a later one tries again).
+Status context_pool(tri_context* c, tri::ThreadPool** out);
 void module_release(tri_module* m);
 // The context's disk cache, opened on first use (disk_cache.cpp); never null, but may be off.
 tri::cache::DiskCache* context_disk_cache(tri_context* c);
+// A token that a tri_context_cancel made after this call requests (base/launch.h).
+inline CancelToken cancel_token(const tri_context* c) {
+  return CancelToken{&c->cancel_epoch, c->cancel_epoch.load(std::memory_order_acquire)};
+}
 
 // Makes a blob holding `bytes` from the context's allocator; the blob keeps the context alive.
 // `what` names the calling function in the error message.

@@ -42,6 +42,18 @@ PrintSink print_sink(const tri_context* c) {
   return [c](const std::string& text) { c->log(TRI_LOG_INFO, text); };
 }
 
+// The grid limits of base/launch.h; `what` names the calling function.
+tri_result check_grid(const char* what, uint32_t x, uint32_t y, uint32_t z) {
+  if (x <= kMaxGridX && y <= kMaxGridYZ && z <= kMaxGridYZ) return TRI_OK;
+  return set_error(Code::InvalidArgument, std::string(what) + ": grid (" + std::to_string(x) + ", " +
+                                              std::to_string(y) + ", " + std::to_string(z) +
+                                              ") is too large: x may be at most " + std::to_string(kMaxGridX) +
+                                              " and y and z at most " + std::to_string(kMaxGridYZ) +
+                                              " (program ids are i32); split the work over several launches");
+}
+
+bool grid_empty(const Grid& g) { return g.x == 0 || g.y == 0 || g.z == 0; }
+
 }  // namespace
 
 extern "C" {
@@ -175,10 +187,12 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
     static const tri_compile_options kDefaults;
     const capi::CompileRequest& req = (options ? *options : kDefaults).req;
     std::shared_ptr<capi::Compiled> compiled;
+    bool made = false;
     Status st = module->kernels.get(
         req.key(name),
         [&](std::shared_ptr<capi::Compiled>* out) {
           tri_context* ctx = module->context;
+          made = true;
           return capi::compile(
               *module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); },
               capi::context_disk_cache(ctx));
@@ -188,6 +202,8 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
       module->context->log(TRI_LOG_ERROR, st.message());
       return set_error(st);
     }
+    // Said after the cache's lock and in-flight mark are gone: the sink may compile again.
+    if (made) module->context->log(TRI_LOG_DEBUG, "compiled kernel @" + std::string(name) + " for target \"" + req.target + "\"");
     auto* k = new tri_kernel{module, std::move(compiled)};
     capi::module_retain(module);
     *out_kernel = k;
@@ -244,13 +260,15 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
   TRI_CHECK_ARG(kernel);
   return guard([&] {
     const capi::Compiled& c = *kernel->compiled;
-    if (grid_x == 0 || grid_y == 0 || grid_z == 0)
-      return set_error(Code::InvalidArgument, "tri_launch: grid (" + std::to_string(grid_x) + ", " +
-                                                  std::to_string(grid_y) + ", " + std::to_string(grid_z) +
-                                                  ") has a zero dimension; each must be at least 1");
+    if (tri_result r = check_grid("tri_launch", grid_x, grid_y, grid_z)) return r;
     if (stream && !c.target->uses_stream())
       return set_error(Code::InvalidArgument, "tri_launch: a stream was given, but this kernel's target (\"" +
                                                   std::string(c.target->name()) + "\") runs on the host; pass NULL");
+    // The count first: nothing is allocated for arguments the kernel does not take.
+    if (num_args != c.params.size()) {
+      ArgValue unused;
+      return set_error(capi::encode_args(c, args, num_args, &unused));
+    }
     constexpr uint32_t kInline = 32;
     ArgValue inline_args[kInline];
     std::vector<ArgValue> heap_args;
@@ -262,13 +280,16 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
     Status st = capi::encode_args(c, args, num_args, av);
     if (!st.is_ok()) return set_error(st);
     Grid grid{grid_x, grid_y, grid_z};
+    if (grid_empty(grid)) return TRI_OK;  // an empty launch: nothing runs, on any target
     tri_context* ctx = kernel->module->context;
     PrintSink print = print_sink(ctx);
     target::LaunchEnv env;
     env.stream = stream;
     env.print = &print;
-    env.pool = [](void* c) { return capi::context_pool(static_cast<tri_context*>(c)); };
+    env.pool = [](void* c, ThreadPool** out) { return capi::context_pool(static_cast<tri_context*>(c), out); };
     env.pool_user = ctx;
+    env.cancel = capi::cancel_token(ctx);
+    env.interp_memory_limit = ctx->options.interp_memory_limit;
     // The variant for these arguments' classes (capi/variants.cpp).
     const capi::Compiled* v = c.variant(c.classify(av, num_args), [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
     st = v->exe->launch(grid, av, num_args, env);
@@ -284,8 +305,7 @@ TRI_API tri_result tri_launch_plan_create(const tri_kernel* kernel, uint32_t gri
   TRI_CHECK_ARG(out_plan);
   return guard([&] {
     const capi::Compiled& c = *kernel->compiled;
-    if (grid_x == 0 || grid_y == 0 || grid_z == 0)
-      return set_error(Code::InvalidArgument, "tri_launch_plan_create: the grid has a zero dimension");
+    if (tri_result r = check_grid("tri_launch_plan_create", grid_x, grid_y, grid_z)) return r;
     if (stream && !c.target->uses_stream())
       return set_error(Code::InvalidArgument, "tri_launch_plan_create: a stream was given, but this kernel's target runs "
                                               "on the host; pass NULL");
@@ -343,8 +363,7 @@ TRI_API tri_result tri_launch_plan_set_arg(tri_launch_plan* plan, uint32_t index
 
 TRI_API tri_result tri_launch_plan_set_grid(tri_launch_plan* plan, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z) {
   TRI_CHECK_ARG(plan);
-  if (grid_x == 0 || grid_y == 0 || grid_z == 0)
-    return set_error(Code::InvalidArgument, "tri_launch_plan_set_grid: the grid has a zero dimension");
+  if (tri_result r = check_grid("tri_launch_plan_set_grid", grid_x, grid_y, grid_z)) return r;
   plan->grid = Grid{grid_x, grid_y, grid_z};
   return TRI_OK;
 }
@@ -360,11 +379,14 @@ TRI_API tri_result tri_launch_plan_set_stream(tri_launch_plan* plan, void* strea
 TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan) {
   TRI_CHECK_ARG(plan);
   return guard([&] {
+    if (grid_empty(plan->grid)) return TRI_OK;
     target::LaunchEnv env;
     env.stream = plan->stream;
     env.print = &plan->print;
-    env.pool = [](void* c) { return capi::context_pool(static_cast<tri_context*>(c)); };
+    env.pool = [](void* c, ThreadPool** out) { return capi::context_pool(static_cast<tri_context*>(c), out); };
     env.pool_user = plan->module->context;
+    env.cancel = capi::cancel_token(plan->module->context);
+    env.interp_memory_limit = plan->module->context->options.interp_memory_limit;
     Status st = plan->variant->exe->launch(plan->grid, plan->args.data(), plan->args.size(), env);
     if (!st.is_ok()) plan->module->context->log(TRI_LOG_ERROR, st.message());
     return set_error(st);

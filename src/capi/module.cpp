@@ -255,6 +255,7 @@ TRI_API tri_result tri_module_create(tri_context* context, const void* data, siz
     capi::context_retain(context);
     m->ir = std::move(ir_module);
     m->comments = std::move(comments);
+    m->kernels.set_capacity(context->options.kernel_cache_capacity);
     Status st;
     try {
       st = build_tables(m);

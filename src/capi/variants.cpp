@@ -114,6 +114,15 @@ const Compiled* Compiled::variant(uint64_t key, const std::function<void(const s
     if (!c) break;
     if (v.key.load(std::memory_order_relaxed) == key) return c;
   }
+  // The log is called after the lock is released: a log callback may launch this kernel again.
+  std::string note;
+  const Compiled* picked = variant_locked(key, &note);
+  if (log && !note.empty()) log(note);
+  return picked;
+}
+
+const Compiled* Compiled::variant_locked(uint64_t key, std::string* note) const {
+  const std::function<void(const std::string&)> log = [note](const std::string& m) { *note = m; };
   std::lock_guard<std::mutex> lock(mu_);
   int used = 0;
   for (; used < kMaxVariants; ++used) {

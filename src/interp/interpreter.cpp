@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "interp/numeric.h"
+#include "ir/limits.h"
 
 namespace tri::interp {
 namespace {
@@ -70,7 +71,9 @@ using ir::ValueId;
 
 constexpr int32_t kDefined = -1;  // Val::undef entry of a defined lane
 constexpr int32_t kNoProv = -1;   // Val::prov entry of a pointer of unknown origin
-constexpr int kMaxCallDepth = 256;
+constexpr int kMaxCallDepth = ir::kMaxCallDepth;
+// Accesses below this address are NULL dereferences, reported in every mode (interpreter.h).
+constexpr uint64_t kNullPageBytes = 4096;
 
 // A whole value: one lane for a scalar, row-major lanes for a block.
 struct Val {
@@ -344,6 +347,10 @@ class Interp {
     for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
     return s + "] of " + m_.type_str(t);
   }
+  Status cancelled() const {
+    return Status(Code::Cancelled, "the launch of kernel @" + kernel_.name + " was cancelled (tri_context_cancel) in " +
+                                       program());
+  }
   Status runtime_error(const Frame& fr, OpId o, const std::string& what) const {
     return error_at(Code::Runtime, m_.source_name, fr.f->op(o).loc, what + "; " + program());
   }
@@ -520,6 +527,17 @@ Status Interp::run(const Grid& grid) {
   }
   if (checked_) TRI_RETURN_IF_ERROR(check_facts(argvals));
 
+  if (opt_.memory_limit) {
+    const uint64_t need = memory_estimate(m_, kernel_, checked_);
+    if (need > opt_.memory_limit)
+      return Status(Code::LimitExceeded,
+                    "the interpreter would need about " + std::to_string(need) + " bytes for kernel @" + kernel_.name +
+                        " (its block values, held at once), over the context's budget of " +
+                        std::to_string(opt_.memory_limit) +
+                        " bytes; use smaller blocks, the \"cpu\" target, or raise the budget "
+                        "(tri_context_options_set_interp_memory_limit)");
+  }
+
   grid_[0] = grid.x;
   grid_[1] = grid.y;
   grid_[2] = grid.z;
@@ -529,6 +547,7 @@ Status Interp::run(const Grid& grid) {
         pid_[0] = x;
         pid_[1] = y;
         pid_[2] = z;
+        if (opt_.cancel.requested()) return cancelled();
         Frame fr{&kernel_, std::vector<Val>(kernel_.values.size()), 0};
         std::vector<Val> out;
         TRI_RETURN_IF_ERROR(exec_block(fr, kernel_.body, argvals, &out));
@@ -767,13 +786,21 @@ Status Interp::exec_addptr(Frame& fr, OpId o) {
 // Memory
 
 Status Interp::check_access(const Frame& fr, OpId o, const char* verb, const Val& p, int64_t i, int bytes) const {
-  if (!checked_) return Status::ok();
   const uint64_t addr = lane(p, i);
+  const int32_t arg = prov_at(p, i);
   auto head = [&] {
     return op_name(*fr.f, o) + lane_str(p.type, i) + " " + verb + " " + std::to_string(bytes) + " bytes at " + hex(addr);
   };
+  // NULL, in every mode: an address in the first page, or (checked) any address derived from a
+  // NULL argument, whatever extent came with it. Reported like an out-of-bounds access.
+  const bool null_arg = arg != kNoProv && args_[arg].bits == 0;
+  if (addr < kNullPageBytes || (checked_ && null_arg))
+    return runtime_error(fr, o, head() + ", out of bounds: " +
+                                    (null_arg ? "argument %" + kernel_.params[arg].name + " is NULL"
+                                              : std::string("a NULL pointer (the first ") +
+                                                    std::to_string(kNullPageBytes) + " bytes are never valid)"));
+  if (!checked_) return Status::ok();
   if (addr % bytes != 0) return runtime_error(fr, o, head() + ", which is not " + std::to_string(bytes) + "-byte aligned");
-  const int32_t arg = prov_at(p, i);
   if (arg == kNoProv || args_[arg].extent == 0) return Status::ok();
   const uint64_t base = args_[arg].bits, extent = args_[arg].extent;
   const int64_t off = static_cast<int64_t>(addr - base);
@@ -1215,6 +1242,7 @@ Status Interp::exec_for(Frame& fr, OpId o) {
   std::vector<Val> iters;
   for (size_t k = 3; k < op.operands.size(); ++k) iters.push_back(fr.vals[op.operands[k]]);
   for (__int128 iv = l; iv < h; iv += s) {
+    if (opt_.cancel.requested()) return cancelled();
     std::vector<Val> args;
     args.push_back(scalar_val(ivt, trunc_bits(static_cast<uint64_t>(iv), w)));
     for (Val& v : iters) args.push_back(std::move(v));
@@ -1245,6 +1273,7 @@ Status Interp::exec_while(Frame& fr, OpId o) {
   std::vector<Val> vals;
   for (ValueId v : op.operands) vals.push_back(fr.vals[v]);
   for (;;) {
+    if (opt_.cancel.requested()) return cancelled();
     std::vector<Val> out;
     TRI_RETURN_IF_ERROR(exec_block(fr, before, std::move(vals), &out));
     TRI_RETURN_IF_ERROR(check_defined(fr, condition, "cond", out[0], 0));
@@ -1400,6 +1429,27 @@ Status Interp::exec_assume(Frame& fr, OpId o) {
 }
 
 }  // namespace
+
+uint64_t memory_estimate(const ir::Module& m, const ir::Function& kernel, bool checked) {
+  std::set<const Function*> seen{&kernel};
+  std::vector<const Function*> work{&kernel};
+  uint64_t bytes = 0;
+  while (!work.empty()) {
+    const Function* f = work.back();
+    work.pop_back();
+    for (const ir::ValueData& v : f->values) {
+      const uint64_t n = static_cast<uint64_t>(m.types.num_elements(v.type));
+      const bool ptr = m.types.is_ptr(m.types.elem_of(v.type));
+      bytes += n * (8 + (ptr ? 4 : 0) + (checked ? 4 : 0));
+    }
+    for (OpId o = 0; o < f->ops.size(); ++o) {
+      if (f->op(o).code != Opcode::Call) continue;
+      const Function* callee = m.find(f->attr(o, "callee").s);
+      if (callee && seen.insert(callee).second) work.push_back(callee);
+    }
+  }
+  return 2 * bytes;
+}
 
 Status run(const ir::Module& m, const ir::Function& kernel, const Grid& grid, const ArgValue* args, size_t nargs,
            const Options& options) {

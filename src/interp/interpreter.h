@@ -18,12 +18,26 @@ struct Options {
   // "file:line:col: error: ..." naming the op, the lane's block index and the address.
   bool checked = false;
   PrintSink print;  // where `print` output goes; dropped when empty
+  // Checked before each program instance and at each `for`/`while` iteration: once requested,
+  // the launch stops with Code::Cancelled.
+  CancelToken cancel;
+  // The most bytes the launch may plan to use (0: no budget); see memory_estimate.
+  uint64_t memory_limit = 0;
 };
+
+// The interpreter's working memory for one program instance of `kernel`, estimated from the
+// IR: every value of the kernel and of the device functions it calls held at once, twice over
+// (loop-carried and call arguments are copied), at 8 bytes per lane plus 4 per pointer lane
+// (provenance) and 4 per lane in checked mode. run() refuses a launch whose estimate passes
+// Options::memory_limit with Code::LimitExceeded before running anything.
+uint64_t memory_estimate(const ir::Module& m, const ir::Function& kernel, bool checked);
 
 // Runs kernel `kernel` of module `m` over `grid`. The module must be verified and specialized
 // (every type concrete, no constexpr names left). args/nargs as base/launch.h describes; a count
 // that does not match the kernel's runtime parameters is Code::LaunchArgs. A failed `assert`, or
 // a checked-mode violation, is Code::Runtime; program instances run in order x, then y, then z.
+// An access to an address below 4096 (NULL) is Code::Runtime in every mode. Cancellation (see
+// Options::cancel) is Code::Cancelled.
 Status run(const ir::Module& m, const ir::Function& kernel, const Grid& grid, const ArgValue* args, size_t nargs,
            const Options& options);
 

@@ -13,6 +13,8 @@ constexpr uint64_t kMaxValuesPerFunction = 1u << 23;
 constexpr uint64_t kMaxTypes = 1u << 20;
 constexpr uint64_t kMaxStringBytes = 1u << 20;   // one string (a name, an asm text)
 constexpr int64_t kMaxDim = int64_t(1) << 20;    // one block dimension
+constexpr int64_t kMaxBlockElements = int64_t(1) << 20;  // elements of one block (Triton's limit)
+constexpr int kMaxCallDepth = 256;               // calls nested in one another (the longest call chain)
 constexpr uint64_t kMaxInputBytes = uint64_t(1) << 30;
 
 }  // namespace tri::ir

@@ -93,6 +93,9 @@ class Printer {
   Printer(const Module& m, const TextComments* c) : m_(m), c_(c) {}
 
   std::string run() {
+    // Zero bytes would not read back (an empty input is refused): a module without functions
+    // prints as a comment, which parses to one.
+    if (m_.functions.empty()) return "// empty module\n";
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       if (i) out_ += '\n';
       fi_ = static_cast<uint32_t>(i);

@@ -1,6 +1,7 @@
 #include "ir/types.h"
 
 #include <cassert>
+#include <cstdint>
 
 namespace tri::ir {
 namespace {
@@ -103,8 +104,13 @@ bool TypeTable::is_concrete(TypeId t) const {
 
 int64_t TypeTable::num_elements(TypeId t) const {
   if (!is_block(t)) return 1;
+  // Saturates instead of wrapping: a type the verifier has not yet refused (over
+  // kMaxBlockElements) may be asked for its count.
   int64_t n = 1;
-  for (const Dim& d : get(t).dims) n *= d.value;
+  for (const Dim& d : get(t).dims) {
+    if (d.value <= 0) return 0;
+    if (__builtin_mul_overflow(n, d.value, &n)) return INT64_MAX;
+  }
   return n;
 }
 

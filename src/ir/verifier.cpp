@@ -160,7 +160,8 @@ class Verifier {
     }
     build_call_graph();
     for (size_t i = 0; i < m_.functions.size(); ++i) TRI_RETURN_IF_ERROR(verify_function(i));
-    return check_recursion();
+    TRI_RETURN_IF_ERROR(check_recursion());
+    return check_call_depth();
   }
 
  private:
@@ -225,6 +226,16 @@ class Verifier {
             p = "dimension " + std::to_string(dim.value) + " exceeds the limit " + std::to_string(kMaxDim);
             break;
           }
+        }
+        // The element count of the concrete dimensions (all of them once specialized). Each is a
+        // power of two, so the count is 2^(sum of their log2s) and is computed without overflow.
+        if (p.empty()) {
+          int total = 0;
+          for (const Dim& dim : d.dims)
+            if (!dim.symbolic) total += __builtin_ctzll(static_cast<uint64_t>(dim.value));
+          if (total > __builtin_ctzll(static_cast<uint64_t>(kMaxBlockElements)))
+            p = "element count 2^" + std::to_string(total) + " exceeds the limit of " +
+                std::to_string(kMaxBlockElements) + " (2^20) elements per block; use smaller block dimensions";
         }
       }
     }
@@ -401,6 +412,50 @@ class Verifier {
           path.push_back(e.callee);
           stack.push_back({e.callee, 0});
         }
+      }
+    }
+    return Status::ok();
+  }
+
+  // Calls may nest at most kMaxCallDepth deep on every target (the interpreter keeps a frame per
+  // call; the other backends inline). With recursion ruled out the call graph is acyclic, so the
+  // longest chain of calls from each function is computed once per function.
+  Status check_call_depth() {
+    const size_t n = m_.functions.size();
+    std::vector<int> depth(n, -1);  // calls in the longest chain starting at the function
+    std::vector<size_t> next(n, 0);  // (the callee it goes through is kept for the message)
+    std::vector<size_t> via(n, SIZE_MAX);
+    for (size_t root = 0; root < n; ++root) {
+      if (depth[root] >= 0) continue;
+      std::vector<size_t> stack{root};
+      while (!stack.empty()) {
+        size_t f = stack.back();
+        if (next[f] < callees_[f].size()) {
+          size_t c = callees_[f][next[f]++].callee;
+          if (depth[c] < 0) stack.push_back(c);
+          continue;
+        }
+        int d = 0;
+        for (const Edge& e : callees_[f])
+          if (depth[e.callee] + 1 > d) {
+            d = depth[e.callee] + 1;
+            via[f] = e.callee;
+          }
+        depth[f] = d;
+        stack.pop_back();
+      }
+      if (depth[root] > kMaxCallDepth) {
+        std::string chain = "@" + m_.functions[root]->name;
+        size_t f = root;
+        for (int shown = 0; via[f] != SIZE_MAX && shown < 4; ++shown) {
+          f = via[f];
+          chain += " -> @" + m_.functions[f]->name;
+        }
+        if (via[f] != SIZE_MAX) chain += " -> ...";
+        return error_at(Code::LimitExceeded, m_.source_name, m_.functions[root]->loc,
+                        "calls from @" + m_.functions[root]->name + " nest " + std::to_string(depth[root]) +
+                            " deep (" + chain + "), over the limit of " + std::to_string(kMaxCallDepth) +
+                            " nested calls (kMaxCallDepth); inline some of the device functions");
       }
     }
     return Status::ok();

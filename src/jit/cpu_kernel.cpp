@@ -19,6 +19,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <mutex>
 
@@ -279,7 +280,7 @@ Status cpu_llvm_ir(const ir::Module& m, const ir::Function& kernel, const CpuCom
 }
 
 Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool,
-                      const PrintSink& print) const {
+                      const PrintSink& print, const CancelToken& cancel) const {
   const Impl& k = *impl_;
   if (nargs != k.num_params)
     return Status(Code::LaunchArgs, "kernel '" + k.name + "' takes " + std::to_string(k.num_params) +
@@ -290,6 +291,16 @@ Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, Thre
   std::vector<uint64_t> bits(nargs);
   for (size_t i = 0; i < nargs; ++i) bits[i] = args[i].bits;
   LaunchState ls;
+  static const std::atomic<uint64_t> kNeverCancelled{0};
+  const std::atomic<uint64_t>* counter = cancel.counter ? cancel.counter : &kNeverCancelled;
+  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t), "the generated code reads the counter as an i64");
+  ls.cancel.counter = reinterpret_cast<const uint64_t*>(counter);
+  ls.cancel.seen = cancel.counter ? cancel.seen : 0;
+  assert(static_cast<void*>(&ls.cancel) == static_cast<void*>(&ls) && "the generated code reads it at offset 0");
+  auto cancelled = [&] {
+    return Status(Code::Cancelled, "the launch of kernel '" + k.name + "' was cancelled (tri_context_cancel)");
+  };
+  if (cancel.requested()) return cancelled();
   ls.sites = &k.sites;
   ls.print = &print;
   ls.grid = grid;
@@ -299,28 +310,40 @@ Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, Thre
   const bool caller_joins = k.stack_bytes <= kCallerStackBytes;
   if (!pool && caller_joins) {
     FpEnvGuard fp;
-    entry(bits.data(), &ls, grid.x, grid.y, grid.z, 0, count);
-    return ls.failed ? ls.failure : Status::ok();
+    const int32_t rc = entry(bits.data(), &ls, grid.x, grid.y, grid.z, 0, count);
+    if (ls.failed) return ls.failure;
+    return rc != 0 ? cancelled() : Status::ok();
   }
   std::unique_ptr<ThreadPool> own;
   if (!pool) {
     own = std::make_unique<ThreadPool>(1);
+    if (own->size() == 0) return Status(Code::OutOfMemory, "cannot start a thread for the launch: " + own->start_error());
     pool = own.get();
   }
   // Enough chunks per worker to balance uneven instances, few enough to amortize the hand-out.
   uint64_t chunks = std::min<uint64_t>(count, uint64_t(pool->size() + (caller_joins ? 1 : 0)) * 16);
   const uint64_t per = (count + chunks - 1) / chunks;
   chunks = (count + per - 1) / per;
-  pool->run(
+  Status ran = pool->run(
       chunks,
       [&](uint64_t c) {
         if (ls.stop.load(std::memory_order_relaxed)) return;
+        if (cancel.requested()) {
+          ls.cancelled.store(true, std::memory_order_relaxed);
+          return;
+        }
         uint64_t begin = c * per, end = std::min(count, begin + per);
         FpEnvGuard fp;
-        entry(bits.data(), &ls, grid.x, grid.y, grid.z, begin, end);
+        // 1 without a recorded failure: the instance stopped for a cancel.
+        if (entry(bits.data(), &ls, grid.x, grid.y, grid.z, begin, end) != 0) {
+          std::lock_guard<std::mutex> lock(ls.mu);
+          if (!ls.failed) ls.cancelled.store(true, std::memory_order_relaxed);
+        }
       },
       caller_joins);
+  if (!ran.is_ok()) return ran;
   if (ls.failed) return ls.failure;
+  if (ls.cancelled.load(std::memory_order_relaxed)) return cancelled();
   return Status::ok();
 }
 

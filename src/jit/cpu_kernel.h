@@ -50,7 +50,12 @@ class CpuKernel {
   // program (x, y, z)") or a `for` that would run had a step <= 0. The failure of the instance
   // with the lowest linear id among those that ran is reported; an instance stops at its first
   // failure, and chunks not yet started are skipped.
-  Status run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool, const PrintSink& print) const;
+  // Cancel: once `cancel` is requested, instances stop at their next loop back-edge, instances
+  // and chunks not started are skipped, and the result is Code::Cancelled (unless an instance
+  // failed first). `print` may re-enter Tri, even launch on `pool` (it then runs nested:
+  // base/thread_pool.h); no lock but the print serialization is held while it runs.
+  Status run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool, const PrintSink& print,
+             const CancelToken& cancel = CancelToken()) const;
 
   const std::string& name() const;
   size_t num_params() const;

@@ -104,7 +104,7 @@ extern "C" void tri_cpu_print(void* launch, uint32_t site, const uint32_t* pid, 
     }
   }
   if (text.empty()) return;
-  std::lock_guard<std::mutex> lock(ls->mu);
+  std::lock_guard<std::mutex> lock(ls->print_mu);
   (*ls->print)(text);
 }
 

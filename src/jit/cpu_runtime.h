@@ -18,12 +18,20 @@ namespace tri::jit {
 
 // One launch's shared state. The generated code sees it as an opaque pointer.
 struct LaunchState {
+  // First: the generated code reads it at this offset (codegen/cpu/lower.h). Points at the
+  // cancel token's counter, or at a counter that never changes.
+  codegen::cpu::CancelHead cancel{nullptr, 0};
   const codegen::cpu::RuntimeSites* sites = nullptr;
   const PrintSink* print = nullptr;
   Grid grid;
   std::atomic<bool> stop{false};  // set on the first failure: chunks not yet started are skipped
-  std::mutex mu;                  // guards the fields below and serializes the print sink
+  // Serializes the print sink, and is the only lock held while calling out of the library: the
+  // sink may re-enter Tri (launch another kernel of the same context, which then runs on the
+  // calling thread: base/thread_pool.h), and a failure elsewhere is never kept waiting by it.
+  std::mutex print_mu;
+  std::mutex mu;                  // guards the fields below
   bool failed = false;
+  std::atomic<bool> cancelled{false};  // an instance or a chunk was cut short by a cancel
   uint64_t failed_instance = 0;   // linear id of the instance whose failure is kept (the lowest)
   Status failure;
 };

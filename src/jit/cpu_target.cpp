@@ -204,8 +204,9 @@ class CpuExecutable final : public target::Executable {
 
   Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
     static const PrintSink kNoPrint;
-    ThreadPool* pool = env.pool ? env.pool(env.pool_user) : nullptr;
-    return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint);
+    ThreadPool* pool = nullptr;
+    if (env.pool) TRI_RETURN_IF_ERROR(env.pool(env.pool_user, &pool));
+    return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint, env.cancel);
   }
   std::string code(std::string_view kind) const override { return kind == "llvm" ? k_->llvm_ir() : std::string(); }
   Status payload(const ir::Module& m, const ir::Function& kernel, target::Payload* out) const override {

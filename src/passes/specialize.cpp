@@ -28,6 +28,26 @@ std::string describe(const Attr& a) {
   }
 }
 
+// Whether float type `s` represents integer v exactly: its significant bits fit the format's
+// precision and its magnitude does not pass the largest finite value.
+bool int_fits_float(int64_t v, Scalar s) {
+  int precision;  // significand bits, the implicit one included
+  double max_finite;
+  switch (s) {
+    case Scalar::F16: precision = 11; max_finite = 65504.0; break;
+    case Scalar::BF16: precision = 8; max_finite = 3.3895313892515355e38; break;
+    case Scalar::F32: precision = 24; max_finite = 3.4028234663852886e38; break;
+    case Scalar::F8E4M3: precision = 4; max_finite = 448.0; break;
+    case Scalar::F8E5M2: precision = 3; max_finite = 57344.0; break;
+    default: precision = 53; max_finite = 1.7976931348623157e308; break;  // f64
+  }
+  if (v == 0) return true;
+  uint64_t mag = v < 0 ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (static_cast<double>(mag) > max_finite) return false;
+  mag >>= __builtin_ctzll(mag);  // the odd part carries every significant bit
+  return mag < (uint64_t(1) << precision);
+}
+
 // Converts a binding to the constexpr's declared type, or explains why it cannot.
 Status coerce(const Module& m, const Function& k, const Constexpr& c, const Attr& given, Attr* out) {
   auto bad = [&](const std::string& what) {
@@ -53,7 +73,15 @@ Status coerce(const Module& m, const Function& k, const Constexpr& c, const Attr
     return Status::ok();
   }
   if (given.kind == Attr::Kind::Float) { *out = given; return Status::ok(); }
-  if (given.kind == Attr::Kind::Int) { *out = Attr::of_float(static_cast<double>(given.i)); return Status::ok(); }
+  if (given.kind == Attr::Kind::Int) {
+    // An integer suits a float constexpr only when the type holds it exactly (tri.h): 2049 is
+    // not an f16, 70000 is past its range.
+    if (!int_fits_float(given.i, c.type))
+      return bad("but the integer value given (" + std::to_string(given.i) + ") is not exactly representable in " +
+                 scalar_name(c.type) + "; give a float value (tri_compile_options_set_constexpr_float)");
+    *out = Attr::of_float(static_cast<double>(given.i));
+    return Status::ok();
+  }
   return bad("but the value given is not a number");
 }
 

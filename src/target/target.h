@@ -48,8 +48,10 @@ struct CompileOptions {
 struct LaunchEnv {
   void* stream = nullptr;           // GPU targets: a CUstream (NULL: the default stream)
   const PrintSink* print = nullptr; // text of `print` ops; may be null
-  // The host thread pool (CPU target), started on first use.
-  ThreadPool* (*pool)(void* user) = nullptr;
+  CancelToken cancel;               // host targets stop when it is requested; GPU targets ignore it
+  uint64_t interp_memory_limit = 0; // the interpreter's budget in bytes (0: none)
+  // The host thread pool (CPU target), started on first use; an error when no worker can start.
+  Status (*pool)(void* user, ThreadPool** out) = nullptr;
   void* pool_user = nullptr;
 };
 

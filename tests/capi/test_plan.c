@@ -95,7 +95,7 @@ static void run_target(const char* target) {
   tri_arg wrong = scalar_f32(1.0);
   assert_int_equal(tri_launch_plan_set_arg(plan, 0, &wrong), TRI_ERROR_LAUNCH_ARGS);
   assert_int_equal(tri_launch_plan_set_arg(plan, 4, &ns), TRI_ERROR_LAUNCH_ARGS);
-  assert_int_equal(tri_launch_plan_set_grid(plan, 0, 1, 1), TRI_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tri_launch_plan_set_grid(plan, 0x80000000u, 1, 1), TRI_ERROR_INVALID_ARGUMENT);
   int dummy;
   assert_int_equal(tri_launch_plan_set_stream(plan, &dummy), TRI_ERROR_INVALID_ARGUMENT);
   /* A smaller grid leaves the last program's elements alone. */

@@ -1,6 +1,8 @@
 // The thread pool that runs program instances: every task runs exactly once, with or without
 // the caller joining in; tasks really run concurrently; batches from several threads are
 // serialized; worker stacks are as large as asked; pools coexist and shut down cleanly.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -79,11 +81,52 @@ static void pools_coexist(void** state) {
   assert_true(defaulted.size() >= 1);
 }
 
+// Stacks no address space can hold: no worker starts. The pool says why instead of aborting,
+// runs batches the caller joins on the caller alone, and refuses the others.
+static void a_pool_without_threads_fails_without_aborting(void** state) {
+  tri::ThreadPool pool(3, size_t(1) << 46);
+  assert_int_equal(pool.size(), 0);
+  assert_int_equal(pool.requested(), 3);
+  if (pool.start_error().find("started 0 of 3") == std::string::npos) fail_msg("%s", pool.start_error().c_str());
+  std::atomic<int> n{0};
+  tri::Status st = pool.run(5, [&](uint64_t) { n.fetch_add(1); });
+  assert_int_equal(static_cast<int>(st.code()), static_cast<int>(tri::Code::OutOfMemory));
+  assert_int_equal(n.load(), 0);
+  assert_true(pool.run(5, [&](uint64_t) { n.fetch_add(1); }, true).is_ok());
+  assert_int_equal(n.load(), 5);
+}
+
+// A task that runs a batch on its own pool (a print callback launching on the same context):
+// the nested batch runs on the task's thread instead of waiting for the busy pool. It hung.
+static void nested_batches_do_not_wait_for_the_pool(void** state) {
+  alarm(60);
+  tri::ThreadPool pool(2);
+  for (bool outer_join : {false, true})
+    for (bool inner_join : {false, true}) {
+      std::atomic<uint64_t> sum{0};
+      tri::Status st = pool.run(
+          16,
+          [&](uint64_t i) {
+            tri::Status in = pool.run(10, [&](uint64_t j) { sum.fetch_add(i * 100 + j); }, inner_join);
+            if (!in.is_ok()) fail_msg("nested: %s", in.message().c_str());
+          },
+          outer_join);
+      assert_true(st.is_ok());
+      uint64_t want = 0;
+      for (uint64_t i = 0; i < 16; ++i)
+        for (uint64_t j = 0; j < 10; ++j) want += i * 100 + j;
+      assert_true(sum.load() == want);
+    }
+  alarm(0);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_task_once),   cmocka_unit_test(tasks_run_concurrently),
       cmocka_unit_test(batches_from_many_threads), cmocka_unit_test(large_worker_stacks),
       cmocka_unit_test(pools_coexist),
+      cmocka_unit_test(a_pool_without_threads_fails_without_aborting),
+      cmocka_unit_test(nested_batches_do_not_wait_for_the_pool),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

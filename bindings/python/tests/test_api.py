@@ -105,9 +105,9 @@ def test_arguments_are_checked_against_the_signature(vector_add):
             vector_add.launch(1, *args)
         assert e.value.code == tri.ErrorCode.LAUNCH_ARGS
         assert message in e.value.message
-    # The library's own checks come through with its message: a zero grid dimension.
+    # The library's own checks come through with its message: a grid past its limits.
     with pytest.raises(tri.TriError) as e:
-        vector_add.launch((0, 1), x, x, out, 8)
+        vector_add.launch((1, 65536), x, x, out, 8)
     assert e.value.code == tri.ErrorCode.INVALID_ARGUMENT and e.value.message
     with pytest.raises(tri.TriError) as e:
         vector_add.launch((1, 2, 3, 4), x, x, out, 8)

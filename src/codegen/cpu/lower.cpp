@@ -236,8 +236,17 @@ Status ModuleLowering::run(const ir::Function& kernel) {
   b.CreateCondBr(b.CreateICmpEQ(st, b.getInt32(0)), next, failed);
   b.SetInsertPoint(next);
   llvm::Value* id1 = b.CreateAdd(id, b.getInt64(1));
-  id->addIncoming(id1, next);
-  b.CreateCondBr(b.CreateICmpULT(id1, end), loop, done);
+  llvm::BasicBlock* more = llvm::BasicBlock::Create(c, "more", entry);
+  b.CreateCondBr(b.CreateICmpULT(id1, end), more, done);
+  // Between instances: stop when the launch was cancelled (CancelHead).
+  b.SetInsertPoint(more);
+  llvm::Value* counter = b.CreateLoad(ptr, launch, "cancel.counter");
+  llvm::LoadInst* now = b.CreateLoad(i64, counter, "cancel.now");
+  now->setAtomic(llvm::AtomicOrdering::Monotonic);
+  now->setAlignment(llvm::Align(8));
+  llvm::Value* seen = b.CreateLoad(i64, b.CreateConstGEP1_64(b.getInt8Ty(), launch, 8), "cancel.seen");
+  id->addIncoming(id1, more);
+  b.CreateCondBr(b.CreateICmpNE(now, seen), failed, loop);
   b.SetInsertPoint(done);
   b.CreateRet(b.getInt32(0));
   b.SetInsertPoint(failed);
@@ -500,6 +509,17 @@ void FnLowering::set_result(ValueId v, Rep r) {
     if (r.cost > limit || shared) r = materialize(r);
   }
   reps_[v] = std::move(r);
+}
+
+void FnLowering::emit_cancel_poll() {
+  llvm::Value* counter = b_.CreateLoad(b_.getPtrTy(), launch_, "cancel.counter");
+  llvm::LoadInst* now = b_.CreateLoad(b_.getInt64Ty(), counter, "cancel.now");
+  now->setAtomic(llvm::AtomicOrdering::Monotonic);
+  now->setAlignment(llvm::Align(8));
+  llvm::Value* seen = b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstGEP1_64(b_.getInt8Ty(), launch_, 8), "cancel.seen");
+  llvm::BasicBlock* go = llvm::BasicBlock::Create(c_, "cancel.no", lf_);
+  b_.CreateCondBr(b_.CreateICmpNE(now, seen), fail_block(), go);
+  b_.SetInsertPoint(go);
 }
 
 llvm::BasicBlock* FnLowering::fail_block() {

@@ -8,7 +8,10 @@
 //                 uint64_t begin, uint64_t end)
 // `args` are the runtime arguments as base/launch.h describes; `launch` is handed back unchanged
 // to the runtime callbacks (print, assert). It returns 0, or 1 when an assert failed (the
-// callback has recorded which; the remaining instances of the range are not run).
+// callback has recorded which; the remaining instances of the range are not run) or the launch
+// was cancelled. `launch` begins with a CancelHead: at every loop back-edge (`for`, `while`) and
+// before each program instance after the first, the code reads the counter (an atomic load)
+// and returns 1 when it differs from `seen`.
 //
 // How blocks are lowered (the reasons are in lower.cpp): a block value is either a buffer on the
 // stack, or a lazy per-element expression that its consumers inline into their own loops;
@@ -43,6 +46,12 @@ inline constexpr const char* kEntryFn = "tri.entry";
 inline constexpr const char* kPrintFn = "tri.rt.print";    // (launch, site, pid[3], values[], mask)
 inline constexpr const char* kAssertFn = "tri.rt.assert";  // (launch, site, pid[3], cond, mask)
 inline constexpr const char* kErrorFn = "tri.rt.error";    // (launch, site, pid[3], i64 value)
+
+// The first bytes of the object `launch` points to (jit/cpu_runtime.h's LaunchState).
+struct CancelHead {
+  const uint64_t* counter;  // read atomically (relaxed): a std::atomic<uint64_t>'s storage
+  uint64_t seen;
+};
 
 using EntryFn = int32_t (*)(const uint64_t* args, void* launch, uint32_t gx, uint32_t gy, uint32_t gz,
                             uint64_t begin, uint64_t end);

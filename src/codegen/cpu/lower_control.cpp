@@ -188,6 +188,7 @@ Status FnLowering::lower_for(OpId o) {
   }
   for (size_t k = 0; k < n; ++k)
     if (mode[k] == Carry::Slot) store_into(next[k], slot[k]);
+  emit_cancel_poll();  // the back-edge
   // The induction variable counts exactly: an iv + step past the type's range ends the loop.
   llvm::Value* add = b_.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_with_overflow, iv, step);
   llvm::Value* iv_next = b_.CreateExtractValue(add, 0);
@@ -346,6 +347,7 @@ Status FnLowering::lower_while(OpId o) {
   }
   for (size_t k = 0; k < n; ++k)
     if (bslot[k]) store_into(next[k], bslot[k]);
+  emit_cancel_poll();  // the back-edge
   llvm::BasicBlock* latch = b_.GetInsertBlock();
   b_.CreateBr(header);
   for (size_t k = 0; k < n; ++k)

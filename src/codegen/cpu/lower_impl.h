@@ -154,6 +154,9 @@ class FnLowering {
                 llvm::Value** ok, int depth = 0);
   void set_result(ValueId v, Rep r);
   llvm::BasicBlock* fail_block();
+  // Returns 1 (fail_block) when the launch was cancelled (lower.h, CancelHead); the builder
+  // continues in a new block.
+  void emit_cancel_poll();
   // ---- ops
   Status lower_ops(BlockId b, OpId* terminator);
   Status lower_op(OpId o);

@@ -145,7 +145,8 @@ impl Drop for CompileOptions {
     }
 }
 
-/// Grid dimensions: program instances along x, y and z (each at least 1).
+/// Grid dimensions: program instances along x, y and z (x below 2^31, y and z below 2^16; a zero
+/// in any launches nothing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grid(pub u32, pub u32, pub u32);
 

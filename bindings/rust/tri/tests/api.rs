@@ -141,9 +141,9 @@ fn arguments_are_checked_against_the_signature() {
             .err()
             .unwrap();
     assert!(value_for_pointer.message().contains("argument 0 (%x)"), "{}", value_for_pointer);
-    // The library's own checks come through with its message: a zero grid dimension.
+    // The library's own checks come through with its message: a grid past its limits.
     let zero =
-        unsafe { kernel.launch((0, 1, 1), &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(8)]) }
+        unsafe { kernel.launch((1, 65536, 1), &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(8)]) }
             .err()
             .unwrap();
     assert_eq!(zero.kind(), ErrorKind::InvalidArgument);
