@@ -79,6 +79,10 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--commit", default="")
     a = ap.parse_args()
+    # Compile times below are cold: a fresh disk cache, so no kernel is read back from an
+    # earlier run (warm starts are tri-bench-warm's business).
+    import tempfile
+    os.environ["TRI_CACHE_DIR"] = tempfile.mkdtemp(prefix="tri-bench-cache-")
     torch.manual_seed(0)
     dev = torch.device("cuda")
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
