@@ -11,6 +11,7 @@
 
 #include "codegen/nvptx/lower.h"
 #include "cuda/driver.h"
+#include "cuda/module.h"
 #include "ir/ir.h"
 #include "target/target.h"
 
@@ -170,8 +171,8 @@ struct Loaded {
 };
 constexpr int kMaxContexts = 16;
 
-Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info, std::mutex& mu,
-                  Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
+Status launch_ptx(const std::string& ptx, const std::string& cubin, const codegen::nvptx::KernelInfo& info,
+                  std::mutex& mu, Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
   const Api* a = nullptr;
   TRI_RETURN_IF_ERROR(driver(&a));
   CUcontext ctx;
@@ -198,7 +199,10 @@ Status launch_ptx(const std::string& ptx, const codegen::nvptx::KernelInfo& info
       int opts[] = {5 /*CU_JIT_ERROR_LOG_BUFFER*/, 6 /*CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES*/};
       void* vals[] = {log, reinterpret_cast<void*>(sizeof log)};
       CUmodule mod;
-      CUresult r = a->cuModuleLoadDataEx(&mod, ptx.c_str(), 2, opts, vals);
+      // The cubin the driver made at compile (no JIT now); the PTX when there is none or the
+      // driver refuses it (another device in this process).
+      CUresult r = cubin.empty() ? CUDA_ERROR_INVALID_IMAGE : a->cuModuleLoadDataEx(&mod, cubin.data(), 2, opts, vals);
+      if (r != 0) r = a->cuModuleLoadDataEx(&mod, ptx.c_str(), 2, opts, vals);
       if (r != 0) {
         Status st = check(r, "cuModuleLoadDataEx of kernel '" + info.name + "'");
         return Status(st.code(), st.message() + ": " + log);
@@ -226,18 +230,25 @@ namespace {
 
 class CudaExecutable final : public target::Executable {
  public:
-  CudaExecutable(std::string ptx, std::string llvm_ir, std::string meta, codegen::nvptx::KernelInfo info)
-      : ptx_(std::move(ptx)), llvm_(std::move(llvm_ir)), meta_(std::move(meta)), info_(std::move(info)) {}
+  CudaExecutable(std::string ptx, std::string cubin, std::string llvm_ir, std::string meta,
+                 codegen::nvptx::KernelInfo info)
+      : ptx_(std::move(ptx)), cubin_(std::move(cubin)), llvm_(std::move(llvm_ir)), meta_(std::move(meta)),
+        info_(std::move(info)) {}
 
   Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
-    return launch_ptx(ptx_, info_, mu_, loaded_, grid, args, nargs, env.stream);
+    return launch_ptx(ptx_, cubin_, info_, mu_, loaded_, grid, args, nargs, env.stream);
   }
-  // The payload: the PTX, and as metadata the entry's name, its shared memory and warps, and the
-  // launch descriptor (argument layout). A hit skips lowering and LLVM; tri_kernel_code "llvm"
-  // has nothing to give for a kernel loaded so.
+  // The payload: the PTX, then (kind "ptx+cubin") a NUL and the cubin the driver made from it
+  // for this device; as metadata the entry's name, its shared memory and warps, and the launch
+  // descriptor (argument layout). A hit skips lowering, LLVM and (with the cubin) the driver's
+  // JIT; tri_kernel_code "llvm" has nothing to give for a kernel loaded so.
   Status payload(const ir::Module&, const ir::Function&, target::Payload* out) const override {
-    out->kind = "ptx";
+    out->kind = cubin_.empty() ? "ptx" : "ptx+cubin";
     out->bytes = ptx_;
+    if (!cubin_.empty()) {
+      out->bytes.push_back('\0');
+      out->bytes += cubin_;
+    }
     out->metadata.clear();
     put_u(&out->metadata, kMetaVersion, 4);
     put_s(&out->metadata, info_.name);
@@ -248,19 +259,31 @@ class CudaExecutable final : public target::Executable {
   }
   std::string code(std::string_view kind) const override {
     if (kind == "ptx") return ptx_;
+    if (kind == "cubin") return cubin_;
     if (kind == "llvm") return llvm_;
     if (kind == "metadata") return meta_;
     return std::string();
   }
 
  private:
-  std::string ptx_, llvm_, meta_;
+  std::string ptx_, cubin_, llvm_, meta_;
   codegen::nvptx::KernelInfo info_;
   mutable std::mutex mu_;
   mutable Loaded loaded_[kMaxContexts];
 };
 
 // The options compile() uses, resolved: the current device's architecture when none is named.
+// The driver version when compile() makes a cubin next to the PTX (a driver is there and the
+// kernel is for the current device's architecture), else 0. The cubin is the driver's: a cache
+// key that holds one names that driver.
+int cubin_driver(const target::CompileOptions& options) {
+  int version = 0;
+  if (!driver_version(&version).is_ok()) return 0;
+  std::string here;
+  if (!current_arch(&here).is_ok()) return 0;
+  return options.arch.empty() || options.arch == here ? version : 0;
+}
+
 Status gpu_options(const target::CompileOptions& options, codegen::nvptx::GpuOptions* opt) {
   opt->num_warps = options.num_warps;
   std::string arch = options.arch;
@@ -285,12 +308,22 @@ class CudaTarget final : public target::Target {
     *out = "ptx 1; llvm " LLVM_VERSION_STRING "; sm_" + std::to_string(opt.sm) + (opt.sm_a ? "a" : "") + "; ptx " +
            std::to_string(opt.ptx_version) + "; warps " + std::to_string(opt.num_warps) +
            (opt.line_info ? "; lines" : "");
+    if (int v = cubin_driver(options)) *out += "; cubin for driver " + std::to_string(v);
     embedded_locations(m, out);
     return Status::ok();
   }
   Status load(const ir::Module&, const ir::Function& kernel, const target::CompileOptions&, const target::Payload& p,
               std::shared_ptr<const target::Executable>* out) const override {
-    if (p.kind != "ptx") return Status(Code::CorruptBinary, "a cuda cache entry holds \"" + p.kind + "\", not \"ptx\"");
+    if (p.kind != "ptx" && p.kind != "ptx+cubin")
+      return Status(Code::CorruptBinary, "a cuda cache entry holds \"" + p.kind + "\", not \"ptx\"");
+    std::string ptx = p.bytes, cubin;
+    if (p.kind == "ptx+cubin") {
+      size_t nul = p.bytes.find('\0');
+      if (nul == std::string::npos || nul + 1 >= p.bytes.size())
+        return Status(Code::CorruptBinary, "a cuda cache entry's cubin is missing");
+      ptx = p.bytes.substr(0, nul);
+      cubin = p.bytes.substr(nul + 1);
+    }
     MetaReader r{p.metadata};
     codegen::nvptx::KernelInfo info;
     if (r.u(4) != kMetaVersion) return Status(Code::UnsupportedVersion, "cuda cache metadata of another version");
@@ -301,7 +334,8 @@ class CudaTarget final : public target::Target {
     if (!r.ok || r.pos != p.metadata.size() || info.num_warps < 1 || info.num_warps > 32 || p.bytes.empty())
       return Status(Code::CorruptBinary, "cuda cache metadata is malformed");
     (void)kernel;
-    *out = std::make_shared<CudaExecutable>(p.bytes, std::string(), std::move(meta), std::move(info));
+    *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(cubin), std::string(), std::move(meta),
+                                            std::move(info));
     return Status::ok();
   }
 
@@ -319,7 +353,18 @@ class CudaTarget final : public target::Target {
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));
     if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);
     std::string meta = launch_metadata(m, kernel, info, opt);
-    *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(llvm_ir), std::move(meta), std::move(info));
+    std::string cubin;
+    if (int v = cubin_driver(options)) {
+      // The driver's JIT now rather than at the first launch, so that the cubin is cached with
+      // the PTX. A JIT error is left for the launch to report (with its log).
+      CUcontext ctx;
+      const Api* a = nullptr;
+      if (v > 0 && driver(&a).is_ok() && current_or_primary(a, &ctx).is_ok() &&
+          !compile_ptx(ctx, ptx, &cubin).is_ok())
+        cubin.clear();
+    }
+    *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(cubin), std::move(llvm_ir), std::move(meta),
+                                            std::move(info));
     return Status::ok();
   }
 };
