@@ -5,33 +5,20 @@
 // reported per launch. Prints one JSON object (rows as PERF.md describes) on stdout.
 //
 // usage: tri-bench-launch   (TRI_SOURCE_DIR: the source tree; default the working directory)
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cuda_driver.h"
 #include "tri/tri.h"
 
 namespace {
 
-struct Cu {
-  int (*Init)(unsigned);
-  int (*DeviceGet)(int*, int);
-  int (*DevicePrimaryCtxRetain)(void**, int);
-  int (*CtxSetCurrent)(void*);
-  int (*MemAlloc)(uint64_t*, size_t);
-  int (*CtxSynchronize)();
-  int (*ModuleLoadData)(void**, const void*);
-  int (*ModuleGetFunction)(void**, void*, const char*);
-  int (*LaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
-} cu;
+bench::CudaDriver cu;
 
 void die(const char* what) {
   char msg[4096] = {0};
@@ -42,13 +29,6 @@ void die(const char* what) {
 
 #define TRY(call) \
   if ((call) != 0) die(#call)
-
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 template <typename F>
 double per_launch_us(F&& launch) {
@@ -83,30 +63,14 @@ struct Case {
 }  // namespace
 
 int main() {
-  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
+  if (!bench::load_cuda(&cu)) {
     std::printf("skipped: no CUDA device\n");
     return 0;
   }
-  auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name)); };
-  sym(cu.Init, "cuInit");
-  sym(cu.DeviceGet, "cuDeviceGet");
-  sym(cu.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  sym(cu.CtxSetCurrent, "cuCtxSetCurrent");
-  sym(cu.MemAlloc, "cuMemAlloc_v2");
-  sym(cu.CtxSynchronize, "cuCtxSynchronize");
-  sym(cu.ModuleLoadData, "cuModuleLoadData");
-  sym(cu.ModuleGetFunction, "cuModuleGetFunction");
-  sym(cu.LaunchKernel, "cuLaunchKernel");
-  int dev = 0;
-  void* ctx = nullptr;
-  TRY(cu.Init(0));
-  TRY(cu.DeviceGet(&dev, 0));
-  TRY(cu.DevicePrimaryCtxRetain(&ctx, dev));
-  TRY(cu.CtxSetCurrent(ctx));
+  TRY(bench::use_primary_context(cu));
 
   const char* root = std::getenv("TRI_SOURCE_DIR");
-  std::string va = read(std::string(root ? root : ".") + "/examples/vector_add.tri");
+  std::string va = bench::read_file(std::string(root ? root : ".") + "/examples/vector_add.tri");
   std::string k19 = kernel19();
   tri_context* tctx = nullptr;
   TRY(tri_context_create(nullptr, TRI_VERSION_NUMBER, &tctx));

@@ -6,17 +6,14 @@
 //
 // usage: tri-bench-warm CACHE_DIR [KERNEL.tri]   (default examples/vector_add.tri under
 //        TRI_SOURCE_DIR or the working directory; the kernel must be vector_add's signature)
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "cuda_driver.h"
 #include "tri/tri.h"
 
 namespace {
@@ -43,43 +40,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: tri-bench-warm CACHE_DIR [KERNEL.tri]\n");
     return 2;
   }
-  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
+  bench::CudaDriver cu;
+  if (!bench::load_cuda(&cu)) {
     std::printf("skipped: no CUDA device\n");
     return 0;
   }
-  int (*cuInit)(unsigned) = nullptr;
-  int (*cuDeviceGet)(int*, int) = nullptr;
-  int (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
-  int (*cuCtxSetCurrent)(void*) = nullptr;
-  int (*cuMemAlloc)(uint64_t*, size_t) = nullptr;
-  int (*cuCtxSynchronize)() = nullptr;
-  auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name)); };
-  sym(cuInit, "cuInit");
-  sym(cuDeviceGet, "cuDeviceGet");
-  sym(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  sym(cuCtxSetCurrent, "cuCtxSetCurrent");
-  sym(cuMemAlloc, "cuMemAlloc_v2");
-  sym(cuCtxSynchronize, "cuCtxSynchronize");
-  int dev = 0;
-  void* cuctx = nullptr;
-  TRY(cuInit(0));
-  TRY(cuDeviceGet(&dev, 0));
-  TRY(cuDevicePrimaryCtxRetain(&cuctx, dev));
-  TRY(cuCtxSetCurrent(cuctx));
+  TRY(bench::use_primary_context(cu));
   const int n = 1 << 20;
   uint64_t x = 0, y = 0, out = 0;
-  TRY(cuMemAlloc(&x, n * 4));
-  TRY(cuMemAlloc(&y, n * 4));
-  TRY(cuMemAlloc(&out, n * 4));
+  TRY(cu.MemAlloc(&x, n * 4));
+  TRY(cu.MemAlloc(&y, n * 4));
+  TRY(cu.MemAlloc(&out, n * 4));
   const Clock::time_point t_cuda = Clock::now();
 
   const char* root = std::getenv("TRI_SOURCE_DIR");
   std::string path = argc > 2 ? argv[2] : std::string(root ? root : ".") + "/examples/vector_add.tri";
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = bench::read_file(path);
   if (text.empty()) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
     return 1;
@@ -117,7 +93,7 @@ int main(int argc, char** argv) {
   args[3].dtype = TRI_DTYPE_I32;
   args[3].value.i = n;
   TRY(tri_launch(k, (n + 1023) / 1024, 1, 1, nullptr, args, 4));
-  TRY(cuCtxSynchronize());
+  TRY(cu.CtxSynchronize());
   const Clock::time_point t_done = Clock::now();
 
   uint64_t hits = 0, misses = 0, stores = 0, bytes = 0;

@@ -279,9 +279,9 @@ class CudaExecutable final : public target::Executable {
 int cubin_driver(const target::CompileOptions& options) {
   int version = 0;
   if (!driver_version(&version).is_ok()) return 0;
+  if (options.arch.empty()) return version;  // the current device's architecture by definition
   std::string here;
-  if (!current_arch(&here).is_ok()) return 0;
-  return options.arch.empty() || options.arch == here ? version : 0;
+  return current_arch(&here).is_ok() && options.arch == here ? version : 0;
 }
 
 Status gpu_options(const target::CompileOptions& options, codegen::nvptx::GpuOptions* opt) {
@@ -354,15 +354,13 @@ class CudaTarget final : public target::Target {
     if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);
     std::string meta = launch_metadata(m, kernel, info, opt);
     std::string cubin;
-    if (int v = cubin_driver(options)) {
-      // The driver's JIT now rather than at the first launch, so that the cubin is cached with
-      // the PTX. A JIT error is left for the launch to report (with its log).
-      CUcontext ctx;
-      const Api* a = nullptr;
-      if (v > 0 && driver(&a).is_ok() && current_or_primary(a, &ctx).is_ok() &&
-          !compile_ptx(ctx, ptx, &cubin).is_ok())
-        cubin.clear();
-    }
+    // The driver's JIT now rather than at the first launch, so that the cubin is cached with
+    // the PTX. A JIT error is left for the launch to report (with its log).
+    CUcontext ctx;
+    const Api* a = nullptr;
+    if (cubin_driver(options) && driver(&a).is_ok() && current_or_primary(a, &ctx).is_ok() &&
+        !compile_ptx(ctx, ptx, &cubin).is_ok())
+      cubin.clear();
     *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(cubin), std::move(llvm_ir), std::move(meta),
                                             std::move(info));
     return Status::ok();

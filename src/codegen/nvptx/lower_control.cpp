@@ -46,19 +46,16 @@ static Slot slot_for(GpuLowering& g, const Val& init, int load_bytes = 0) {
   return s;
 }
 
-int GpuLowering::narrowest_load_bytes(BlockId region, const Shape& s) const {
+int GpuLowering::narrowest_load_bytes(const std::vector<BlockId>& regions, const Shape& s) const {
   int best = 0;
-  for (OpId o : f_->block(region).ops) {
-    const ir::OpData& op = f_->op(o);
-    if (op.code == Opcode::Load && !op.results.empty() && shape(f_->type_of(op.results[0])) == s) {
-      int b = elem_bytes(etype(f_->type_of(op.results[0])));
-      best = best ? std::min(best, b) : b;
-    }
-    for (BlockId r : op.regions) {
-      int b = narrowest_load_bytes(r, s);
+  for (BlockId region : regions)
+    for (OpId o : f_->block(region).ops) {
+      const ir::OpData& op = f_->op(o);
+      int b = op.code == Opcode::Load && !op.results.empty() && shape(f_->type_of(op.results[0])) == s
+                  ? elem_bytes(etype(f_->type_of(op.results[0])))
+                  : narrowest_load_bytes(op.regions, s);
       if (b) best = best ? std::min(best, b) : b;
     }
-  }
   return best;
 }
 
@@ -82,7 +79,7 @@ Status GpuLowering::lower_for(OpId o) {
   std::vector<std::vector<llvm::Value*>> init_regs;
   for (ValueId v : inits) {
     const Val& init = val(v);
-    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions[0], init.shape)));
+    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
     init_regs.push_back(slot_regs(*this, slots.back(), init));
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -170,13 +167,7 @@ Status GpuLowering::lower_while(OpId o) {
   std::vector<std::vector<llvm::Value*>> init_regs;
   for (ValueId v : op.operands) {
     const Val& init = val(v);
-    int bytes = 0;
-    if (init.kind != Val::Kind::Scalar)
-      for (BlockId r : op.regions) {
-        int b = narrowest_load_bytes(r, init.shape);
-        if (b) bytes = bytes ? std::min(bytes, b) : b;
-      }
-    slots.push_back(slot_for(*this, init, bytes));
+    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
     init_regs.push_back(slot_regs(*this, slots.back(), init));
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();

@@ -89,9 +89,9 @@ class GpuLowering {
   // The layout blocks of this shape and element type get when nothing else decides: row-major,
   // 16-byte vectors per thread where the shape has that many elements per thread.
   Layout default_layout(const Shape& s, EType e) const;
-  // The element size of the narrowest load of shape `s` in `region` and its nested regions; 0
-  // when there is none (lower_control.cpp: layouts of loop-carried values).
-  int narrowest_load_bytes(BlockId region, const Shape& s) const;
+  // The element size of the narrowest load of shape `s` in `regions` and the regions nested in
+  // them; 0 when there is none (lower_control.cpp: layouts of loop-carried values).
+  int narrowest_load_bytes(const std::vector<BlockId>& regions, const Shape& s) const;
   // The coordinates of register r of layout l in the calling thread.
   Coord coords(const Layout& l, int64_t r);
   // The elements of v in layout l, one per register (a conversion when v is in another layout).
