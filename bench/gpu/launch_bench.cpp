@@ -1,8 +1,8 @@
 // Host cost of one launch on the GPU: a raw cuLaunchKernel of the kernel's own PTX (the floor),
 // tri_launch, and a prepared launch (tri_launch_plan_launch), for a kernel of 4 arguments
 // (examples/vector_add.tri) and one of 19. Each method enqueues batches of 1000 launches timed
-// with a steady clock (the GPU drains between batches, untimed); the median over 30 batches is
-// reported per launch. Prints one JSON object (rows as PERF.md describes) on stdout.
+// with a steady clock (the GPU drains between batches, untimed), the methods taking turns; the
+// median over 41 rounds is reported per launch. Prints one JSON object (rows as PERF.md describes) on stdout.
 //
 // usage: tri-bench-launch   (TRI_SOURCE_DIR: the source tree; default the working directory)
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,20 +31,29 @@ void die(const char* what) {
 #define TRY(call) \
   if ((call) != 0) die(#call)
 
-template <typename F>
-double per_launch_us(F&& launch) {
-  for (int i = 0; i < 1000; ++i) launch();
-  cu.CtxSynchronize();
-  std::vector<double> t;
-  for (int b = 0; b < 30; ++b) {
-    auto t0 = std::chrono::steady_clock::now();
+// The methods take turns: each round times one batch of each, so drift of the machine (clocks,
+// neighbours on the VM) reaches every method alike; the median round is reported per method.
+std::vector<double> per_launch_us(const std::vector<std::function<void()>>& methods) {
+  for (const auto& launch : methods)
     for (int i = 0; i < 1000; ++i) launch();
-    auto t1 = std::chrono::steady_clock::now();
-    cu.CtxSynchronize();
-    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 1000.0);
+  cu.CtxSynchronize();
+  std::vector<std::vector<double>> t(methods.size());
+  for (int round = 0; round < 41; ++round) {
+    for (size_t m = 0; m < methods.size(); ++m) {
+      const auto& launch = methods[m];
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 1000; ++i) launch();
+      auto t1 = std::chrono::steady_clock::now();
+      cu.CtxSynchronize();
+      t[m].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 1000.0);
+    }
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::vector<double> med;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    med.push_back(v[v.size() / 2]);
+  }
+  return med;
 }
 
 std::string kernel19() {
@@ -137,11 +147,14 @@ int main() {
     TRY(cu.ModuleGetFunction(&fn, mod, name));
     std::vector<void*> params;
     for (uint64_t& b : bits) params.push_back(&b);
-    double raw = per_launch_us([&] { cu.LaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, nullptr, params.data(), nullptr); });
-    double tri = per_launch_us([&] { tri_launch(k, 1, 1, 1, nullptr, args.data(), n); });
     tri_launch_plan* plan = nullptr;
     TRY(tri_launch_plan_create(k, 1, 1, 1, nullptr, args.data(), n, &plan));
-    double prepared = per_launch_us([&] { tri_launch_plan_launch(plan); });
+    std::vector<double> med = per_launch_us({
+        [&] { cu.LaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, nullptr, params.data(), nullptr); },
+        [&] { tri_launch(k, 1, 1, 1, nullptr, args.data(), n); },
+        [&] { tri_launch_plan_launch(plan); },
+    });
+    const double raw = med[0], tri = med[1], prepared = med[2];
     tri_launch_plan_destroy(plan);
     char row[512];
     std::snprintf(row, sizeof row,

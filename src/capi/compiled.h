@@ -75,6 +75,17 @@ class Compiled {
   // on first use (once, whatever the threads), or returns this object when the variant budget
   // is spent or the variant fails to compile. `log` receives one line per new variant.
   const Compiled* variant(uint64_t key, const std::function<void(const std::string&)>& log) const;
+  // The variant for `key` when it exists already (this object for key 0), else null: the warm
+  // launch path, without a lock, an allocation or a std::function.
+  const Compiled* find_variant(uint64_t key) const {
+    if (key == 0) return this;
+    for (const Variant& v : variants_) {
+      const Compiled* c = v.compiled.load(std::memory_order_acquire);
+      if (!c) return nullptr;
+      if (v.key.load(std::memory_order_relaxed) == key) return c;
+    }
+    return nullptr;
+  }
 
   // variant()'s work under mu_; `note` receives the line to log once the lock is released.
   const Compiled* variant_locked(uint64_t key, std::string* note) const;

@@ -55,6 +55,9 @@ struct tri_context {
   std::unique_ptr<tri::cache::DiskCache> disk;
   // Bumped by tri_context_cancel; a launch that sees it change since it began stops.
   std::atomic<uint64_t> cancel_epoch{0};
+  // Where `print` ops' text goes (the log at TRI_LOG_INFO), made once so that launches build
+  // no std::function.
+  tri::PrintSink print_sink = [this](const std::string& text) { log(TRI_LOG_INFO, text); };
 
   void log(int32_t level, const std::string& message) const;
 };

@@ -32,15 +32,9 @@ struct tri_launch_plan {
   tri::Grid grid;
   void* stream = nullptr;
   const capi::Compiled* variant = nullptr;  // re-picked when an argument changes
-  tri::PrintSink print;
 };
 
 namespace {
-
-// Sends `print` output of a kernel to the context's log callback at info level.
-PrintSink print_sink(const tri_context* c) {
-  return [c](const std::string& text) { c->log(TRI_LOG_INFO, text); };
-}
 
 // The grid limits of base/launch.h; `what` names the calling function.
 tri_result check_grid(const char* what, uint32_t x, uint32_t y, uint32_t z) {
@@ -282,16 +276,17 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
     Grid grid{grid_x, grid_y, grid_z};
     if (grid_empty(grid)) return TRI_OK;  // an empty launch: nothing runs, on any target
     tri_context* ctx = kernel->module->context;
-    PrintSink print = print_sink(ctx);
     target::LaunchEnv env;
     env.stream = stream;
-    env.print = &print;
+    env.print = &ctx->print_sink;
     env.pool = [](void* c, ThreadPool** out) { return capi::context_pool(static_cast<tri_context*>(c), out); };
     env.pool_user = ctx;
     env.cancel = capi::cancel_token(ctx);
     env.interp_memory_limit = ctx->options.interp_memory_limit;
     // The variant for these arguments' classes (capi/variants.cpp).
-    const capi::Compiled* v = c.variant(c.classify(av, num_args), [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
+    const uint64_t key = c.classify(av, num_args);
+    const capi::Compiled* v = c.find_variant(key);
+    if (!v) v = c.variant(key, [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
     st = v->exe->launch(grid, av, num_args, env);
     if (!st.is_ok()) ctx->log(TRI_LOG_ERROR, st.message());
     return set_error(st);
@@ -322,7 +317,6 @@ TRI_API tri_result tri_launch_plan_create(const tri_kernel* kernel, uint32_t gri
     plan->compiled = kernel->compiled;
     plan->grid = Grid{grid_x, grid_y, grid_z};
     plan->stream = stream;
-    plan->print = print_sink(ctx);
     plan->variant = c.variant(c.classify(plan->args.data(), num_args), [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
     capi::module_retain(kernel->module);
     *out_plan = plan.release();
@@ -382,7 +376,7 @@ TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan) {
     if (grid_empty(plan->grid)) return TRI_OK;
     target::LaunchEnv env;
     env.stream = plan->stream;
-    env.print = &plan->print;
+    env.print = &plan->module->context->print_sink;
     env.pool = [](void* c, ThreadPool** out) { return capi::context_pool(static_cast<tri_context*>(c), out); };
     env.pool_user = plan->module->context;
     env.cancel = capi::cancel_token(plan->module->context);

@@ -108,12 +108,7 @@ std::string Compiled::variants_json() const {
 }
 
 const Compiled* Compiled::variant(uint64_t key, const std::function<void(const std::string&)>& log) const {
-  if (key == 0) return this;
-  for (const Variant& v : variants_) {
-    const Compiled* c = v.compiled.load(std::memory_order_acquire);
-    if (!c) break;
-    if (v.key.load(std::memory_order_relaxed) == key) return c;
-  }
+  if (const Compiled* found = find_variant(key)) return found;
   // The log is called after the lock is released: a log callback may launch this kernel again.
   std::string note;
   const Compiled* picked = variant_locked(key, &note);
