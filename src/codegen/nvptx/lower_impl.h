@@ -175,6 +175,7 @@ class GpuLowering {
   llvm::Value* warp_ = nullptr;
   llvm::GlobalVariable* smem_ = nullptr;
   uint64_t smem_bytes_ = 0;
+  bool has_dot_ = false;  // a dot was lowered (no register bound: lower.cpp, run)
   // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
   // instructions carry its IR location (a device function's ops, inlined, carry their own).
   llvm::DISubprogram* scope_ = nullptr;

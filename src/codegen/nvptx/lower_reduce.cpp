@@ -373,6 +373,7 @@ Status GpuLowering::lower_scan(OpId o) {
 }
 
 Status GpuLowering::lower_dot(OpId o) {
+  has_dot_ = true;
   const ir::OpData& op = f_->op(o);
   const Val& av = val(op.operands[0]);
   const Val& bv = val(op.operands[1]);
