@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+
 #include "harness.h"
 
 namespace conf {
@@ -227,6 +228,40 @@ std::vector<EwOp> math_call_ops() {
   return ops;
 }
 
+// f32 fdiv by one divisor for the whole program (a scalar argument, splat): the GPU divides by
+// it with one reciprocal and falls back to div.rn for threads whose operands leave the range
+// where that is exact (src/codegen/nvptx/lower.cpp, divide_by_uniform). The dividends walk
+// through the edge values and random bit patterns; each divisor (edges, and ordinary values
+// whose quotients need the correction step) is one output.
+Group make_uniform_div(uint64_t seed, const Tile& tile) {
+  Builder b("fdiv f32 by a uniform divisor " + tile.name(), seed, "uniform fdiv");
+  b.g.grid[0] = tile.grid;
+  const size_t n = tile.count();
+  std::vector<HostBuffer> data = {gen_buffer(b.rng, TRI_DTYPE_F32, n, Dist::General)};
+  if (tile.dims.size() == 1) seed_edges(&data, {{"a", TRI_DTYPE_F32, Dist::General}});
+  const std::string pa = b.in_buf("a", std::move(data[0]));
+  std::vector<uint64_t> divisors = edge_values(TRI_DTYPE_F32);
+  for (float v : {3.0f, 7.0f, 10.0f, 0.1f, -1.5f, 16384.0f, 1e-30f, 1e30f, 0x1p-100f, 0x1p100f, 0x1p-101f, 6.5e-38f}) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    divisors.push_back(bits);
+  }
+  for (int i = 0; i < 4; ++i) divisors.push_back(gen_value(b.rng, TRI_DTYPE_F32, Dist::Unit));
+  std::vector<std::string> ds, outs;
+  for (size_t k = 0; k < divisors.size(); ++k) {
+    ds.push_back(b.scalar("d" + std::to_string(k), TRI_DTYPE_F32, divisors[k]));
+    outs.push_back(b.out_buf("o" + std::to_string(k), TRI_DTYPE_F32, n));
+  }
+  TileIR t = emit_tile(b, tile);
+  const std::string av = load_tile(b, t, pa, TRI_DTYPE_F32, lit(TRI_DTYPE_F32, 1));
+  for (size_t k = 0; k < divisors.size(); ++k) {
+    const std::string dv = b.op("splat " + ds[k], blk(tile.dims, TRI_DTYPE_F32));
+    store_tile(b, t, outs[k], TRI_DTYPE_F32, b.op("fdiv " + av + ", " + dv, blk(tile.dims, TRI_DTYPE_F32)));
+    b.check("fdiv(a, d" + std::to_string(k) + ")", outs[k], Cmp::Exact, {"a"});
+  }
+  return b.finish();
+}
+
 }  // namespace
 
 void gen_elementwise(uint64_t seed, const GroupSink& sink) {
@@ -268,6 +303,8 @@ void gen_elementwise(uint64_t seed, const GroupSink& sink) {
       if (dt == TRI_DTYPE_F32 && ti == 0) refs = [ops](Builder& b, const Tile& t) { f32_refs(b, t, ops); };
       sink(batch(std::string("elementwise ") + dtype_name(dt) + " " + tile.name(), seed, tile, ins, ops, refs));
     }
+    if (dt == TRI_DTYPE_F32)
+      for (size_t ti : {size_t(0), size_t(1)}) sink(make_uniform_div(seed, ftiles[ti]));
     for (size_t ti : {size_t(0), size_t(1)}) {
       const Tile& tile = ftiles[ti];
       std::vector<InputSpec> ins = {{"a", dt, Dist::General}, {"b", dt, Dist::General}, {"p", dt, Dist::Positive}};

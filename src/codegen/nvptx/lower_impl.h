@@ -128,6 +128,10 @@ class GpuLowering {
   Status lower_op(OpId o);
   Status lower_op_at(OpId o, const ir::OpData& op);
   Status lower_elementwise(OpId o);
+  // The f32 divisor of an `fdiv` whose divisor is the same for every element (a scalar, or a
+  // splat of one), else null; divide_by_uniform divides registers by it (lower.cpp).
+  llvm::Value* uniform_f32_divisor(OpId o);
+  std::vector<llvm::Value*> divide_by_uniform(const std::vector<llvm::Value*>& a, llvm::Value* d);
   Status lower_shape(OpId o);
   Status lower_load(OpId o);
   // The registers of a block load in layout l, `vec` elements per instruction.
