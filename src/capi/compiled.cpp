@@ -36,6 +36,7 @@ std::string CompileRequest::key(const std::string& kernel) const {
     }
   }
   for (const auto& [param, f] : facts) k += "|%" + std::to_string(param) + ":" + std::to_string(f.first) + "," + std::to_string(f.second);
+  if (equal_one) k += "|ones" + std::to_string(equal_one);
   return k;
 }
 
@@ -78,6 +79,8 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
   std::vector<passes::ArgFacts> facts;
   for (const auto& [param, f] : req.facts) facts.push_back({param, f.first, f.second});
+  for (uint32_t i = 0; i < 32; ++i)
+    if (req.equal_one >> i & 1) facts.push_back({i, 0, 0, true});
 
   auto c = std::make_shared<Compiled>();
   c->target = t;

@@ -33,6 +33,7 @@ struct CompileRequest {
   target::CompileOptions options;
   std::map<std::string, ir::Attr> constexprs;          // by name: last set wins
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> facts;  // param -> (align, divisible)
+  uint32_t equal_one = 0;  // runtime integer parameters known to be 1, by bit (launch variants)
   // Launch-time specialization (variants.cpp): classify arguments at each launch and use (or
   // compile once) the variant for their classes; off runs the kernel as compiled.
   // Unset: the target's default (on for "cuda", off for "cpu"; tri.h).

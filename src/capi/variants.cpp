@@ -22,7 +22,8 @@ uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
     if (p.is_ptr) {
       if (args[i].bits % 16 == 0) key |= uint64_t(1) << (2 * i);
     } else if (ir::is_int(p.dtype) && p.dtype != ir::Scalar::I1) {
-      if (args[i].bits != 0 && args[i].bits % 16 == 0) key |= uint64_t(2) << (2 * i);
+      if (args[i].bits == 1) key |= uint64_t(3) << (2 * i);
+      else if (args[i].bits != 0 && args[i].bits % 16 == 0) key |= uint64_t(2) << (2 * i);
     }
   }
   return key;
@@ -30,10 +31,13 @@ uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
 
 namespace {
 
+// Two bits per argument: pointers 1 (aligned to 16); integers 2 (a nonzero multiple of 16) or
+// 3 (equal to 1, which the variant compiles as the constant 1).
 const char* class_name(uint64_t bits, bool is_ptr) {
-  if (bits & 1) return "aligned to 16";
-  if (bits & 2) return "divisible by 16";
-  return is_ptr ? "not aligned to 16" : "not divisible by 16";
+  if (is_ptr) return bits & 1 ? "aligned to 16" : "not aligned to 16";
+  if (bits == 3) return "equal to 1";
+  if (bits == 2) return "divisible by 16";
+  return "not divisible by 16";
 }
 
 std::string describe(const Compiled& c, uint64_t key) {
@@ -138,8 +142,14 @@ const Compiled* Compiled::variant_locked(uint64_t key, std::string* note) const 
   for (size_t i = 0; i < params.size() && i < 32; ++i) {
     uint64_t bits = key >> (2 * i) & 3;
     auto& f = r.facts[static_cast<uint32_t>(i)];
-    if (bits & 1) f.first = std::max<uint32_t>(f.first, 16);
-    if (bits & 2) f.second = f.second ? f.second : 16;
+    if (params[i].is_ptr) {
+      if (bits & 1) f.first = std::max<uint32_t>(f.first, 16);
+    } else if (bits == 3) {
+      r.equal_one |= uint32_t(1) << i;
+    } else if (bits == 2) {
+      f.second = f.second ? f.second : 16;
+    }
+    if (f.first == 0 && f.second == 0) r.facts.erase(static_cast<uint32_t>(i));
   }
   std::shared_ptr<Compiled> made;
   Status st = compile(*source, name, r, &made, nullptr, disk);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/limits.h"
+#include "passes/rewrite.h"
 
 namespace tri::passes {
 namespace {
@@ -248,6 +249,19 @@ Status specialize(const Module& m, std::string_view kernel_name, const std::vect
                     m.source_name + ": error: divisibility for %" + p.name + " needs an integer parameter");
     if (f.align > p.align) p.align = f.align;
     if (f.divisible > p.divisible) p.divisible = f.divisible;
+    if (f.equals_one) {
+      if (!is_int_param || s == Scalar::I1)
+        return Status(Code::Specialize, m.source_name + ": error: 'equal to 1' for %" + p.name +
+                                            " needs an integer parameter");
+      // A constant 1 at the top of the body takes the argument's place in every use.
+      Builder bld(dst.get(), &kernel);
+      bld.set_insertion_block(kernel.body);
+      ValueId one = bld.create1(Opcode::Const, {}, p.type, {Attr::of_int(1)}, p.loc);
+      std::vector<OpId>& ops = kernel.block(kernel.body).ops;
+      ops.insert(ops.begin(), ops.back());
+      ops.pop_back();
+      replace_uses(kernel, {{p.value, one}});
+    }
   }
   *out = std::move(dst);
   return Status::ok();

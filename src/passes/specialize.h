@@ -26,6 +26,8 @@ struct ArgFacts {
   uint32_t param = 0;       // index among the kernel's runtime parameters
   uint32_t align = 0;       // pointer alignment in bytes (a power of two), 0: nothing new
   uint32_t divisible = 0;   // integer divisibility, 0: nothing new
+  bool equals_one = false;  // an integer that is 1 (launch-time specialization, like Triton's):
+                            // its uses read the constant 1, so strides of 1 fold away
 };
 
 // Copies kernel `kernel` of `m`, and every device function it calls, into a new module in which

@@ -166,7 +166,59 @@ static void test_variants_cpu(void** state) {
   tri_context_destroy(ctx);
 }
 
+/* out[i] = x[i * stride]: a stride of 1 is its own class ("equal to 1"), compiled with the
+ * constant 1 in the argument's place (what makes a unit stride contiguous to the layouts). */
+static const char kGather[] =
+    "kernel @gather(%x: ptr<f32>, %out: ptr<f32>, %n: i32, %stride: i32) {\n"
+    "  %r = arange[start=0, end=64] : <64 x i32>\n"
+    "  %nv = splat %n : <64 x i32>\n"
+    "  %mask = cmp[pred=slt] %r, %nv : <64 x i1>\n"
+    "  %sv = splat %stride : <64 x i32>\n"
+    "  %offs = mul %r, %sv : <64 x i32>\n"
+    "  %xb = splat %x : <64 x ptr<f32>>\n"
+    "  %xp = addptr %xb, %offs : <64 x ptr<f32>>\n"
+    "  %v = load %xp, mask=%mask : <64 x f32>\n"
+    "  %ob = splat %out : <64 x ptr<f32>>\n"
+    "  %op = addptr %ob, %r : <64 x ptr<f32>>\n"
+    "  store %op, %v, mask=%mask\n"
+    "  return\n"
+    "}\n";
+
+static void test_equal_to_one(void** state) {
+  (void)state;
+  g_log[0] = 0;
+  tri_context* ctx = make_context();
+  tri_module* m = NULL;
+  tri_compile_options* o = NULL;
+  tri_kernel* k = NULL;
+  assert_int_equal(tri_module_create(ctx, kGather, sizeof kGather - 1, "gather.tri", &m), TRI_OK);
+  assert_int_equal(tri_compile_options_create(&o), TRI_OK);
+  assert_int_equal(tri_compile_options_set_target(o, "cpu"), TRI_OK);
+  assert_int_equal(tri_compile_options_set_launch_specialization(o, 1, 8), TRI_OK);
+  assert_int_equal(tri_kernel_compile(m, "gather", o, &k), TRI_OK);
+  float x[64 * 17], out[64];
+  for (int i = 0; i < 64 * 17; ++i) x[i] = (float)i + 0.5f;
+  const int strides[] = {1, 2, 16, 1, 3};
+  for (int t = 0; t < 5; ++t) {
+    const int stride = strides[t], n = 50;
+    for (int i = 0; i < 64; ++i) out[i] = -1.0f;
+    tri_arg args[4] = {ptr(x, sizeof x), ptr(out, sizeof out), i32(n), i32(stride)};
+    assert_int_equal(tri_launch(k, 1, 1, 1, NULL, args, 4), TRI_OK);
+    for (int i = 0; i < 64; ++i) assert_true(out[i] == (i < n ? x[i * stride] : -1.0f));
+  }
+  char* v = variants(k);
+  printf("%s\n%s", v, g_log);
+  assert_non_null(strstr(v, "\"name\": \"stride\", \"class\": \"equal to 1\""));
+  assert_non_null(strstr(v, "\"name\": \"stride\", \"class\": \"divisible by 16\""));
+  assert_non_null(strstr(v, "argument 3 (%stride) changed class: not divisible by 16 -> equal to 1"));
+  free(v);
+  tri_kernel_destroy(k);
+  tri_compile_options_destroy(o);
+  tri_module_destroy(m);
+  tri_context_destroy(ctx);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_variants_cpu)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_variants_cpu), cmocka_unit_test(test_equal_to_one)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
