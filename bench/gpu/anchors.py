@@ -136,3 +136,60 @@ def histogram_kernel(values_ptr, bins_ptr, n, NUM_BINS: tl.constexpr, BLOCK: tl.
 def triton_histogram(values, bins):
     n = values.numel()
     histogram_kernel[(triton.cdiv(n, 1024),)](values, bins, n, NUM_BINS=bins.numel(), BLOCK=1024)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # Triton's tutorial matmul (grouped ordering) with the leaky-ReLU epilogue of
+    # examples/matmul_leaky_relu.tri.
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    acc = tl.where(acc >= 0, acc, 0.01 * acc)
+    c = acc.to(tl.float16)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+# The tutorial's H100 configurations for f16 (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages); the
+# fastest on the shape is used (picked once per shape, like the tutorial's autotuner).
+MATMUL_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4)]
+_matmul_best = {}
+
+
+def triton_matmul(a, b, c):
+    M, K = a.shape
+    N = b.shape[1]
+
+    def run(cfg):
+        bm, bn, bk, gm, nw, ns = cfg
+        matmul_kernel[(triton.cdiv(M, bm) * triton.cdiv(N, bn),)](
+            a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=nw, num_stages=ns)
+
+    key = (M, N, K)
+    if key not in _matmul_best:
+        from triton.testing import do_bench
+        _matmul_best[key] = min(MATMUL_CONFIGS, key=lambda cfg: do_bench(lambda: run(cfg), warmup=10, rep=50))
+    run(_matmul_best[key])

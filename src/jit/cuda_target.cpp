@@ -352,6 +352,7 @@ class CudaTarget final : public target::Target {
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));
     if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);
+    if (options.timing && !info.notes.empty()) options.timing("kernel @" + kernel.name + ": " + info.notes);
     std::string meta = launch_metadata(m, kernel, info, opt);
     std::string cubin;
     // The driver's JIT now rather than at the first launch, so that the cubin is cached with

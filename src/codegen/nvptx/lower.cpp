@@ -925,6 +925,7 @@ Status GpuLowering::run(KernelInfo* info) {
   const int two_programs = 32768 / threads() / 8 * 8;
   if (!has_dot_ && two_programs >= 128 && two_programs < 255) md("maxnreg", two_programs);
   info->name = kernel_.name;
+  info->notes = notes_;
   info->num_warps = opt_.num_warps;
   info->shared_bytes = static_cast<uint32_t>((smem_bytes_ + 15) / 16 * 16);
   return Status::ok();

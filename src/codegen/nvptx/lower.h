@@ -35,6 +35,7 @@ struct KernelInfo {
   std::string name;           // the PTX entry's name
   uint32_t shared_bytes = 0;  // dynamic shared memory a launch must give
   int num_warps = 4;
+  std::string notes;  // choices the lowering made that users ask about: "dot at 12:5 on tensor cores ..."
 };
 
 // Lowers `kernel` of `m` (verified, specialized, canonicalized) into a new module in `ctx` with

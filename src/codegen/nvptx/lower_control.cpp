@@ -77,9 +77,19 @@ Status GpuLowering::lower_for(OpId o) {
   std::vector<ValueId> inits(op.operands.begin() + 3, op.operands.end());
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
-  for (ValueId v : inits) {
-    const Val& init = val(v);
+  const ir::BlockData& body_block = f_->block(op.regions[0]);
+  const OpId yield = body_block.ops.empty() ? ir::kNoOp : body_block.ops.back();
+  for (size_t i = 0; i < inits.size(); ++i) {
+    const Val& init = val(inits[i]);
     slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
+    // An accumulator that a dot on tensor cores updates stays in the dot's layout.
+    if (yield != ir::kNoOp && !slots.back().is_scalar) {
+      const OpId def = f_->value(f_->op(yield).operands[i]).def_op;
+      MmaLayouts ml;
+      if (def != ir::kNoOp && f_->op(def).code == Opcode::Dot && f_->op(def).operands[2] == body_block.args[i + 1] &&
+          mma_layouts(*f_, def, &ml))
+        slots.back().lay = ml.c;
+    }
     init_regs.push_back(slot_regs(*this, slots.back(), init));
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();

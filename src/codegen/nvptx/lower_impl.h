@@ -70,6 +70,14 @@ class GpuElemEmitter final : public ElemEmitter {
   int sm_;
 };
 
+// The fragment layouts of a dot on tensor cores (lower_mma.cpp): A (m, k), B (k, n) and the
+// accumulator C (m, n), with wm x wn warps tiling M and N.
+struct SmemTile;
+struct MmaLayouts {
+  Layout a, b, c;
+  int wm = 1, wn = 1;
+};
+
 class GpuLowering {
  public:
   GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
@@ -148,6 +156,15 @@ class GpuLowering {
   Status lower_reduce(OpId o);
   Status lower_scan(OpId o);
   Status lower_dot(OpId o);
+  // Whether dot `o` of `fn` runs on tensor cores, and in which layouts; else false with the
+  // reason in `why` (lower_mma.cpp).
+  bool mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, std::string* why = nullptr) const;
+  Status lower_dot_mma(OpId o, const MmaLayouts& l);
+  llvm::Value* mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col);
+  void mma_store_operand(const Val& v, const SmemTile& t);
+  // One line per dot for KernelInfo::notes: where it is and which path it took.
+  void note(OpId o, const std::string& what);
+  std::string notes_;
   Status lower_for(OpId o);
   Status lower_if(OpId o);
   Status lower_while(OpId o);

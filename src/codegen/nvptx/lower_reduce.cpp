@@ -372,8 +372,22 @@ Status GpuLowering::lower_scan(OpId o) {
   return Status::ok();
 }
 
+void GpuLowering::note(OpId o, const std::string& what) {
+  const Loc& loc = f_->op(o).loc;
+  if (!notes_.empty()) notes_ += "; ";
+  notes_ += "dot at " + (loc.known() ? std::to_string(loc.line) + ":" + std::to_string(loc.col) : std::string("?")) +
+            " of @" + f_->name + " " + what;
+}
+
 Status GpuLowering::lower_dot(OpId o) {
   has_dot_ = true;
+  MmaLayouts ml;
+  std::string why;
+  if (mma_layouts(*f_, o, &ml, &why)) {
+    note(o, "on tensor cores (mma.sync m16n8k16, " + std::to_string(ml.wm) + "x" + std::to_string(ml.wn) + " warps)");
+    return lower_dot_mma(o, ml);
+  }
+  note(o, "on CUDA cores: " + why);
   const ir::OpData& op = f_->op(o);
   const Val& av = val(op.operands[0]);
   const Val& bv = val(op.operands[1]);

@@ -1,0 +1,106 @@
+"""Matmul on tensor cores: Tri's examples/matmul_leaky_relu.tri next to the same kernel in
+Triton (Triton's tutorial matmul with the leaky-ReLU epilogue, bench/gpu/anchors.py) and
+torch.matmul (cuBLAS), in one process on one GPU. Every Tri result is checked against torch
+before it is timed; each implementation runs its best of a few block configurations, all
+listed in the output. TFLOP/s = 2 M N K / median time (triton.testing.do_bench).
+
+usage: python3 bench/gpu/matmul.py [--out DIR] [--commit SHA] [--sizes 1024,4096,8192]
+Writes DIR/matmul-bench.json (PERF.md's shape) and DIR/matmul-bench.md; prints the table last."""
+import argparse
+import datetime
+import json
+import os
+import sys
+
+import torch
+import triton
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.dirname(__file__))
+import anchors  # noqa: E402
+from tri_ctypes import Tri  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+# (BM, BN, BK, GROUP_M, num_warps)
+TRI_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 64, 8, 4), (128, 256, 32, 8, 8), (64, 128, 32, 8, 4)]
+
+
+def bench(fn):
+    return do_bench(fn, warmup=25, rep=200, return_mode="median")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--commit", default="")
+    ap.add_argument("--sizes", default="1024,4096,8192")
+    a = ap.parse_args()
+    import tempfile
+    os.environ["TRI_CACHE_DIR"] = tempfile.mkdtemp(prefix="tri-bench-cache-")
+    torch.manual_seed(0)
+    tri = Tri()
+    with open(os.path.join(ROOT, "examples", "matmul_leaky_relu.tri")) as f:
+        mod = tri.module(f.read(), "matmul_leaky_relu.tri")
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    shapes = [(s, s, s) for s in (int(x) for x in a.sizes.split(","))] + [(8192, 8192, 512)]
+    rows, lines = [], []
+    kernels = {}
+    # examples/matmul_leaky_relu.tri is written for f16 operands (bf16 rows: not yet).
+    for dt_name, dt in (("f16", torch.float16),):
+        for (M, N, K) in shapes:
+            x = torch.randn(M, K, device="cuda", dtype=dt)
+            w = torch.randn(K, N, device="cuda", dtype=dt)
+            ref = torch.nn.functional.leaky_relu(torch.matmul(x, w).float(), 0.01)
+            flops = 2 * M * N * K
+            best = None
+            for cfg in TRI_CONFIGS:
+                bm, bn, bk, gm, nw = cfg
+                key = cfg
+                if key not in kernels:
+                    kernels[key] = tri.compile(mod, "matmul_leaky_relu", {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": gm},
+                                               num_warps=nw)
+                k = kernels[key]
+                out = torch.empty(M, N, device="cuda", dtype=dt)
+                args = k.args(x, w, out, ("i32", M), ("i32", N), ("i32", K), ("i32", x.stride(0)), ("i32", x.stride(1)),
+                              ("i32", w.stride(0)), ("i32", w.stride(1)), ("i32", out.stride(0)), ("i32", out.stride(1)))
+                grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+                f = lambda k=k, args=args, grid=grid: k.launch(grid, args, stream())  # noqa: E731
+                f()
+                torch.cuda.synchronize()
+                err = ((out.float() - ref).abs() / (ref.abs() + 1)).max().item()
+                if err > 2e-2:
+                    raise AssertionError(f"matmul {M}x{N}x{K} config {cfg}: max relative error {err}")
+                tf = flops / bench(f) / 1e9
+                lines.append(f"  tri {cfg}: {tf:.0f} TFLOP/s (max rel err {err:.1e})")
+                print(lines[-1], flush=True)
+                if best is None or tf > best[0]:
+                    best = (tf, cfg)
+            out = torch.empty(M, N, device="cuda", dtype=dt)
+            tt = flops / bench(lambda: anchors.triton_matmul(x, w, out)) / 1e9
+            cb = flops / bench(lambda: torch.matmul(x, w)) / 1e9
+            name = f"matmul {dt_name} {M}x{N}x{K} (leaky-ReLU epilogue)"
+            r = {"workload": name, "unit": "TFLOP/s", "higher_is_better": True, "tri": best[0], "triton": tt,
+                 "cublas": cb, "target": cb, "tri_config": list(best[1])}
+            rows.append(r)
+            print(f"  {name}: tri {best[0]:.0f} {best[1]}, triton {tt:.0f}, cublas {cb:.0f}", flush=True)
+    res = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), "commit": a.commit,
+           "command": "python3 bench/gpu/matmul.py", "triton": triton.__version__, "torch": torch.__version__,
+           "rows": rows}
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "matmul-bench.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    table = [f"GPU: {res['gpu']}, Triton {triton.__version__}, torch {torch.__version__}, commit {a.commit}", "",
+             "| workload | Tri TFLOP/s (BM, BN, BK, GROUP_M, warps) | Triton | cuBLAS | Tri/cuBLAS | Tri/Triton |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        table.append(f"| {r['workload']} | {r['tri']:.0f} {tuple(r['tri_config'])} | {r['triton']:.0f} | {r['cublas']:.0f} | "
+                     f"{r['tri'] / r['cublas']:.2f} | {r['tri'] / r['triton']:.2f} |")
+    text = "\n".join(table + ["", "every configuration:"] + lines)
+    with open(os.path.join(a.out, "matmul-bench.md"), "w") as f:
+        f.write(text + "\n")
+    print("\n".join(table))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+// dot on tensor cores: mma.sync.aligned.m16n8k16 (sm_80+) for f16 and bf16 operands into an f32
+// accumulator.
+//
+// The three operands get the layouts of the instruction's fragments (PTX ISA, "Matrix Fragments
+// for mma.m16n8k16"), written as the bases of layout.h: with g = lane / 4 and t = lane % 4, a
+// warp's 16x8 accumulator tile gives thread (g, t) the elements (g, 2t), (g, 2t+1), (g+8, 2t),
+// (g+8, 2t+1) in its registers 0..3, so register bit 0 is column 1, bit 1 is row 8, lane bits
+// 0-1 are columns 2 and 4, lane bits 2-4 rows 1, 2 and 4. The A (16x16) and B (16x8) fragments
+// are the same kind of map. Warps tile M (wm warps) and N (wn warps); what remains of the block
+// repeats in registers (more register bits). A is replicated over the warps along N and B over
+// those along M (zero bases), which the layouts say and the conversions honour.
+//
+// The operands go through shared memory: each thread writes its part of A and B (16 bytes at a
+// time where its layout holds 8 consecutive elements) into row-major tiles whose 16-byte chunks
+// are XOR-swizzled by row, and each warp reads its fragments back with ldmatrix (A) and
+// ldmatrix.trans (B, stored k-major), which the swizzle keeps free of bank conflicts. The
+// accumulator stays in registers in the C layout; a loop-carried accumulator keeps it across
+// iterations (lower_control.cpp asks mma_layouts for it).
+//
+// Not yet: software pipelining (cp.async / TMA; each iteration's loads are waited for before its
+// mma), wgmma, tf32, i8 and f8 on tensor cores. Those dots, and shapes below one instruction
+// tile, take the CUDA-core path (lower_reduce.cpp); KernelInfo::notes says which path each dot
+// took.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "codegen/nvptx/lower_impl.h"
+
+namespace tri::codegen::nvptx::detail {
+namespace {
+
+int log2i(int64_t v) {
+  int k = 0;
+  while ((int64_t(1) << k) < v) ++k;
+  return k;
+}
+
+Basis at(int64_t row, int64_t col) { return Basis{row, col}; }
+
+}  // namespace
+
+bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, std::string* why) const {
+  const ir::OpData& op = fn.op(o);
+  if (op.code != Opcode::Dot) return false;
+  auto dtype = [&](ValueId v) { return m_.types.get(m_.types.get(fn.type_of(v)).elem).scalar; };
+  auto dims = [&](ValueId v) { return shape(fn.type_of(v)); };
+  const Scalar ta = dtype(op.operands[0]), tb = dtype(op.operands[1]), tc = dtype(op.results[0]);
+  const Shape sa = dims(op.operands[0]), sb = dims(op.operands[1]);
+  auto no = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (opt_.sm < 80) return no("tensor cores need sm_80 or newer");
+  if (sa.size() != 2) return no("batched (3-D) dot is not on tensor cores yet");
+  if (ta != tb || (ta != Scalar::F16 && ta != Scalar::BF16) || tc != Scalar::F32)
+    return no("operands " + std::string(ir::scalar_name(ta)) + "/" + ir::scalar_name(tb) + " into " +
+              ir::scalar_name(tc) + ": only f16 or bf16 into f32 is on tensor cores yet");
+  const int64_t M = sa[0], K = sa[1], N = sb[1];
+  if (M < 16 || N < 8 || K < 16) return no("the block is smaller than one m16n8k16 tile");
+  // Warps: split the larger remaining extent (in instruction tiles) first.
+  int wm = 1, wn = 1;
+  while (wm * wn < opt_.num_warps) {
+    const bool m_ok = M / (16 * wm) >= 2, n_ok = N / (8 * wn) >= 2;
+    if (m_ok && (!n_ok || M / (16 * wm) >= N / (8 * wn))) wm *= 2;
+    else if (n_ok) wn *= 2;
+    else break;  // the rest of the warps hold copies
+  }
+  const int64_t mr = M / (16 * wm), nr = N / (8 * wn), kr = K / 16;
+  const int wbits = log2i(opt_.num_warps), wmb = log2i(wm), wnb = log2i(wn);
+  MmaLayouts l;
+  l.wm = wm;
+  l.wn = wn;
+  const std::vector<Basis> lane_mn = {at(0, 2), at(0, 4), at(1, 0), at(2, 0), at(4, 0)};  // C, and A over (m, k)
+  // C: (m, n)
+  l.c.shape = {M, N};
+  l.c.reg = {at(0, 1), at(8, 0)};
+  for (int i = 0; i < log2i(nr); ++i) l.c.reg.push_back(at(0, 8 * wn * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(mr); ++i) l.c.reg.push_back(at(16 * wm * (int64_t(1) << i), 0));
+  l.c.lane = lane_mn;
+  // A: (m, k)
+  l.a.shape = {M, K};
+  l.a.reg = {at(0, 1), at(8, 0), at(0, 8)};
+  for (int i = 0; i < log2i(mr); ++i) l.a.reg.push_back(at(16 * wm * (int64_t(1) << i), 0));
+  for (int i = 0; i < log2i(kr); ++i) l.a.reg.push_back(at(0, 16 * (int64_t(1) << i)));
+  l.a.lane = lane_mn;
+  // B: (k, n)
+  l.b.shape = {K, N};
+  l.b.reg = {at(1, 0), at(8, 0)};
+  for (int i = 0; i < log2i(nr); ++i) l.b.reg.push_back(at(0, 8 * wn * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(kr); ++i) l.b.reg.push_back(at(16 * (int64_t(1) << i), 0));
+  l.b.lane = {at(2, 0), at(4, 0), at(0, 1), at(0, 2), at(0, 4)};
+  for (int i = 0; i < wbits; ++i) {
+    if (i < wmb) {
+      const int64_t m = 16 * (int64_t(1) << i);
+      l.c.warp.push_back(at(m, 0));
+      l.a.warp.push_back(at(m, 0));
+      l.b.warp.push_back(at(0, 0));
+    } else if (i < wmb + wnb) {
+      const int64_t n = 8 * (int64_t(1) << (i - wmb));
+      l.c.warp.push_back(at(0, n));
+      l.a.warp.push_back(at(0, 0));
+      l.b.warp.push_back(at(0, n));
+    } else {
+      for (Layout* x : {&l.c, &l.a, &l.b}) x->warp.push_back(at(0, 0));
+    }
+  }
+  *out = std::move(l);
+  return true;
+}
+
+// Shared memory for an operand: the [rows x cols] 16-bit block row-major, its 16-byte chunks
+// swizzled so that ldmatrix's eight row reads of one 8x8 matrix hit eight different bank groups:
+// chunk c of row r is stored at chunk c ^ ((r / rows_per_128B) % min(chunks_per_row, 8)).
+struct SmemTile {
+  uint64_t base = 0;  // byte offset in the kernel's shared memory
+  int64_t rows = 0, cols = 0;
+};
+
+llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col) {
+  const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
+  const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
+  const int64_t phases = std::min<int64_t>(chunks, 8);
+  llvm::Value* chunk = b_.CreateLShr(col, 3);
+  llvm::Value* x = b_.CreateURem(b_.CreateUDiv(row, b_.getInt32(static_cast<uint32_t>(rows_per_line))),
+                                 b_.getInt32(static_cast<uint32_t>(phases)));
+  llvm::Value* phys = b_.CreateOr(b_.CreateShl(b_.CreateXor(chunk, x), 3), b_.CreateAnd(col, b_.getInt32(7)));
+  llvm::Value* elem = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(t.cols))), phys);
+  return b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(t.base)), b_.CreateShl(elem, 1));
+}
+
+// Writes a 16-bit operand into its swizzled tile, each thread's run of consecutive elements
+// along the columns (up to 8: 16 bytes) as one store.
+void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
+  Val d = as_dist(v);
+  const Layout& l = d.lay;
+  int vec = 1;
+  for (size_t i = 0; i < l.reg.size() && vec < 8; ++i) {
+    if (l.reg[i] != Basis{0, int64_t(1) << i}) break;
+    vec *= 2;
+  }
+  const uint64_t dup = replicated_reg_mask(l);
+  llvm::Type* vt = llvm::FixedVectorType::get(b_.getInt16Ty(), static_cast<unsigned>(vec));
+  emit_if(owner(l), [&] {
+    for (int64_t r = 0; r < l.nregs(); r += vec) {
+      if (r & dup) continue;
+      Coord c = coords(l, r);
+      llvm::Value* x = llvm::PoisonValue::get(vt);
+      for (int i = 0; i < vec; ++i) x = b_.CreateInsertElement(x, b_.CreateBitCast(d.regs[r + i], b_.getInt16Ty()), i);
+      b_.CreateAlignedStore(vec == 1 ? b_.CreateExtractElement(x, uint64_t(0)) : x, smem_ptr(mma_smem_offset(t, c[0], c[1])),
+                            llvm::Align(2 * vec));
+    }
+  });
+}
+
+Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
+  const ir::OpData& op = f_->op(o);
+  const Val& av = val(op.operands[0]);
+  const Val& bv = val(op.operands[1]);
+  const Val& cv = val(op.operands[2]);
+  const bool bf16 = av.et.s == Scalar::BF16;
+  const int64_t M = l.c.shape[0], N = l.c.shape[1], K = l.a.shape[1];
+  const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / 16;
+  std::vector<llvm::Value*> acc = regs_in(cv, l.c);
+  // Both operands through shared memory: A [M x K] at 0, B [K x N] after it.
+  const SmemTile ta{0, M, K}, tb{static_cast<uint64_t>(M * K * 2), K, N};
+  need_smem(static_cast<uint64_t>(M * K + K * N) * 2);
+  barrier();  // earlier readers of the scratch are done
+  mma_store_operand(av, ta);
+  mma_store_operand(bv, tb);
+  barrier();
+  // This warp's place: the low warp bits tile M, the next ones N (mma_layouts); the rest hold copies.
+  int wmb = 0, wnb = 0;
+  while ((1 << wmb) < l.wm) ++wmb;
+  while ((1 << wnb) < l.wn) ++wnb;
+  llvm::Value* warp_m = b_.CreateAnd(warp_, b_.getInt32(static_cast<uint32_t>(l.wm - 1)));
+  llvm::Value* warp_n = b_.CreateAnd(b_.CreateLShr(warp_, wmb), b_.getInt32(static_cast<uint32_t>(l.wn - 1)));
+  llvm::Value* j = b_.CreateLShr(lane_, 3);  // which 8x8 matrix this lane addresses
+  llvm::Value* r8 = b_.CreateAnd(lane_, b_.getInt32(7));
+  llvm::Value* j_lo = b_.CreateAnd(j, b_.getInt32(1));
+  llvm::Value* j_hi = b_.CreateLShr(j, 1);
+  auto ldm = [&](llvm::Intrinsic::ID id, llvm::Value* off, int n) {
+    llvm::Value* ptr = smem_ptr(off);
+    llvm::Value* r = b_.CreateIntrinsic(id, {ptr->getType()}, {ptr});  // overloaded on the pointer
+    std::vector<llvm::Value*> out;
+    for (int i = 0; i < n; ++i) out.push_back(n == 1 ? r : b_.CreateExtractValue(r, {static_cast<unsigned>(i)}));
+    return out;
+  };
+  // A (mi, ki) as 4 registers: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15), lane j*8+r8 giving
+  // the address of row r8 of matrix j (j bit 0: rows + 8, bit 1: k + 8).
+  std::vector<std::vector<llvm::Value*>> a(static_cast<size_t>(mr * kr));
+  for (int64_t mi = 0; mi < mr; ++mi)
+    for (int64_t ki = 0; ki < kr; ++ki) {
+      llvm::Value* row = b_.CreateAdd(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * 16 * l.wm)), b_.CreateShl(warp_m, 4)),
+                                      b_.CreateAdd(r8, b_.CreateShl(j_lo, 3)));
+      llvm::Value* col = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateShl(j_hi, 3));
+      a[mi + mr * ki] = ldm(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, mma_smem_offset(ta, row, col), 4);
+    }
+  // B (nj, ki) as 2 registers, two n-tiles per ldmatrix.x4.trans: matrices (k 0-7 | 8-15) of
+  // tile nj, then of tile nj + 1 (j bit 0: k + 8, bit 1: the second tile).
+  std::vector<std::vector<llvm::Value*>> bb(static_cast<size_t>(nr * kr));
+  auto n_base = [&](int64_t nj) {
+    return b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(nj * 8 * l.wn)), b_.CreateShl(warp_n, 3));
+  };
+  for (int64_t ki = 0; ki < kr; ++ki)
+    for (int64_t nj = 0; nj < nr; nj += 2) {
+      llvm::Value* row = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateAdd(r8, b_.CreateShl(j_lo, 3)));
+      if (nj + 1 < nr) {
+        llvm::Value* col = b_.CreateSelect(b_.CreateICmpNE(j_hi, b_.getInt32(0)), n_base(nj + 1), n_base(nj));
+        std::vector<llvm::Value*> r =
+            ldm(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, mma_smem_offset(tb, row, col), 4);
+        bb[nj + nr * ki] = {r[0], r[1]};
+        bb[nj + 1 + nr * ki] = {r[2], r[3]};
+      } else {
+        // Lanes 16-31 of an .x2 give no addresses; theirs are computed anyway and ignored.
+        bb[nj + nr * ki] =
+            ldm(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16, mma_smem_offset(tb, row, n_base(nj)), 2);
+      }
+    }
+  llvm::Function* mma = llvm::Intrinsic::getDeclaration(
+      mod_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+  llvm::FunctionType* ft = mma->getFunctionType();
+  for (int64_t ki = 0; ki < kr; ++ki)
+    for (int64_t mi = 0; mi < mr; ++mi)
+      for (int64_t nj = 0; nj < nr; ++nj) {
+        llvm::Value** d = &acc[4 * (nj + nr * mi)];
+        std::vector<llvm::Value*> args;
+        for (llvm::Value* x : a[mi + mr * ki]) args.push_back(b_.CreateBitCast(x, ft->getParamType(args.size())));
+        for (llvm::Value* y : bb[nj + nr * ki]) args.push_back(b_.CreateBitCast(y, ft->getParamType(args.size())));
+        for (int i = 0; i < 4; ++i) args.push_back(d[i]);
+        llvm::Value* r = b_.CreateCall(mma, args);
+        for (int i = 0; i < 4; ++i) d[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
+      }
+  set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
+  return Status::ok();
+}
+
+}  // namespace tri::codegen::nvptx::detail
