@@ -355,8 +355,8 @@ selected export converted (and compiled, with --check), 1 otherwise, 2 for usage
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
-        description="Turn @triton.jit kernels into Tri IR without a GPU: Triton's frontend prints TTIR "
-                    "for an explicit target, Tri imports it and writes its canonical text.")
+        description="Turn @triton.jit kernels into Tri IR without a GPU: Triton's frontend prints TTIR\n"
+                    "for an explicit target (cuda sm_90), Tri imports it and writes its canonical text.")
     p.add_argument("file", metavar="KERNELS.py", help="a Python file of @triton.jit kernels with TRI_EXPORTS")
     p.add_argument("-o", "--out-dir", default=".", metavar="DIR", help="where the files go (default: .)")
     p.add_argument("-k", "--kernel", action="append", default=[], metavar="NAME",
