@@ -263,7 +263,7 @@ def test_divisibility_and_options_reach_the_ttir(tmp_path):
     write(tmp_path, "k.py", VADD, """
 
         @triton.jit
-        def check_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        def check_kernel(x_ptr, n, BLOCK: tl.constexpr = 16):
             offs = tl.arange(0, BLOCK)
             tl.device_assert(offs < n, "too short")
             tl.store(x_ptr + offs, offs)
@@ -274,7 +274,8 @@ def test_divisibility_and_options_reach_the_ttir(tmp_path):
             "div": dict(kernel=add_kernel, signature=%s, constexprs={"BLOCK": 64}, divisibility={"x_ptr": 16, "n": 8}),
             "debug": dict(kernel=check_kernel, signature={"x_ptr": "*i32", "n": "i32"}, constexprs={"BLOCK": 16},
                           options={"debug": True}),
-            "nodebug": dict(kernel=check_kernel, signature={"x_ptr": "*i32", "n": "i32"}, constexprs={"BLOCK": 16}),
+            "nodebug": dict(kernel=check_kernel, signature={"x_ptr": "*i32", "n": "i32"}),  # BLOCK's default
+            "block8": dict(kernel=check_kernel, signature={"x_ptr": "*i32", "n": "i32"}, constexprs={"BLOCK": 8}),
         }
         """ % (VADD_SIG, VADD_SIG))
     r = tool("k.py", "-o", "out", "--ttir", cwd=tmp_path)
@@ -285,3 +286,18 @@ def test_divisibility_and_options_reach_the_ttir(tmp_path):
     assert "kernel @add_kernel(%x_ptr: ptr<f32> {align=16}, %y_ptr: ptr<f32>, %out_ptr: ptr<f32>, " \
            "%n: i32 {divisible=8})" in (out / "div.tri").read_text()
     assert "assert" in (out / "debug.tri").read_text() and "assert" not in (out / "nodebug.tri").read_text()
+    assert "arange[start=0, end=16]" in (out / "nodebug.tri").read_text()
+    assert "arange[start=0, end=8]" in (out / "block8.tri").read_text()
+
+
+@needs_triton
+def test_the_same_steps_from_python():
+    exports = tt.load_exports(str(HERE / "kernels.py"))
+    assert sorted(exports) == sorted(p.stem for p in (HERE / "ttir").glob("*.ttir"))
+    text = tt.ttir(exports["cumsum"], relative_to=str(ROOT))
+    committed = (HERE / "ttir" / "cumsum.ttir").read_text()
+    if header_version(HERE / "ttir" / "cumsum.ttir") == triton.__version__:
+        assert text == committed
+    with tri.Context() as ctx, tt.to_module(ctx, text, "cumsum.ttir") as m:
+        assert [f.name for f in m.functions] == ["cumsum_kernel"]
+        assert m.to_text() == ctx.module(committed, "committed.ttir").to_text()
