@@ -34,7 +34,8 @@ case $what in
   *) fail "unknown part '$what' (corpus or tool)" ;;
 esac
 py=$(python_with "numpy, pytest") ||
-  fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest (bash scripts/install-deps.sh)"
+  fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest" \
+    "(bash scripts/install-deps.sh)"
 if [[ $what == tool ]]; then
   py=$(python_with "numpy, pytest, triton") || true
   [[ -n $py ]] || py=$(python_with "numpy, pytest")

@@ -264,7 +264,8 @@ def case_device_call_if_while_reshape(run):
     want = np.zeros(n, dtype=np.float32)
     want_steps = []
     for p in range(programs):
-        a = np.float32(p) * np.float32(2) + np.float32(1) if p % 2 == 0 else np.float32(p) * np.float32(-1) + np.float32(0.5)
+        scale, shift = (2, 1) if p % 2 == 0 else (-1, 0.5)  # scale_shift(pid, ...) in the if's arms
+        a = np.float32(p) * np.float32(scale) + np.float32(shift)
         lanes = np.arange(p * B, p * B + B)
         y = np.where(lanes < n, np.concatenate([x, np.zeros(B * programs - n, np.float32)])[lanes], 0) * a
         for lane, i in enumerate(lanes):

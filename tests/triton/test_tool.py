@@ -181,7 +181,8 @@ def test_an_unknown_kernel_name_lists_the_exports(tmp_path):
      "export 'v' has unknown key(s) 'constexpr'; the keys are kernel, signature, constexprs, divisibility, options"),
     (f'{{"v": dict(kernel=len, signature={VADD_SIG}, constexprs={{"BLOCK": 64}})}}',
      "export 'v': 'kernel' is <built-in function len> is not a @triton.jit function"),
-    (f'{{"v": dict(kernel=add_kernel, signature={VADD_SIG}, constexprs={{"BLOCK": 64}}, divisibility={{"BLOCK": 16}})}}',
+    (f'{{"v": dict(kernel=add_kernel, signature={VADD_SIG}, constexprs={{"BLOCK": 64}}, '
+     'divisibility={"BLOCK": 16})}',
      "export 'v': divisibility names 'BLOCK', which is not a runtime parameter"),
     (f'{{"a/b": dict(kernel=add_kernel, signature={VADD_SIG}, constexprs={{"BLOCK": 64}})}}',
      "export name 'a/b' is not usable as a file name"),
