@@ -1,6 +1,7 @@
 # tests/import: the TTIR importer (src/import/triton, docs/import.md). test_ttir_reader is a unit
 # test of the reader (errors, locations, detection); test_ttir_run runs the imported fixtures
-# (tests/import/ttir, from gen_ttir.py) through the public API on the interpreter and the CPU.
+# (tests/import/ttir, written from kernels.py by python3 -m tri.triton) through the public API on
+# the interpreter and the CPU.
 tri_add_test(${CMAKE_CURRENT_SOURCE_DIR}/import/test_ttir_run.cpp tri)
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/import/test_ttir_reader.cpp)
   tri_add_test(${CMAKE_CURRENT_SOURCE_DIR}/import/test_ttir_reader.cpp tri_internal)

@@ -1,5 +1,5 @@
-# Triton kernels whose TTIR the importer is tested on (tests/import/gen_ttir.py compiles them;
-# tests/import/test_ttir_run.cpp runs the imported kernels and checks them against C references).
+# Triton kernels whose TTIR the importer is tested on (python3 -m tri.triton compiles them, see
+# TRI_EXPORTS at the end; tests/import/test_ttir_run.cpp checks them against C references).
 # Most follow Triton's tutorials (vector add, fused softmax, matmul with grouped ordering, layer
 # norm forward, fused attention forward), written for small blocks so that the CPU tests are fast.
 # Line numbers here are what the imported IR's locations point at: keep edits at the end.
@@ -320,3 +320,61 @@ def layer_norm_bwd_dwdb_kernel(DW, DB, FINAL_DW, FINAL_DB, M, N, BLOCK_SIZE_M: t
     sum_db = tl.sum(db, axis=0)
     tl.store(FINAL_DW + cols, sum_dw, mask=cols < N)
     tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
+
+
+# What `python3 -m tri.triton tests/import/kernels.py --ttir-only -o tests/import/ttir` writes (run
+# from the repository root, so that locations name tests/import/kernels.py): one TTIR fixture per
+# entry, for cuda sm_90, with tt.divisibility = 16 on every pointer as Triton's launcher finds it.
+F32 = "*fp32"
+TRI_EXPORTS = {
+    "vadd": dict(kernel=add_kernel, signature={"x_ptr": F32, "y_ptr": F32, "out_ptr": F32, "n": "i32"},
+                 constexprs={"BLOCK": 64}),
+    "softmax": dict(kernel=softmax_kernel,
+                    signature={"out_ptr": F32, "in_ptr": F32, "in_row_stride": "i32", "out_row_stride": "i32",
+                               "n_rows": "i32", "n_cols": "i32"},
+                    constexprs={"BLOCK": 128}),
+    "layer_norm_fwd": dict(kernel=layer_norm_fwd_kernel,
+                           signature={"X": F32, "Y": F32, "W": F32, "B": F32, "Mean": F32, "Rstd": F32,
+                                      "stride": "i32", "N": "i32", "eps": "fp32"},
+                           constexprs={"BLOCK": 32}),
+    "matmul": dict(kernel=matmul_kernel,
+                   signature={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+                              "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
+                              "stride_cm": "i32", "stride_cn": "i32"},
+                   constexprs={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "ACTIVATION": "leaky_relu"}),
+    # The same kernel on f32 inputs, where tl.dot's default input precision is tf32.
+    "matmul_tf32": dict(kernel=matmul_kernel,
+                        signature={"a_ptr": F32, "b_ptr": F32, "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+                                   "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
+                                   "stride_cm": "i32", "stride_cn": "i32"},
+                        constexprs={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "ACTIVATION": ""}),
+    "gelu": dict(kernel=gelu_kernel, signature={"x_ptr": F32, "y_ptr": F32, "y_tanh_ptr": F32, "n": "i32"},
+                 constexprs={"BLOCK": 64}),
+    "reduce_scan": dict(kernel=reduce_scan_kernel,
+                        signature={"x_ptr": F32, "sum_ptr": F32, "max_ptr": F32, "argmax_ptr": "*i32",
+                                   "cumsum_ptr": F32, "cumprod_ptr": F32, "icum_ptr": "*i32", "n_cols": "i32",
+                                   "stride": "i32"},
+                        constexprs={"BLOCK": 64}),
+    "atomics": dict(kernel=atomics_kernel,
+                    signature={"x_ptr": "*i32", "bins_ptr": "*i32", "max_ptr": "*i32", "flag_ptr": "*i32", "n": "i32"},
+                    constexprs={"BLOCK": 32}),
+    "attn_fwd": dict(kernel=attn_fwd_kernel,
+                     signature={"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32",
+                                "seq_len": "i32"},
+                     constexprs={"BLOCK_M": 16, "BLOCK_N": 16, "HEAD_DIM": 16}),
+    "checked_sqrt": dict(kernel=checked_sqrt_kernel, signature={"x_ptr": F32, "out_ptr": F32, "n": "i32"},
+                         constexprs={"BLOCK": 32}, options={"debug": True}),
+    "dropout": dict(kernel=seeded_dropout_kernel,
+                    signature={"x_ptr": F32, "output_ptr": F32, "n_elements": "i32", "p": "fp32", "seed": "i32"},
+                    constexprs={"BLOCK_SIZE": 64}),
+    "layer_norm_bwd_dx": dict(kernel=layer_norm_bwd_dx_kernel,
+                              signature={"DX": F32, "DY": F32, "DW": F32, "DB": F32, "X": F32, "W": F32, "Mean": F32,
+                                         "Rstd": F32, "Lock": "*i32", "stride": "i32", "N": "i32"},
+                              constexprs={"GROUP_SIZE_M": 4, "BLOCK_SIZE_N": 128}),
+    "layer_norm_bwd_dwdb": dict(kernel=layer_norm_bwd_dwdb_kernel,
+                                signature={"DW": F32, "DB": F32, "FINAL_DW": F32, "FINAL_DB": F32, "M": "i32",
+                                           "N": "i32"},
+                                constexprs={"BLOCK_SIZE_M": 4, "BLOCK_SIZE_N": 32}),
+    "control": dict(kernel=control_kernel, signature={"x_ptr": F32, "out_ptr": F32, "steps_ptr": "*i32", "n": "i32"},
+                    constexprs={"BLOCK": 16}),
+}

@@ -1,5 +1,5 @@
-// Triton kernels, imported from their TTIR (tests/import/ttir, written by gen_ttir.py from
-// kernels.py), run through the public C API on the interpreter (checked mode) and the CPU
+// Triton kernels, imported from their TTIR (tests/import/ttir, written by python3 -m tri.triton
+// from kernels.py), run through the public C API on the interpreter (checked mode) and the CPU
 // backend, and compared with references computed here in C on sizes that are not multiples of
 // the block (so every kernel's masked tail runs). Output buffers carry guard elements past the
 // end that no kernel may touch. Also: checked-mode and assert reports name kernels.py's lines.
