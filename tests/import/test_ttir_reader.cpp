@@ -165,6 +165,27 @@ void test_dot_precision(void**) {
   expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "tt.dot with a f16 accumulator");
 }
 
+void test_bitcast_arrow(void**) {
+  // tt.bitcast writes its types as `A -> B` (arith casts write `A to B`): both import.
+  const std::string text = R"(module {
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<i32>) {
+    %v = tt.load %x : !tt.ptr<f32>
+    %b = tt.bitcast %v : f32 -> i32
+    %c = arith.bitcast %b : i32 to f32
+    %d = tt.bitcast %c : f32 -> i32
+    tt.store %y, %d : !tt.ptr<i32>
+    tt.return
+  }
+}
+)";
+  std::unique_ptr<ir::Module> m;
+  Status st = import(text, &m);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  std::string t = ir::print_text(*m);
+  assert_true(t.find("bitcast") != std::string::npos);
+  assert_true(ir::verify(*m).is_ok());
+}
+
 void test_unknown_op(void**) {
   std::string text = fixture("vadd");
   replace_once(&text, "arith.addf %x_6", "arith.frobnicate %x_6");
@@ -274,7 +295,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_detection),         cmocka_unit_test(test_all_fixtures_verify),
       cmocka_unit_test(test_locations),         cmocka_unit_test(test_unknown_op),
-      cmocka_unit_test(test_dot_precision),
+      cmocka_unit_test(test_dot_precision),     cmocka_unit_test(test_bitcast_arrow),
       cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
       cmocka_unit_test(test_nesting_limit),

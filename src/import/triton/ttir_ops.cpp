@@ -230,7 +230,8 @@ void Reader::op_cast(const std::string& name) {
   skip_trailing_attrs();
   c_.expect(':', "':' before the types");
   parse_type();
-  c_.expect_word("to", "'to' between the cast's types");
+  // arith casts write `A to B`; tt.bitcast, tt.int_to_ptr and tt.ptr_to_int write `A -> B`.
+  if (!c_.eat_punct("->")) c_.expect_word("to", "'to' or '->' between the cast's types");
   TypeId t = parse_type();
   Opcode code = lookup(kCasts, sizeof kCasts / sizeof kCasts[0], name);
   set_results({make1(code, {a}, t)});
