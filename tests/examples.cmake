@@ -11,3 +11,14 @@ foreach(name vector_add gelu softmax layernorm matmul_leaky_relu flash_attention
     set_tests_properties(examples/${name}/${target} PROPERTIES ENVIRONMENT "TRI_TARGET=${target}" LABELS examples)
   endforeach()
 endforeach()
+# The loops that feed dot, with their loads an iteration ahead (tri_compile_options_set_num_stages
+# 2, passes/pipeline_loads.h) and without, on both host targets: the results must not change.
+foreach(name matmul_leaky_relu flash_attention)
+  foreach(target cpu interp)
+    foreach(stages 1 2)
+      add_test(NAME examples/${name}/${target}/stages${stages} COMMAND example_${name})
+      set_tests_properties(examples/${name}/${target}/stages${stages} PROPERTIES
+                           ENVIRONMENT "TRI_TARGET=${target};TRI_NUM_STAGES=${stages}" LABELS examples)
+    endforeach()
+  endforeach()
+endforeach()

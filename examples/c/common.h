@@ -4,7 +4,8 @@
  *
  * Environment: TRI_TARGET picks the target ("cpu" by default; "cuda" runs on the GPU, "interp"
  * runs the reference interpreter); TRI_EXAMPLES_DIR says where the .tri files are (default: the
- * source tree).
+ * source tree); TRI_NUM_STAGES, when set, is passed to tri_compile_options_set_num_stages (the
+ * tests run matmul and attention with 1 and 2 on every target).
  *
  * On "cuda" the buffers are CUDA managed memory, reachable from the host (which fills and checks
  * them) and the device: the examples stay one program for every target. The CUDA driver is
@@ -158,6 +159,8 @@ static inline tri_kernel* ex_compile(const char* file, const char* kernel, const
   EX_CHECK(tri_compile_options_create(&opts));
   EX_CHECK(tri_compile_options_set_target(opts, ex_target()));
   for (int i = 0; i < nconsts; ++i) EX_CHECK(tri_compile_options_set_constexpr_int(opts, consts[i].name, consts[i].value));
+  const char* stages = getenv("TRI_NUM_STAGES");
+  if (stages && *stages) EX_CHECK(tri_compile_options_set_num_stages(opts, atoi(stages)));
   EX_CHECK(tri_kernel_compile(mod, kernel, opts, &k));
   tri_compile_options_destroy(opts);
   /* The kernel keeps the module and the context alive. */

@@ -305,10 +305,16 @@ TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* 
 /* Sets the warps per program instance of GPU targets: 1, 2, 4, 8, 16 or 32 (default 4); other
  * values are TRI_ERROR_INVALID_ARGUMENT. Host targets ignore it. Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps);
+/* Sets how many iterations ahead a `for` loop that feeds a `dot` loads its operands: 1 loads
+ * each iteration's data when the iteration starts; 2 loads the next iteration's while this one
+ * computes (the loads move before the loop and to the end of its body, masked off past the
+ * last iteration; the results are the same). 0 (the default) means the target's choice: 2 on
+ * "cuda", 1 elsewhere. Larger values are TRI_ERROR_INVALID_ARGUMENT (not yet). Since 0.2. */
+TRI_API tri_result tri_compile_options_set_num_stages(tri_compile_options* options, int32_t num_stages);
 /* Launch-time specialization, on by default for the "cuda" target and off by default for "cpu"
  * ("interp" ignores it): each tri_launch
- * classes its arguments (pointers aligned to 16 bytes, integers other than i1 divisible by 16,
- * for the first 32 runtime parameters; a few bit tests) and runs the variant of the kernel
+ * classes its arguments (pointers aligned to 16 bytes, integers other than i1 equal to 1 or
+ * divisible by 16, for the first 32 runtime parameters; a few bit tests) and runs the variant of the kernel
  * compiled for those classes, which may use 16-byte vector memory accesses. A variant is
  * compiled once, on the first launch that needs it (other launches of it wait), and logged at
  * TRI_LOG_INFO with the classes it was made for. After `max_variants` (at most 16) variants,

@@ -23,6 +23,7 @@ std::string CompileRequest::key(const std::string& kernel) const {
   k += "|" + target;
   k += options.checked ? "|checked" : "";
   k += "|w" + std::to_string(options.num_warps) + "|" + options.arch + "|ptx" + std::to_string(options.ptx_version);
+  k += "|s" + std::to_string(options.num_stages);
   k += specialize_at_launch == Spec::Default ? "|spec-default" : specialize_at_launch == Spec::On ? "|spec" : "|nospec";
   k += std::to_string(max_variants) + "/" + std::to_string(unclassed);
   for (const auto& [name, v] : constexprs) {
@@ -85,6 +86,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   auto c = std::make_shared<Compiled>();
   c->target = t;
   passes::PipelineOptions popt;
+  popt.num_stages = options.num_stages ? options.num_stages : t->default_num_stages();
   TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
 
   const Function& k = c->kernel();

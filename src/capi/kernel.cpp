@@ -80,6 +80,15 @@ TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options,
   return TRI_OK;
 }
 
+TRI_API tri_result tri_compile_options_set_num_stages(tri_compile_options* options, int32_t num_stages) {
+  TRI_CHECK_ARG(options);
+  if (num_stages < 0 || num_stages > 2)
+    return set_error(Code::InvalidArgument, "tri_compile_options_set_num_stages: " + std::to_string(num_stages) +
+                                                " stages; 0 (the target's default), 1 or 2 are supported");
+  options->req.options.num_stages = num_stages;
+  return TRI_OK;
+}
+
 TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps) {
   TRI_CHECK_ARG(options);
   if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))

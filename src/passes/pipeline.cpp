@@ -6,6 +6,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold.h"
+#include "passes/pipeline_loads.h"
 #include "passes/rewrite.h"
 
 namespace tri::passes {
@@ -63,6 +64,16 @@ Status prepare_kernel(const Module& m, std::string_view kernel, const std::vecto
   TRI_RETURN_IF_ERROR(run_pass("fold", *s, opt, timings, [](Module& mm, Function& f) { return fold(mm, f); }));
   TRI_RETURN_IF_ERROR(run_pass("cse", *s, opt, timings, [](Module&, Function& f) { return cse(f); }));
   TRI_RETURN_IF_ERROR(run_pass("dce", *s, opt, timings, [](Module&, Function& f) { return dce(f); }));
+  if (opt.num_stages >= 2) {
+    bool piped = false;
+    TRI_RETURN_IF_ERROR(run_pass("pipeline_loads", *s, opt, timings, [&](Module& mm, Function& f) {
+      return piped |= pipeline_loads(mm, f);
+    }));
+    if (piped) {
+      TRI_RETURN_IF_ERROR(run_pass("cse", *s, opt, timings, [](Module&, Function& f) { return cse(f); }));
+      TRI_RETURN_IF_ERROR(run_pass("dce", *s, opt, timings, [](Module&, Function& f) { return dce(f); }));
+    }
+  }
   for (auto& f : s->functions) compact(*f);
 
   st = verify(*s);

@@ -30,6 +30,8 @@ struct PipelineOptions {
   // Called with the module's text after each pass that changed it (for `tri` debugging flags
   // and bug reports); not called when empty.
   std::function<void(const std::string& pass, const ir::Module& m)> dump;
+  // 2: loads of dot-feeding loops run one iteration ahead (pipeline_loads.h); 1: off.
+  int num_stages = 1;
 };
 
 // Specializes kernel `kernel` of a verified module and canonicalizes it for the backends:

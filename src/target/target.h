@@ -39,6 +39,7 @@ struct CompileOptions {
   int num_warps = 4;     // GPU targets: warps per program instance (1, 2, 4, 8, 16 or 32)
   std::string arch;      // GPU targets: "sm_90"; empty means the architecture of the current device
   int ptx_version = 0;   // GPU targets: PTX ISA version * 10 (80 = 8.0); 0 picks the target's default
+  int num_stages = 0;    // loads of dot-feeding loops run num_stages - 1 iterations ahead; 0: the target's default
   // Receives one line per compile with the time of each stage ("lower 1.2 ms, opt+ptx 3.4 ms");
   // may be empty. Not part of the cache key.
   std::function<void(const std::string&)> timing;
@@ -92,6 +93,8 @@ class Target {
   virtual bool specializes_at_launch() const { return false; }
   // Whether it does so when the caller did not say (tri_compile_options_set_launch_specialization).
   virtual bool specializes_at_launch_by_default() const { return specializes_at_launch(); }
+  // CompileOptions::num_stages when it is 0 (passes/pipeline_loads.h).
+  virtual int default_num_stages() const { return 1; }
   // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).
   virtual Status compile(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
                          std::shared_ptr<const Executable>* out) const = 0;

@@ -209,8 +209,92 @@ kernel @k(%x: ptr<f32>) constexpr(B: i32 = 4) {
   assert_true(print_text(*s).find("func @twice(%v: <16 x f32>) -> (<16 x f32>)") != std::string::npos);
 }
 
+// A K loop of dot whose operand loads run an iteration ahead at num_stages 2 (pipeline_loads.h):
+// the first loads before the loop masked by "the loop runs", the next ones at the end of the
+// body masked by "there is a next iteration", carried as two more loop values.
+static const char* kKLoop = R"(
+kernel @k(%a: ptr<f16>, %b: ptr<f16>, %c: ptr<f32>, %K: i32) {
+  %ri = arange[start=0, end=16] : <16 x i32>
+  %row = expand_dims[axis=1] %ri : <16 x 1 x i32>
+  %col = expand_dims[axis=0] %ri : <1 x 16 x i32>
+  %s16 = const[value=16] : <16 x 1 x i32>
+  %roff = mul %row, %s16 : <16 x 1 x i32>
+  %rb = broadcast %roff : <16 x 16 x i32>
+  %cb = broadcast %col : <16 x 16 x i32>
+  %off = add %rb, %cb : <16 x 16 x i32>
+  %ab = splat %a : <16 x 16 x ptr<f16>>
+  %bb = splat %b : <16 x 16 x ptr<f16>>
+  %pa0 = addptr %ab, %off : <16 x 16 x ptr<f16>>
+  %pb0 = addptr %bb, %off : <16 x 16 x ptr<f16>>
+  %acc0 = const[value=0.0] : <16 x 16 x f32>
+  %c0 = const[value=0] : i32
+  %c16 = const[value=16] : i32
+  %step = const[value=256] : <16 x 16 x i32>
+  %acc, %pa_end, %pb_end = for %c0, %K, %c16, %acc0, %pa0, %pb0 {
+  ^(%k: i32, %acc_in: <16 x 16 x f32>, %pa: <16 x 16 x ptr<f16>>, %pb: <16 x 16 x ptr<f16>>):
+    %kv = splat %k : <16 x 16 x i32>
+    %kk = add %kv, %cb : <16 x 16 x i32>
+    %Kv = splat %K : <16 x 16 x i32>
+    %m = cmp[pred=slt] %kk, %Kv : <16 x 16 x i1>
+    %x = load %pa, mask=%m : <16 x 16 x f16>
+    %y = load %pb : <16 x 16 x f16>
+    %acc_out = dot %x, %y, %acc_in : <16 x 16 x f32>
+    %pa2 = addptr %pa, %step : <16 x 16 x ptr<f16>>
+    %pb2 = addptr %pb, %step : <16 x 16 x ptr<f16>>
+    yield %acc_out, %pa2, %pb2
+  } : <16 x 16 x f32>, <16 x 16 x ptr<f16>>, <16 x 16 x ptr<f16>>
+  %cb2 = splat %c : <16 x 16 x ptr<f32>>
+  %pc = addptr %cb2, %off : <16 x 16 x ptr<f32>>
+  store %pc, %acc
+  return
+}
+)";
+
+static std::string prepare_stages(const std::string& text, int stages) {
+  std::unique_ptr<Module> m = parse_ok(text);
+  PipelineOptions opt;
+  opt.verify_each = true;
+  opt.num_stages = stages;
+  std::unique_ptr<Module> s;
+  Status st = prepare_kernel(*m, "k", {}, {}, opt, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  return print_text(*s);
+}
+
+static int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+static void pipelines_loads_that_feed_dot(void**) {
+  const std::string one = prepare_stages(kKLoop, 1), two = prepare_stages(kKLoop, 2);
+  assert_int_equal(count(one, "= load "), 2);
+  assert_int_equal(count(two, "= load "), 4);  // two before the loop, two at the end of the body
+  // Five carried values: acc, the two pointers, the two loaded tiles.
+  assert_true(two.find("%acc, %pa_end, %pb_end, %") != std::string::npos);
+  size_t body = two.find("= for ");
+  assert_true(body != std::string::npos);
+  // The first loads come before the loop, masked by "the loop runs" (0 < K and 16 > 0).
+  assert_true(two.find("cmp[pred=slt] %c0, %K") < body);
+  // The next ones are masked by "k + 16 < K and k + 16 > k"; the unmasked load of %pb gets that as its mask.
+  assert_true(two.find("cmp[pred=sgt]", body) != std::string::npos);
+  assert_int_equal(count(two.substr(body), "mask="), 2);
+}
+
+static void leaves_loops_with_stores_alone(void**) {
+  std::string text = kKLoop;
+  const std::string yield = "    yield %acc_out, %pa2, %pb2";
+  text.replace(text.find(yield), yield.size(),
+               "    %cs = splat %c : <16 x 16 x ptr<f32>>\n    %cp = addptr %cs, %off : <16 x 16 x ptr<f32>>\n"
+               "    store %cp, %acc_out\n" + yield);
+  assert_int_equal(count(prepare_stages(text, 2), "= load "), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(pipelines_loads_that_feed_dot),
+      cmocka_unit_test(leaves_loops_with_stores_alone),
       cmocka_unit_test(specializes_types_and_attributes),
       cmocka_unit_test(reports_bad_bindings),
       cmocka_unit_test(facts_are_recorded),

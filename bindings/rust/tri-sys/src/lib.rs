@@ -173,6 +173,7 @@ extern "C" {
     pub fn tri_compile_options_set_constexpr_int(options: *mut tri_compile_options, name: *const c_char, value: i64) -> tri_result;
     pub fn tri_compile_options_set_constexpr_float(options: *mut tri_compile_options, name: *const c_char, value: f64) -> tri_result;
     pub fn tri_compile_options_set_num_warps(options: *mut tri_compile_options, num_warps: i32) -> tri_result;
+    pub fn tri_compile_options_set_num_stages(options: *mut tri_compile_options, num_stages: i32) -> tri_result;
     pub fn tri_compile_options_set_launch_specialization(options: *mut tri_compile_options, on: i32, max_variants: u32) -> tri_result;
     pub fn tri_compile_options_set_arg_specialization(options: *mut tri_compile_options, param: u32, on: i32) -> tri_result;
     pub fn tri_compile_options_set_arch(options: *mut tri_compile_options, arch: *const c_char) -> tri_result;
