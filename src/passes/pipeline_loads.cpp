@@ -94,10 +94,7 @@ class Pipeliner {
       const ValueData& vd = f_.value(v);
       if (vd.def_op == kNoOp) {
         if (vd.def_block != body_) return true;  // defined outside the loop
-        if (vd.index == 0) return true;
-        if (!usable_.count(v)) return false;
-        args_used_[l].insert(v);
-        return true;
+        return vd.index == 0 || usable_.count(v) > 0;
       }
       auto p = pos_.find(vd.def_op);
       if (p == pos_.end()) return true;  // defined outside the loop
@@ -160,30 +157,6 @@ class Pipeliner {
     ops.insert(std::find(ops.begin(), ops.end(), before), made.begin(), made.end());
   }
 
-  // Moves the ops of the body that compute the next values of the carried values `l`'s slice
-  // reads (and what they depend on in the body) to the top of the body, keeping their order.
-  // Returns the position after them, where the next iteration's load may go; the position of
-  // the terminator when an op on the way has regions.
-  size_t hoist_next_values(OpId l) {
-    std::vector<OpId>& ops = f_.block(body_).ops;
-    const BlockData& b = f_.block(body_);
-    std::set<OpId> h;
-    bool ok = true;
-    std::function<void(ValueId)> need = [&](ValueId v) {
-      if (v == kNoValue) return;
-      const OpId d = f_.value(v).def_op;
-      if (d == kNoOp || std::find(ops.begin(), ops.end(), d) == ops.end() || !h.insert(d).second) return;
-      if (!f_.op(d).regions.empty()) ok = false;
-      for (ValueId x : f_.op(d).operands) need(x);
-    };
-    for (ValueId a : args_used_[l])
-      for (size_t i = 1; i < b.args.size(); ++i)
-        if (b.args[i] == a) need(f_.op(yield_).operands[i - 1]);
-    if (!ok) return ops.size() - 1;
-    std::stable_partition(ops.begin(), ops.end(), [&](OpId o) { return h.count(o) > 0; });
-    return h.size();
-  }
-
   void pipeline(OpId l) {
     const Loc loc = f_.op(l).loc;
     const ValueId lo = f_.op(loop_).operands[0], hi = f_.op(loop_).operands[1], step = f_.op(loop_).operands[2];
@@ -214,12 +187,9 @@ class Pipeliner {
       replace_uses(f_, {{f_.op(l).results[0], arg}});
       carried_ = arg;
     }
-    // At the top of the body, so that its memory latency overlaps the iteration's work: the next
-    // iteration's load, when there is a next iteration (k + s below hi, and not wrapped past the
-    // top of the type). The ops computing the carried values it reads (the pointers' increments)
-    // move to the top first; where one of them has regions the load goes to the end instead.
+    // At the end of the body: the next iteration's load, when there is a next iteration (k + s
+    // below hi, and not wrapped past the top of the type).
     {
-      size_t at = hoist_next_values(l);
       const size_t n = f_.block(body_).ops.size();
       bld.set_insertion_block(body_);
       const BlockData& b = f_.block(body_);
@@ -232,10 +202,7 @@ class Pipeliner {
       const std::vector<ValueId> ys = f_.op(yield_).operands;
       for (size_t i = 0; i < ys.size(); ++i) map[f_.block(body_).args[i + 1]] = ys[i];
       ValueId loaded = clone_load(l, body_, map, go);
-      std::vector<OpId>& ops = f_.block(body_).ops;
-      std::vector<OpId> made(ops.begin() + static_cast<long>(n), ops.end());
-      ops.resize(n);
-      ops.insert(ops.begin() + static_cast<long>(at), made.begin(), made.end());
+      move_before(body_, n, yield_);
       f_.op(yield_).operands.push_back(loaded);
     }
     // The original load is gone: its uses read the carried value.
@@ -253,7 +220,6 @@ class Pipeliner {
   std::set<ValueId> usable_;
   std::unordered_map<ValueId, bool> load_dep_;
   std::unordered_map<OpId, std::vector<OpId>> slices_;
-  std::unordered_map<OpId, std::set<ValueId>> args_used_;  // carried values each load's slice reads
 };
 
 void collect_loops(const Function& f, BlockId b, std::vector<OpId>* out) {

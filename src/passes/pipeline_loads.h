@@ -7,23 +7,22 @@
 //       %acc2 = dot %a, %b, %acc      yield %acc2, %pa + s, %pb + s
 //
 // becomes one whose loads run an iteration ahead: the loads of the first iteration move before
-// the loop, each iteration starts by loading what the next one needs (masked off when there is
-// no next iteration) and carries it, and the dot uses what the previous iteration loaded:
+// the loop, each iteration loads what the next one needs (masked off when there is no next
+// iteration) and carries it, and the dot uses what the previous iteration loaded:
 //
 //     %a0 = load %pa0, mask=m(lo) & (lo < hi)   ...
 //     for %k carried (%acc, %pa, %pb, %a, %b):
-//       %an = load %pa + s, mask=m(%k + s) & (%k + s < hi)   ...
 //       %acc2 = dot %a, %b, %acc
+//       %an = load %pa + s, mask=m(%k + s) & (%k + s < hi)   ...
 //       yield %acc2, %pa + s, %pb + s, %an, %bn
 //
-// so a GPU waits for a tile's memory while it multiplies the previous one. The ops that compute
-// the next carried values the loads read (the pointer increments) move to the top of the body
-// with them. The values computed are the same as before on every target, and the loads keep
-// their order relative to every other memory operation because the pass only touches loops whose
-// bodies do nothing but load and compute (no store, atomic, call, assert, print or inline asm, in
-// the body or nested). A load qualifies when it is a block directly in the body and what its
-// pointer, mask and other depend on in the body is pure ops without regions, the induction
-// variable, and carried values whose next value does not depend on a load of the body.
+// so a GPU waits for a tile's memory while it multiplies the previous one. The values computed
+// are the same as before on every target; the loads happen in the same order relative to every
+// other memory operation because the pass only touches loops whose bodies do nothing but load
+// and compute (no store, atomic, call, assert, print or inline asm, in the body or nested).
+// A load qualifies when it is directly in the body and what its pointer, mask and other depend
+// on in the body is pure ops without regions, the induction variable, and carried values whose
+// next value does not depend on a load of the body.
 #pragma once
 
 #include "ir/ir.h"
