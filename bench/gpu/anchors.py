@@ -1,5 +1,7 @@
 """The anchors of the GPU benchmarks: each workload written in Triton (the tutorials' kernels
 where there is one) and in PyTorch, run side by side with Tri's kernel in bench/gpu/run.py."""
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -189,6 +191,9 @@ def triton_matmul(a, b, c):
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=nw, num_stages=ns)
 
     key = (M, N, K)
+    fixed = os.environ.get("TRI_BENCH_TRITON_MM_CONFIG")  # "128,256,64,8,8,3": no search (for ncu)
+    if fixed:
+        _matmul_best[key] = tuple(int(v) for v in fixed.split(","))
     if key not in _matmul_best:
         from triton.testing import do_bench
         _matmul_best[key] = min(MATMUL_CONFIGS, key=lambda cfg: do_bench(lambda: run(cfg), warmup=10, rep=50))

@@ -23,7 +23,7 @@ from tri_ctypes import Tri  # noqa: E402
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 # (BM, BN, BK, GROUP_M, num_warps)
-TRI_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 64, 8, 4), (128, 256, 32, 8, 8), (64, 128, 32, 8, 4)]
+TRI_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 64, 8, 8), (128, 256, 32, 8, 8), (128, 256, 64, 8, 8), (64, 128, 32, 8, 4)]
 
 
 def bench(fn):
