@@ -15,7 +15,7 @@ endforeach()
 # 2, passes/pipeline_loads.h) and without, on both host targets: the results must not change.
 foreach(name matmul_leaky_relu flash_attention)
   foreach(target cpu interp)
-    foreach(stages 1 2)
+    foreach(stages 1 2 3)
       add_test(NAME examples/${name}/${target}/stages${stages} COMMAND example_${name})
       set_tests_properties(examples/${name}/${target}/stages${stages} PROPERTIES
                            ENVIRONMENT "TRI_TARGET=${target};TRI_NUM_STAGES=${stages}" LABELS examples)

@@ -305,11 +305,11 @@ TRI_API tri_result tri_compile_options_set_constexpr_float(tri_compile_options* 
 /* Sets the warps per program instance of GPU targets: 1, 2, 4, 8, 16 or 32 (default 4); other
  * values are TRI_ERROR_INVALID_ARGUMENT. Host targets ignore it. Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* options, int32_t num_warps);
-/* Sets how many iterations ahead a `for` loop that feeds a `dot` loads its operands: 1 loads
- * each iteration's data when the iteration starts; 2 loads the next iteration's while this one
- * computes (the loads move before the loop and to the end of its body, masked off past the
- * last iteration; the results are the same). 0 (the default) means the target's choice: 2 on
- * "cuda", 1 elsewhere. Larger values are TRI_ERROR_INVALID_ARGUMENT (not yet). Since 0.2. */
+/* Sets how a `for` loop that feeds a `dot` loads its operands: with n stages, n - 1 iterations
+ * ahead (1: each iteration's data when it starts; 2: the next iteration's while this one
+ * computes; the loads move before the loop and to the end of its body, masked off past the
+ * last iteration, so the results are the same). 0 (the default) means the target's choice: 2
+ * on "cuda", 1 elsewhere. Values above 4 are TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_stages(tri_compile_options* options, int32_t num_stages);
 /* Launch-time specialization, on by default for the "cuda" target and off by default for "cpu"
  * ("interp" ignores it): each tri_launch

@@ -67,7 +67,7 @@ Status prepare_kernel(const Module& m, std::string_view kernel, const std::vecto
   if (opt.num_stages >= 2) {
     bool piped = false;
     TRI_RETURN_IF_ERROR(run_pass("pipeline_loads", *s, opt, timings, [&](Module& mm, Function& f) {
-      return piped |= pipeline_loads(mm, f);
+      return piped |= pipeline_loads(mm, f, opt.num_stages);
     }));
     if (piped) {
       TRI_RETURN_IF_ERROR(run_pass("cse", *s, opt, timings, [](Module&, Function& f) { return cse(f); }));

@@ -36,7 +36,7 @@ bool holds_dot(const Function& f, BlockId b) {
 
 class Pipeliner {
  public:
-  Pipeliner(Module& m, Function& f, OpId loop) : m_(m), f_(f), loop_(loop) {}
+  Pipeliner(Module& m, Function& f, OpId loop, int stages) : m_(m), f_(f), loop_(loop), stages_(stages) {}
 
   bool run() {
     const OpData& op = f_.op(loop_);
@@ -46,11 +46,14 @@ class Pipeliner {
     for (OpId o : b.ops)
       if (has_effect(f_, o)) return false;
     yield_ = b.ops.back();
+    hi_ = op.operands[1];
+    step_ = op.operands[2];
+    ys_ = f_.op(yield_).operands;
     for (size_t i = 0; i < b.ops.size(); ++i) pos_[b.ops[i]] = i;
-    // Carried values whose next value depends on a load of the body cannot feed an early load.
-    const std::vector<ValueId>& ys = f_.op(yield_).operands;
-    for (size_t i = 0; i < ys.size(); ++i)
-      if (!depends_on_load(ys[i])) usable_.insert(b.args[i + 1]);
+    // Carried values whose next value depends on a load of the body (or on an op with regions)
+    // cannot feed an early load: their values iterations ahead are computed by copying the ops.
+    for (size_t i = 0; i < ys_.size(); ++i)
+      if (!depends_on_load(ys_[i]) && simple(ys_[i])) usable_.insert(b.args[i + 1]);
     std::vector<OpId> loads;
     for (OpId o : b.ops)
       if (f_.op(o).code == Opcode::Load && m_.types.is_block(f_.type_of(f_.op(o).results[0])) && slice_ok(o))
@@ -61,6 +64,19 @@ class Pipeliner {
   }
 
  private:
+  // Whether v's computation in the body is ops without regions.
+  bool simple(ValueId v) {
+    const OpId d = f_.value(v).def_op;
+    if (d == kNoOp || !pos_.count(d)) return true;
+    auto it = simple_.find(v);
+    if (it != simple_.end()) return it->second;
+    bool ok = f_.op(d).regions.empty();
+    simple_[v] = ok;  // provisional: the IR has no cycles through ops
+    for (ValueId x : f_.op(d).operands)
+      if (ok && x != kNoValue && !simple(x)) ok = false;
+    return simple_[v] = ok;
+  }
+
   // Whether v, computed in the body, depends on a load of the body (through ops of the body).
   bool depends_on_load(ValueId v) {
     const OpId d = f_.value(v).def_op;
@@ -157,55 +173,109 @@ class Pipeliner {
     ops.insert(std::find(ops.begin(), ops.end(), before), made.begin(), made.end());
   }
 
+  // The value of `v` (computed in the body from the iteration's arguments) in the iteration that
+  // `cur` maps the body's arguments to: the ops computing it are copied at the end of `where`.
+  ValueId clone_value(ValueId v, BlockId where, std::unordered_map<ValueId, ValueId>& cur) {
+    auto it = cur.find(v);
+    if (it != cur.end()) return it->second;
+    const ValueData& vd = f_.value(v);
+    if (vd.def_op == kNoOp || !pos_.count(vd.def_op)) return v;  // defined outside the loop
+    const OpData d = f_.op(vd.def_op);  // a copy: creating ops may grow the table
+    std::vector<ValueId> ops;
+    for (ValueId x : d.operands) ops.push_back(x == kNoValue ? x : clone_value(x, where, cur));
+    std::vector<TypeId> ts;
+    for (ValueId r : d.results) ts.push_back(f_.type_of(r));
+    Builder bld(&m_, &f_);
+    bld.set_insertion_block(where);
+    OpId c = bld.create(d.code, ops, ts, d.attrs, d.loc);
+    for (size_t i = 0; i < d.results.size(); ++i) cur[d.results[i]] = f_.op(c).results[i];
+    return cur.at(v);
+  }
+
+  // The arguments of the iteration after the one `cur` describes (only the induction variable
+  // and the carried values loads may read), computed at the end of `where`.
+  std::unordered_map<ValueId, ValueId> advance(BlockId where, std::unordered_map<ValueId, ValueId> cur, Loc loc) {
+    const BlockData& b = f_.block(body_);
+    Builder bld(&m_, &f_);
+    bld.set_insertion_block(where);
+    std::unordered_map<ValueId, ValueId> next;
+    next[b.args[0]] = bld.create1(Opcode::Add, {cur.at(b.args[0]), step_}, f_.type_of(step_), {}, loc);
+    for (size_t i = 0; i < ys_.size(); ++i)
+      if (usable_.count(b.args[i + 1])) next[b.args[i + 1]] = clone_value(ys_[i], where, cur);
+    return next;
+  }
+
+  // Loads `l` for the iteration `map` describes, at the end of `block`, masked off unless that
+  // iteration exists: `k < hi` and, for a later one, `k > prev` (no wrap past the type's top).
+  ValueId load_at(OpId l, BlockId block, std::unordered_map<ValueId, ValueId> map, ValueId prev_k, Loc loc) {
+    Builder bld(&m_, &f_);
+    bld.set_insertion_block(block);
+    const ValueId k = map.at(f_.block(body_).args[0]);
+    ValueId go;
+    if (prev_k == kNoValue) {
+      ValueId zero = bld.create1(Opcode::Const, {}, f_.type_of(step_), {Attr::of_int(0)}, loc);
+      go = bld.create1(Opcode::And, {cmp(bld, "slt", k, hi_, loc), cmp(bld, "sgt", step_, zero, loc)},
+                       m_.types.scalar(Scalar::I1), {}, loc);
+    } else {
+      go = bld.create1(Opcode::And, {cmp(bld, "slt", k, hi_, loc), cmp(bld, "sgt", k, prev_k, loc)},
+                       m_.types.scalar(Scalar::I1), {}, loc);
+    }
+    return clone_load(l, block, map, go);
+  }
+
   void pipeline(OpId l) {
     const Loc loc = f_.op(l).loc;
-    const ValueId lo = f_.op(loop_).operands[0], hi = f_.op(loop_).operands[1], step = f_.op(loop_).operands[2];
     const BlockId outer = f_.op(loop_).parent;
-    const TypeId it = f_.type_of(lo);
+    const BlockData& b0 = f_.block(body_);
     Builder bld(&m_, &f_);
-    // Before the loop: the first iteration's load, when there is a first iteration.
+    // Before the loop: the loads of the first stages_ - 1 iterations, each masked off when
+    // that iteration does not run.
+    std::vector<ValueId> firsts;
     {
       const size_t n = f_.block(outer).ops.size();
-      bld.set_insertion_block(outer);
-      ValueId zero = bld.create1(Opcode::Const, {}, it, {Attr::of_int(0)}, loc);
-      ValueId go = bld.create1(Opcode::And, {cmp(bld, "slt", lo, hi, loc), cmp(bld, "sgt", step, zero, loc)},
-                               m_.types.scalar(Scalar::I1), {}, loc);
       std::unordered_map<ValueId, ValueId> map;
-      const BlockData& b = f_.block(body_);
-      map[b.args[0]] = lo;
-      for (size_t i = 1; i < b.args.size(); ++i) map[b.args[i]] = f_.op(loop_).operands[3 + i - 1];
-      ValueId first = clone_load(l, outer, map, go);
+      map[b0.args[0]] = f_.op(loop_).operands[0];
+      for (size_t i = 0; i < ys_.size(); ++i) map[b0.args[i + 1]] = f_.op(loop_).operands[3 + i];
+      ValueId prev = kNoValue;
+      for (int j = 0; j + 1 < stages_; ++j) {
+        if (j > 0) {
+          prev = map.at(b0.args[0]);
+          map = advance(outer, map, loc);
+        }
+        firsts.push_back(load_at(l, outer, map, prev, loc));
+      }
       move_before(outer, n, loop_);
-      // The loaded tile becomes a carried value: an init, an argument and a result.
-      const TypeId t = f_.type_of(first);
-      f_.op(loop_).operands.push_back(first);
-      const uint32_t idx = static_cast<uint32_t>(f_.block(body_).args.size());
-      ValueId arg = bld.new_value(t, kNoOp, body_, idx);
-      f_.block(body_).args.push_back(arg);
-      ValueId res = bld.new_value(t, loop_, kNoBlock, static_cast<uint32_t>(f_.op(loop_).results.size()));
-      f_.op(loop_).results.push_back(res);
-      replace_uses(f_, {{f_.op(l).results[0], arg}});
-      carried_ = arg;
     }
-    // At the end of the body: the next iteration's load, when there is a next iteration (k + s
-    // below hi, and not wrapped past the top of the type).
+    // The loaded tiles become carried values t_0 .. t_{stages-2} (t_j: iteration k + j): inits,
+    // arguments and results of the loop. The body's uses of the load read t_0.
+    std::vector<ValueId> args;
+    const TypeId t = f_.type_of(f_.op(l).results[0]);
+    for (ValueId first : firsts) {
+      f_.op(loop_).operands.push_back(first);
+      args.push_back(bld.new_value(t, kNoOp, body_, static_cast<uint32_t>(f_.block(body_).args.size())));
+      f_.block(body_).args.push_back(args.back());
+      f_.op(loop_).results.push_back(bld.new_value(t, loop_, kNoBlock, static_cast<uint32_t>(f_.op(loop_).results.size())));
+    }
+    replace_uses(f_, {{f_.op(l).results[0], args[0]}});
+    // At the end of the body: the load of iteration k + (stages - 1) step, when it runs; the
+    // yield shifts the tiles down by one.
     {
       const size_t n = f_.block(body_).ops.size();
-      bld.set_insertion_block(body_);
-      const BlockData& b = f_.block(body_);
-      ValueId k = b.args[0];
-      ValueId next = bld.create1(Opcode::Add, {k, step}, it, {}, loc);
-      ValueId go = bld.create1(Opcode::And, {cmp(bld, "slt", next, hi, loc), cmp(bld, "sgt", next, k, loc)},
-                               m_.types.scalar(Scalar::I1), {}, loc);
       std::unordered_map<ValueId, ValueId> map;
-      map[b.args[0]] = next;
-      const std::vector<ValueId> ys = f_.op(yield_).operands;
-      for (size_t i = 0; i < ys.size(); ++i) map[f_.block(body_).args[i + 1]] = ys[i];
-      ValueId loaded = clone_load(l, body_, map, go);
+      const BlockData& b = f_.block(body_);
+      map[b.args[0]] = b.args[0];
+      for (size_t i = 0; i < ys_.size(); ++i) map[b.args[i + 1]] = b.args[i + 1];
+      ValueId prev = kNoValue;
+      for (int j = 1; j < stages_; ++j) {
+        prev = map.at(b.args[0]);
+        map = advance(body_, map, loc);
+      }
+      ValueId loaded = load_at(l, body_, map, prev, loc);
       move_before(body_, n, yield_);
+      for (size_t j = 1; j < args.size(); ++j) f_.op(yield_).operands.push_back(args[j]);
       f_.op(yield_).operands.push_back(loaded);
     }
-    // The original load is gone: its uses read the carried value.
+    // The original load is gone.
     std::vector<OpId>& ops = f_.block(body_).ops;
     ops.erase(std::find(ops.begin(), ops.end(), l));
   }
@@ -215,10 +285,12 @@ class Pipeliner {
   OpId loop_;
   BlockId body_ = kNoBlock;
   OpId yield_ = kNoOp;
-  ValueId carried_ = kNoValue;
+  int stages_ = 2;
+  ValueId hi_ = kNoValue, step_ = kNoValue;
+  std::vector<ValueId> ys_;  // the yield's operands before the pass added any
   std::unordered_map<OpId, size_t> pos_;
   std::set<ValueId> usable_;
-  std::unordered_map<ValueId, bool> load_dep_;
+  std::unordered_map<ValueId, bool> load_dep_, simple_;
   std::unordered_map<OpId, std::vector<OpId>> slices_;
 };
 
@@ -231,11 +303,11 @@ void collect_loops(const Function& f, BlockId b, std::vector<OpId>* out) {
 
 }  // namespace
 
-bool pipeline_loads(Module& m, Function& f) {
+bool pipeline_loads(Module& m, Function& f, int stages) {
   std::vector<OpId> loops;
   collect_loops(f, f.body, &loops);
   bool changed = false;
-  for (OpId o : loops) changed |= Pipeliner(m, f, o).run();
+  for (OpId o : loops) changed |= Pipeliner(m, f, o, stages).run();
   return changed;
 }
 

@@ -1,4 +1,5 @@
-// Software pipelining of the loads that feed a dot in a `for` loop (two stages, in registers).
+// Software pipelining of the loads that feed a dot in a `for` loop: num_stages - 1 iterations
+// ahead, the tiles carried as loop values. Shown for two stages:
 //
 // A loop like the K loop of a matmul
 //
@@ -16,7 +17,10 @@
 //       %an = load %pa + s, mask=m(%k + s) & (%k + s < hi)   ...
 //       yield %acc2, %pa + s, %pb + s, %an, %bn
 //
-// so a GPU waits for a tile's memory while it multiplies the previous one. The values computed
+// so a GPU waits for a tile's memory while it multiplies the previous one. With s stages the
+// first s - 1 iterations' loads precede the loop, the body loads iteration k + s - 1 and the
+// yield shifts the carried tiles down by one; the carried values the loads read (the pointers)
+// are advanced by copies of the ops that compute their next values. The values computed
 // are the same as before on every target; the loads happen in the same order relative to every
 // other memory operation because the pass only touches loops whose bodies do nothing but load
 // and compute (no store, atomic, call, assert, print or inline asm, in the body or nested).
@@ -29,8 +33,8 @@
 
 namespace tri::passes {
 
-// Pipelines the qualifying loads of every `for` whose body holds a dot. Returns true when it
-// changed something.
-bool pipeline_loads(ir::Module& m, ir::Function& f);
+// Pipelines the qualifying loads of every `for` whose body holds a dot, `stages` - 1 iterations
+// ahead (stages >= 2). Returns true when it changed something.
+bool pipeline_loads(ir::Module& m, ir::Function& f, int stages);
 
 }  // namespace tri::passes

@@ -280,6 +280,14 @@ static void pipelines_loads_that_feed_dot(void**) {
   // The next ones are masked by "k + 16 < K and k + 16 > k"; the unmasked load of %pb gets that as its mask.
   assert_true(two.find("cmp[pred=sgt]", body) != std::string::npos);
   assert_int_equal(count(two.substr(body), "mask="), 2);
+  // Three stages: two iterations' loads before the loop, one per load in the body, two tiles
+  // carried per load: the loop takes lo, hi, step and seven inits.
+  const std::string three = prepare_stages(kKLoop, 3);
+  body = three.find("= for ");
+  assert_int_equal(count(three.substr(0, body), "= load "), 4);
+  assert_int_equal(count(three.substr(body), "= load "), 2);
+  assert_true(three.find("%acc, %pa_end, %pb_end, %") != std::string::npos);
+  assert_int_equal(count(three.substr(body, three.find("\n", body) - body), ", %"), 9);
 }
 
 static void leaves_loops_with_stores_alone(void**) {
