@@ -14,7 +14,7 @@ using namespace tri_tool;
 namespace {
 
 const char kUsage[] =
-    "usage: tri compile FILE [--kernel NAME] [--target T] [--const NAME=V]... [--num-warps N]\n"
+    "usage: tri compile FILE [--kernel NAME] [--target T] [--const NAME=V]... [--num-warps N] [--num-stages N]\n"
     "                   [-o OUT] [--meta OUT.json] [--llvm OUT.ll]\n"
     "\n"
     "Compiles kernel @NAME of FILE (the only kernel when --kernel is left out) for target T:\n"
@@ -23,7 +23,8 @@ const char kUsage[] =
     "to --meta, and the optimized LLVM IR to --llvm.\n"
     "\n"
     "  --const NAME=V   a constexpr value (typed as the kernel declares it)\n"
-    "  --num-warps N    warps per program instance on GPU targets (default 4)\n";
+    "  --num-warps N    warps per program instance on GPU targets (default 4)\n"
+    "  --num-stages N   how many iterations ahead dot-feeding loops load (0: the target's default)\n";
 
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "tri compile: %s\n(see 'tri help compile')\n", msg.c_str());
@@ -45,7 +46,7 @@ bool write(const std::string& path, const tri_blob* b) {
 
 int tri_cmd_compile(int argc, char** argv) {
   std::string file, kernel, target = "cuda", out = "-", meta, llvm;
-  int warps = 4;
+  int warps = 4, stages = 0;
   std::vector<ConstInput> consts;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -68,6 +69,9 @@ int tri_cmd_compile(int argc, char** argv) {
       if (!value(&meta)) return usage_error("--meta needs a path");
     } else if (a == "--llvm") {
       if (!value(&llvm)) return usage_error("--llvm needs a path");
+    } else if (a == "--num-stages") {
+      if (!value(&v)) return usage_error("--num-stages needs a number");
+      stages = std::atoi(v.c_str());
     } else if (a == "--num-warps") {
       if (!value(&v)) return usage_error("--num-warps needs a number");
       warps = std::atoi(v.c_str());
@@ -124,7 +128,7 @@ int tri_cmd_compile(int argc, char** argv) {
     const bool gpu_arch = target.rfind("sm_", 0) == 0;
     if (tri_compile_options_set_target(o, gpu_arch ? "cuda" : target.c_str()) != TRI_OK ||
         (gpu_arch && tri_compile_options_set_arch(o, target.c_str()) != TRI_OK) ||
-        tri_compile_options_set_num_warps(o, warps) != TRI_OK) {
+        tri_compile_options_set_num_warps(o, warps) != TRI_OK || tri_compile_options_set_num_stages(o, stages) != TRI_OK) {
       std::fprintf(stderr, "tri compile: %s\n", last_error().c_str());
       return;
     }

@@ -22,8 +22,9 @@ from tri_ctypes import Tri  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
-# (BM, BN, BK, GROUP_M, num_warps)
-TRI_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 64, 8, 8), (128, 256, 32, 8, 8), (128, 256, 64, 8, 8), (64, 128, 32, 8, 4)]
+# (BM, BN, BK, GROUP_M, num_warps, num_stages)
+TRI_CONFIGS = [(128, 128, 32, 8, 4, 2), (128, 128, 32, 8, 4, 3), (128, 128, 32, 8, 4, 4), (128, 256, 32, 8, 8, 3),
+               (128, 256, 64, 8, 8, 3), (128, 256, 64, 8, 8, 4), (128, 128, 64, 8, 8, 3), (64, 128, 32, 8, 4, 3)]
 
 
 def bench(fn):
@@ -55,11 +56,11 @@ def main():
             flops = 2 * M * N * K
             best = None
             for cfg in TRI_CONFIGS:
-                bm, bn, bk, gm, nw = cfg
+                bm, bn, bk, gm, nw, ns = cfg
                 key = cfg
                 if key not in kernels:
                     kernels[key] = tri.compile(mod, "matmul_leaky_relu", {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": gm},
-                                               num_warps=nw)
+                                               num_warps=nw, num_stages=ns)
                 k = kernels[key]
                 out = torch.empty(M, N, device="cuda", dtype=dt)
                 args = k.args(x, w, out, ("i32", M), ("i32", N), ("i32", K), ("i32", x.stride(0)), ("i32", x.stride(1)),
@@ -91,7 +92,7 @@ def main():
     with open(os.path.join(a.out, "matmul-bench.json"), "w") as f:
         json.dump(res, f, indent=1)
     table = [f"GPU: {res['gpu']}, Triton {triton.__version__}, torch {torch.__version__}, commit {a.commit}", "",
-             "| workload | Tri TFLOP/s (BM, BN, BK, GROUP_M, warps) | Triton | cuBLAS | Tri/cuBLAS | Tri/Triton |",
+             "| workload | Tri TFLOP/s (BM, BN, BK, GROUP_M, warps, stages) | Triton | cuBLAS | Tri/cuBLAS | Tri/Triton |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         table.append(f"| {r['workload']} | {r['tri']:.0f} {tuple(r['tri_config'])} | {r['triton']:.0f} | {r['cublas']:.0f} | "

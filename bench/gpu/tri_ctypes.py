@@ -47,12 +47,13 @@ class Tri:
                                                ctypes.byref(m)))
         return m
 
-    def compile(self, module, kernel, consts=None, num_warps=4, target="cuda", arch=None, facts=()):
+    def compile(self, module, kernel, consts=None, num_warps=4, target="cuda", arch=None, facts=(), num_stages=0):
         L = self.lib
         o = ctypes.c_void_p()
         self._check(L.tri_compile_options_create(ctypes.byref(o)))
         self._check(L.tri_compile_options_set_target(o, target.encode()))
         self._check(L.tri_compile_options_set_num_warps(o, ctypes.c_int32(num_warps)))
+        self._check(L.tri_compile_options_set_num_stages(o, ctypes.c_int32(num_stages)))
         if arch:
             self._check(L.tri_compile_options_set_arch(o, arch.encode()))
         for k, v in (consts or {}).items():

@@ -362,6 +362,17 @@ std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
     case Val::Kind::Dist:
       if (v.lay == l) return v.regs;
       return convert(v, l, std::vector<bool>(l.rank(), false));
+    case Val::Kind::Smem: {
+      // Element by element from the swizzled tile (lower_mma.cpp); dots read it with ldmatrix.
+      const SmemTile t{v.smem_base, v.shape[0], v.shape[1]};
+      std::vector<llvm::Value*> out;
+      for (int64_t r = 0; r < l.nregs(); ++r) {
+        Coord c = coords(l, r);
+        llvm::Value* x = b_.CreateAlignedLoad(b_.getInt16Ty(), smem_ptr(mma_smem_offset(t, c[0], c[1])), llvm::Align(2));
+        out.push_back(b_.CreateBitCast(x, reg_ty(v.et)));
+      }
+      return out;
+    }
     default:
       return {};
   }
@@ -927,7 +938,13 @@ Status GpuLowering::run(KernelInfo* info) {
   info->name = kernel_.name;
   info->notes = notes_;
   info->num_warps = opt_.num_warps;
-  info->shared_bytes = static_cast<uint32_t>((smem_bytes_ + 15) / 16 * 16);
+  const uint64_t scratch = (smem_bytes_ + 127) / 128 * 128;
+  if (persist_base_gv_) {
+    // Loop-carried tiles sit above the scratch; their base is a constant the optimizer folds.
+    persist_base_gv_->setInitializer(b_.getInt32(static_cast<uint32_t>(scratch)));
+    persist_base_gv_->setConstant(true);
+  }
+  info->shared_bytes = static_cast<uint32_t>(persist_bytes_ ? scratch + persist_bytes_ : (smem_bytes_ + 15) / 16 * 16);
   return Status::ok();
 }
 

@@ -7,6 +7,8 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/Support/Error.h>
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "codegen/nvptx/lower_impl.h"
@@ -21,6 +23,12 @@ struct Slot {
   EType et;
   Layout lay;
   std::vector<llvm::PHINode*> phis;
+  // A loop-carried tensor-core operand kept in shared memory (GpuLowering::smem_carried): the
+  // phi holds the byte offset of the buffer the iteration reads. Buffers rotate: a tile passed
+  // on by the yield keeps its buffer, and new data is written into a buffer whose tile this
+  // iteration consumed (lower_for).
+  bool smem = false;
+  Shape shape;
 };
 
 constexpr int kMaxInlineDepth = 256;
@@ -64,9 +72,93 @@ static std::vector<llvm::Value*> slot_regs(GpuLowering& g, const Slot& s, const 
   return g.regs_in(v, s.lay);
 }
 
-static Val slot_val(GpuLowering& g, const Slot& s, std::vector<llvm::Value*> regs) {
+static Val slot_val(GpuLowering& g, llvm::IRBuilder<>& b, const Slot& s, std::vector<llvm::Value*> regs) {
+  if (s.smem) {
+    Val v;
+    v.kind = Val::Kind::Smem;
+    v.et = s.et;
+    v.shape = s.shape;
+    v.smem_base = regs[0];
+    return v;
+  }
   if (s.is_scalar) return g.scalar(regs[0], s.et);
   return g.dist(s.et, s.lay, std::move(regs));
+}
+
+namespace {
+
+// Which carried values of a `for` live in shared memory, and where new tiles go.
+struct SmemRing {
+  std::vector<bool> slot;           // per carried value
+  std::map<size_t, size_t> dest;    // yield position bringing new data -> consumed slot
+  int async_depth = 0;              // iterations between a tile's load and its use
+  bool any() const { return std::find(slot.begin(), slot.end(), true) != slot.end(); }
+};
+
+SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vector<Slot>& slots) {
+  const ir::OpData& op = f.op(o);
+  const ir::BlockData& body = f.block(op.regions[0]);
+  const ir::OpData& yield = f.op(body.ops.back());
+  SmemRing ring;
+  ring.slot.assign(slots.size(), false);
+  std::vector<Shape> shapes(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i)
+    ring.slot[i] = !slots[i].is_scalar && g.smem_carried(op.regions[0], body.args[i + 1], &shapes[i]);
+  // A tile passed on by the yield stays in shared memory only if where it goes does.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t p = 0; p < slots.size(); ++p)
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (ring.slot[i] && !ring.slot[p] && yield.operands[p] == body.args[i + 1]) {
+          ring.slot[i] = false;
+          changed = true;
+        }
+  }
+  // A slot's yield either passes on another slot's tile (its argument) or brings new data; the
+  // slots whose tiles nobody passes on are consumed, and their buffers take the new data.
+  auto slot_of_arg = [&](ValueId v) -> int {
+    for (size_t j = 0; j < slots.size(); ++j)
+      if (ring.slot[j] && body.args[j + 1] == v) return static_cast<int>(j);
+    return -1;
+  };
+  std::vector<bool> passed(slots.size(), false);
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (ring.slot[i]) {
+      const int j = slot_of_arg(yield.operands[i]);
+      if (j >= 0) passed[j] = true;
+    }
+  std::vector<size_t> free_slots;
+  for (size_t j = 0; j < slots.size(); ++j)
+    if (ring.slot[j] && !passed[j]) free_slots.push_back(j);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!ring.slot[i] || slot_of_arg(yield.operands[i]) >= 0) continue;
+    auto it = std::find_if(free_slots.begin(), free_slots.end(), [&](size_t j) { return shapes[j] == shapes[i]; });
+    if (it == free_slots.end()) return SmemRing{std::vector<bool>(slots.size(), false), {}, 0};
+    ring.dest[i] = *it;
+    free_slots.erase(it);
+  }
+  // cp.async depth: the shortest chain of slots from a consumed tile to the one new data enters
+  // (a tile is loaded that many iterations before it is read).
+  int depth = 0;
+  for (const auto& [pos, consumed] : ring.dest) {
+    int len = 1;
+    for (size_t at = consumed; slot_of_arg(yield.operands[at]) >= 0 && len <= static_cast<int>(slots.size());) {
+      at = static_cast<size_t>(slot_of_arg(yield.operands[at]));
+      ++len;
+    }
+    (void)pos;
+    depth = depth ? std::min(depth, len) : len;
+  }
+  ring.async_depth = depth;
+  return ring;
+}
+
+}  // namespace
+
+void GpuLowering::smem_war_barrier() {
+  if (smem_war_done_) return;
+  barrier();
+  smem_war_done_ = true;
 }
 
 Status GpuLowering::lower_for(OpId o) {
@@ -79,6 +171,7 @@ Status GpuLowering::lower_for(OpId o) {
   std::vector<std::vector<llvm::Value*>> init_regs;
   const ir::BlockData& body_block = f_->block(op.regions[0]);
   const OpId yield = body_block.ops.empty() ? ir::kNoOp : body_block.ops.back();
+  bool any_smem = false;
   for (size_t i = 0; i < inits.size(); ++i) {
     const Val& init = val(inits[i]);
     slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
@@ -90,7 +183,27 @@ Status GpuLowering::lower_for(OpId o) {
           mma_layouts(*f_, def, &ml))
         slots.back().lay = ml.c;
     }
-    init_regs.push_back(slot_regs(*this, slots.back(), init));
+    init_regs.push_back({});
+  }
+  // Operand tiles of such dots (pipeline_loads carries the next iterations' loads) live in shared
+  // memory, one buffer each (smem_plan).
+  SmemRing ring;
+  if (yield != ir::kNoOp) ring = smem_plan(*this, *f_, o, slots);
+  else ring.slot.assign(slots.size(), false);
+  for (size_t i = 0; i < inits.size(); ++i) {
+    Slot& s = slots[i];
+    const Val& init = val(inits[i]);
+    if (ring.slot[i]) {
+      s.smem = true;
+      this->shape(f_->type_of(body_block.args[i + 1])).swap(s.shape);
+      llvm::Value* buf = b_.CreateAdd(persistent_base(),
+                                      b_.getInt32(static_cast<uint32_t>(alloc_persistent(
+                                          static_cast<uint64_t>(s.shape[0] * s.shape[1] * 2)))));
+      mma_store_operand(init, SmemTile{buf, s.shape[0], s.shape[1]});  // read after the first barrier
+      init_regs[i] = {buf};
+    } else {
+      init_regs[i] = slot_regs(*this, s, init);
+    }
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, "for.head", lf_);
@@ -113,11 +226,45 @@ Status GpuLowering::lower_for(OpId o) {
   const ir::BlockData& bd = f_->block(op.regions[0]);
   set(bd.args[0], scalar(iv, val(op.operands[0]).et));
   for (size_t i = 0; i < slots.size(); ++i)
-    set(bd.args[i + 1], slot_val(*this, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+    set(bd.args[i + 1], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+  // Where new tiles go: the buffer of a tile this iteration consumes (the loads that write them
+  // with cp.async look themselves up here, lower_memory.cpp).
+  std::map<OpId, llvm::Value*> saved_dest = async_dest_;
+  std::map<size_t, llvm::Value*> dest;
+  for (const auto& [pos, consumed] : ring.dest) {
+    dest[pos] = slots[consumed].phis[0];
+    const OpId def = f_->value(f_->op(yield).operands[pos]).def_op;
+    if (def != ir::kNoOp && f_->op(def).code == Opcode::Load) async_dest_[def] = slots[consumed].phis[0];
+  }
+  bool saved_war = smem_war_done_;
+  smem_war_done_ = false;
+  if (ring.any()) {
+    // The tiles this iteration reads are complete: cp.async groups of earlier iterations (all but
+    // the newest depth - 1, which carry later tiles), and everyone's stores.
+    if (ring.async_depth > 0)
+      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(ring.async_depth - 1)});
+    barrier();
+  }
   OpId term;
   TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));
   std::vector<std::vector<llvm::Value*>> next;
-  for (size_t i = 0; i < slots.size(); ++i) next.push_back(slot_regs(*this, slots[i], val(f_->op(term).operands[i])));
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Val& y = val(f_->op(term).operands[i]);
+    if (!slots[i].smem) {
+      next.push_back(slot_regs(*this, slots[i], y));
+      continue;
+    }
+    if (y.kind == Val::Kind::Smem) {  // passed on, or written by cp.async
+      next.push_back({y.smem_base});
+      continue;
+    }
+    // New data in registers: into the consumed tile's buffer, once every warp is done reading.
+    smem_war_barrier();
+    mma_store_operand(y, SmemTile{dest.at(i), slots[i].shape[0], slots[i].shape[1]});
+    next.push_back({dest.at(i)});
+  }
+  async_dest_ = saved_dest;
+  smem_war_done_ = saved_war;
   llvm::Value* iv1 = b_.CreateAdd(iv, step);
   llvm::BasicBlock* latch = b_.GetInsertBlock();
   iv->addIncoming(iv1, latch);
@@ -126,7 +273,7 @@ Status GpuLowering::lower_for(OpId o) {
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < slots.size(); ++i)
-    set(op.results[i], slot_val(*this, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+    set(op.results[i], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
   return Status::ok();
 }
 
@@ -166,7 +313,7 @@ Status GpuLowering::lower_if(OpId o) {
       p->addIncoming(from_else[i][r], else_end);
       regs.push_back(p);
     }
-    set(op.results[i], slot_val(*this, slots[i], std::move(regs)));
+    set(op.results[i], slot_val(*this, b_, slots[i], std::move(regs)));
   }
   return Status::ok();
 }
@@ -194,7 +341,7 @@ Status GpuLowering::lower_while(OpId o) {
     }
   const ir::BlockData& b0 = f_->block(op.regions[0]);
   for (size_t i = 0; i < slots.size(); ++i)
-    set(b0.args[i], slot_val(*this, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+    set(b0.args[i], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
   OpId term;
   TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));
   const ir::OpData& cond_op = f_->op(term);

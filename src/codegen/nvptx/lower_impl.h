@@ -9,7 +9,10 @@
 //    anywhere (arange, splat, index and pointer arithmetic): a consumer evaluates it in its own
 //    layout, so `addptr(splat(p), offs)` never occupies registers or shared memory;
 //  - Dist: registers in a distributed layout (layout.h): loads, reductions, math, loop-carried
-//    blocks.
+//    blocks;
+//  - Smem: a 16-bit [rows x cols] block in shared memory, in the swizzled tile of lower_mma.cpp:
+//    a loop-carried operand of dots on tensor cores, written once per iteration and read by
+//    ldmatrix (lower_control.cpp decides; anything else that reads one reads it element-wise).
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -43,7 +46,7 @@ using Coord = std::vector<llvm::Value*>;  // i32, one per dimension
 using Gen = std::function<llvm::Value*(const Coord&)>;
 
 struct Val {
-  enum class Kind : uint8_t { None, Scalar, Lazy, Dist };
+  enum class Kind : uint8_t { None, Scalar, Lazy, Dist, Smem };
   Kind kind = Kind::None;
   EType et;
   Shape shape;                    // empty for Scalar
@@ -51,6 +54,7 @@ struct Val {
   std::shared_ptr<const Gen> gen; // Lazy
   Layout lay;                     // Dist
   std::vector<llvm::Value*> regs; // Dist: one per register of lay
+  llvm::Value* smem_base = nullptr; // Smem: byte offset (i32) of the tile in shared memory
   // Dist values made by a load: the same load in another layout, valid while no store of the
   // program came between (epoch). A conversion re-loads (from cache) instead of exchanging
   // registers through shared memory, and the first load goes away when nothing else uses it.
@@ -72,7 +76,13 @@ class GpuElemEmitter final : public ElemEmitter {
 
 // The fragment layouts of a dot on tensor cores (lower_mma.cpp): A (m, k), B (k, n) and the
 // accumulator C (m, n), with wm x wn warps tiling M and N.
-struct SmemTile;
+// A [rows x cols] 16-bit block in shared memory at byte offset `base` (i32), row-major with its
+// 16-byte chunks XOR-swizzled by row (lower_mma.cpp).
+struct SmemTile {
+  llvm::Value* base = nullptr;
+  int64_t rows = 0, cols = 0;
+};
+
 struct MmaLayouts {
   Layout a, b, c;
   int wm = 1, wn = 1;
@@ -162,6 +172,26 @@ class GpuLowering {
   Status lower_dot_mma(OpId o, const MmaLayouts& l);
   llvm::Value* mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col);
   void mma_store_operand(const Val& v, const SmemTile& t);
+  // Whether block argument `arg` of loop body `body` can live in shared memory between
+  // iterations: a 2-D 16-bit block whose only uses are as operand A or B of dots on tensor cores
+  // directly in the body, or by the body's yield (lower_control.cpp requires that position to
+  // live in shared memory too). `shape` receives its shape.
+  bool smem_carried(BlockId body, ValueId arg, Shape* shape);
+  // Shared memory that lives across ops (loop-carried tiles), above the scratch that ops take
+  // from offset 0: alloc_persistent returns an offset within it, persistent_base() the i32
+  // start of it (the scratch's final size, known when the kernel is done).
+  uint64_t alloc_persistent(uint64_t bytes);
+  llvm::Value* persistent_base();
+  uint64_t persist_bytes_ = 0;
+  llvm::GlobalVariable* persist_base_gv_ = nullptr;
+  // Loads whose tile goes straight into a loop's shared-memory buffer (cp.async), and that
+  // buffer's byte offset (lower_for sets it for the body it lowers).
+  std::map<OpId, llvm::Value*> async_dest_;
+  // A barrier once per loop iteration before its first write into a buffer whose tile it read.
+  bool smem_war_done_ = false;
+  void smem_war_barrier();
+  // Tries to lower load `o` as cp.async into async_dest_'s buffer; false when it does not qualify.
+  bool lower_load_async(OpId o);
   // One line per dot for KernelInfo::notes: where it is and which path it took.
   void note(OpId o, const std::string& what);
   std::string notes_;
@@ -195,7 +225,7 @@ class GpuLowering {
   llvm::Value* lane_ = nullptr;
   llvm::Value* warp_ = nullptr;
   llvm::GlobalVariable* smem_ = nullptr;
-  uint64_t smem_bytes_ = 0;
+  uint64_t smem_bytes_ = 0;  // scratch (offset 0 up); persist_bytes_ more above it
   bool has_dot_ = false;  // a dot was lowered (no register bound: lower.cpp, run)
   // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
   // instructions carry its IR location (a device function's ops, inlined, carry their own).

@@ -6,6 +6,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "codegen/nvptx/lower_impl.h"
 #include "codegen/scalar_ops.h"
@@ -125,7 +126,75 @@ std::string vec_suffix(AccessShape as) {
 
 }  // namespace
 
+// A pipelined operand tile (lower_for's async_dest_) goes from global to shared memory with
+// cp.async, 16 bytes (or 8, 4) per instruction and masked lanes zero-filled (source size 0),
+// without passing through registers; the result is the tile in shared memory. It qualifies
+// when it is a 16-bit 2-D block, used once (by the yield), contiguous along its columns in the
+// layout the load would have, not volatile, and its `other` is absent or +0.
+bool GpuLowering::lower_load_async(OpId o) {
+  const ir::OpData& op = f_->op(o);
+  llvm::Value* base = async_dest_.at(o);
+  ValueId res = op.results[0];
+  const EType e = etype(f_->type_of(res));
+  ValueId pv = f_->operand(o, "ptr"), mv = f_->operand(o, "mask"), ov = f_->operand(o, "other");
+  const Val& ptr = val(pv);
+  if (e.ptr || elem_bytes(e) != 2 || uses(res) != 1 || ptr.kind == Val::Kind::Scalar || ptr.shape.size() != 2) return false;
+  if (f_->attr(o, "volatile").present() && f_->attr(o, "volatile").i) return false;
+  if (ov != ir::kNoValue) {
+    const OpId d = f_->value(ov).def_op;
+    if (d == ir::kNoOp || f_->op(d).code != Opcode::Const) return false;
+    const ir::Attr& v = f_->attr(d, "value");
+    if (!(v.kind == ir::Attr::Kind::Float ? v.f == 0 && !std::signbit(v.f) : v.i == 0)) return false;
+  }
+  // The layout lower_load would pick.
+  Layout l;
+  int dim = -1, vec = 1;
+  if (ptr.kind == Val::Kind::Dist) {
+    l = ptr.lay;
+    const int run = run_of(l, &dim);
+    vec = std::min(run, mem_vec(pv, mv, dim, 2));
+  } else {
+    dim = 1;
+    vec = mem_vec(pv, mv, dim, 2);
+    vec = static_cast<int>(std::min<int64_t>(vec, std::max<int64_t>(1, ptr.shape[0] * ptr.shape[1] / threads())));
+    l = blocked(ptr.shape, {1, 0}, vec, opt_.num_warps);
+    int d2;
+    vec = std::min(vec, run_of(l, &d2));
+  }
+  if (dim != 1 || vec < 2 || vec > 8) return false;
+  const std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
+  const std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  const SmemTile t{base, ptr.shape[0], ptr.shape[1]};
+  const uint64_t dup = replicated_reg_mask(l);
+  const int bytes = 2 * vec;
+  const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                                 : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                              : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+  smem_war_barrier();  // every warp is done reading the buffer this tile replaces
+  emit_if(owner(l), [&] {
+    for (int64_t r = 0; r < l.nregs(); r += vec) {
+      if (r & dup) continue;
+      Coord c = coords(l, r);
+      llvm::Value* dst = smem_ptr(mma_smem_offset(t, c[0], c[1]));
+      llvm::Value* src = b_.CreateAddrSpaceCast(ptrs[r], llvm::PointerType::get(c_, 1));
+      llvm::Value* size = b_.getInt32(static_cast<uint32_t>(bytes));
+      if (!masks.empty()) size = b_.CreateSelect(masks[r], size, b_.getInt32(0));
+      b_.CreateIntrinsic(id, {}, {dst, src, size});
+    }
+  });
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  Val v;
+  v.kind = Val::Kind::Smem;
+  v.et = e;
+  v.shape = ptr.shape;
+  v.smem_base = base;
+  set(res, std::move(v));
+  ++mem_epoch_;
+  return true;
+}
+
 Status GpuLowering::lower_load(OpId o) {
+  if (async_dest_.count(o) && lower_load_async(o)) return Status::ok();
   const ir::OpData& op = f_->op(o);
   ValueId res = op.results[0];
   EType e = etype(f_->type_of(res));

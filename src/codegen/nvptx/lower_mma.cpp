@@ -107,14 +107,8 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   return true;
 }
 
-// Shared memory for an operand: the [rows x cols] 16-bit block row-major, its 16-byte chunks
-// swizzled so that ldmatrix's eight row reads of one 8x8 matrix hit eight different bank groups:
-// chunk c of row r is stored at chunk c ^ ((r / rows_per_128B) % min(chunks_per_row, 8)).
-struct SmemTile {
-  uint64_t base = 0;  // byte offset in the kernel's shared memory
-  int64_t rows = 0, cols = 0;
-};
-
+// The swizzle: chunk c of row r is stored at chunk c ^ ((r / rows_per_128B) % min(chunks_per_row,
+// 8)), so that ldmatrix's eight row reads of one 8x8 matrix hit eight different bank groups.
 llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col) {
   const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
   const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
@@ -124,7 +118,7 @@ llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& t, llvm::Value* row, l
                                  b_.getInt32(static_cast<uint32_t>(phases)));
   llvm::Value* phys = b_.CreateOr(b_.CreateShl(b_.CreateXor(chunk, x), 3), b_.CreateAnd(col, b_.getInt32(7)));
   llvm::Value* elem = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(t.cols))), phys);
-  return b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(t.base)), b_.CreateShl(elem, 1));
+  return b_.CreateAdd(t.base, b_.CreateShl(elem, 1));
 }
 
 // Writes a 16-bit operand into its swizzled tile, each thread's run of consecutive elements
@@ -151,6 +145,40 @@ void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
   });
 }
 
+bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
+  int uses_here = 0;
+  MmaLayouts ml;
+  const std::vector<OpId>& ops = f_->block(body).ops;
+  for (OpId o : ops) {
+    const ir::OpData& op = f_->op(o);
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      if (op.operands[k] != arg) continue;
+      const bool passed_on = o == ops.back();  // the yield: lower_control.cpp checks where to
+      if (!passed_on && (op.code != Opcode::Dot || k > 1 || !mma_layouts(*f_, o, &ml))) return false;
+      ++uses_here;
+    }
+  }
+  // Every use is one of those (none in nested regions).
+  if (uses_here == 0 || uses_here != uses(arg)) return false;
+  const EType e = etype(f_->type_of(arg));
+  if (e.ptr || elem_bytes(e) != 2 || this->shape(f_->type_of(arg)).size() != 2) return false;
+  *shape = this->shape(f_->type_of(arg));
+  return true;
+}
+
+uint64_t GpuLowering::alloc_persistent(uint64_t bytes) {
+  const uint64_t at = persist_bytes_;
+  persist_bytes_ += (bytes + 127) / 128 * 128;
+  return at;
+}
+
+llvm::Value* GpuLowering::persistent_base() {
+  if (!persist_base_gv_)
+    persist_base_gv_ = new llvm::GlobalVariable(*mod_, b_.getInt32Ty(), false, llvm::GlobalValue::PrivateLinkage,
+                                                b_.getInt32(0), "tri_smem_persistent_base");
+  return b_.CreateLoad(b_.getInt32Ty(), persist_base_gv_);
+}
+
 Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   const ir::OpData& op = f_->op(o);
   const Val& av = val(op.operands[0]);
@@ -160,13 +188,22 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = l.a.shape[1];
   const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / 16;
   std::vector<llvm::Value*> acc = regs_in(cv, l.c);
-  // Both operands through shared memory: A [M x K] at 0, B [K x N] after it.
-  const SmemTile ta{0, M, K}, tb{static_cast<uint64_t>(M * K * 2), K, N};
-  need_smem(static_cast<uint64_t>(M * K + K * N) * 2);
-  barrier();  // earlier readers of the scratch are done
-  mma_store_operand(av, ta);
-  mma_store_operand(bv, tb);
-  barrier();
+  // Both operands in shared memory: a loop-carried tile is there already (lower_control.cpp);
+  // the others are written to the scratch, A [M x K] at 0 and B [K x N] after it.
+  SmemTile ta{av.smem_base, M, K}, tb{bv.smem_base, K, N};
+  if (av.kind != Val::Kind::Smem || bv.kind != Val::Kind::Smem) {
+    need_smem(static_cast<uint64_t>(M * K + K * N) * 2);
+    barrier();  // earlier readers of the scratch are done
+    if (av.kind != Val::Kind::Smem) {
+      ta.base = b_.getInt32(0);
+      mma_store_operand(av, ta);
+    }
+    if (bv.kind != Val::Kind::Smem) {
+      tb.base = b_.getInt32(static_cast<uint32_t>(M * K * 2));
+      mma_store_operand(bv, tb);
+    }
+    barrier();
+  }
   // This warp's place: the low warp bits tile M, the next ones N (mma_layouts); the rest hold copies.
   int wmb = 0, wnb = 0;
   while ((1 << wmb) < l.wm) ++wmb;
