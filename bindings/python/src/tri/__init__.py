@@ -859,7 +859,7 @@ class Kernel(_Owner):
             raise self._wrong_memory(where, view.device, view.origin)
         if view.np_dtype is not None:
             got = _NUMPY_DTYPES.get(view.np_dtype)
-            got_name = str(view.np_dtype)
+            got_name = str(view.np_dtype) + (" (a type NumPy has no name for)" if view.np_dtype.kind == "V" else "")
         else:
             got = DType.BF16 if _device.dl_is_bf16(view) else None
             got_name = "bfloat16" if got else f"DLPack type code {view.dl_dtype[0]} of {view.dl_dtype[1]} bits"
@@ -884,7 +884,10 @@ class Kernel(_Owner):
         """A __cuda_array_interface__ or DLPack view of value; TriError LAUNCH_ARGS otherwise."""
         problems = []
         try:
-            return _device.from_cai(value)
+            view = _device.from_cai(value)
+            # A type NumPy has no name for (torch describes bf16 as "|V2"): DLPack names it.
+            if view.np_dtype.kind != "V" or not hasattr(value, "__dlpack__"):
+                return view
         except _device.NotAView:
             pass
         except _device.BadView as e:
