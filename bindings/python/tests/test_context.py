@@ -48,7 +48,7 @@ def test_cancel_stops_a_launch_that_never_ends(target):
             except tri.TriError as e:
                 result.append(e)
 
-        th = threading.Thread(target=run)
+        th = threading.Thread(target=run, daemon=True)  # a launch cancel failed to stop must not hold up exit
         th.start()
         time.sleep(0.3)
         assert th.is_alive(), "the launch ended by itself"
