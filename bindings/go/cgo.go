@@ -1,6 +1,8 @@
-// The cgo side of the package: how it finds tri.h and libtri, and the two C helpers that keep
-// the cgo pointer rules. Go pointers (the slices given to Launch) reach C only as direct call
+// The cgo side of the package: how it finds tri.h and libtri, and the C helpers that keep the
+// cgo pointer rules. Go pointers (the slices given to Launch) reach C only as direct call
 // arguments, never stored inside Go or C memory, which Go 1.19 (no runtime.Pinner) requires.
+// Streams and device pointers are integers on the Go side (uintptr, uint64) and become void*
+// only in C, so no integer is ever converted to an unsafe.Pointer in Go.
 
 package tri
 
@@ -27,10 +29,10 @@ tri_result tri_go_set_log(tri_context_options* options, uintptr_t handle, int32_
 
 #define TRI_GO_MAX_BUFFERS 16
 
-// Launches with the buffers given as arguments: buffer j is the pointer of argument slot[j].
-// The arguments are copied to C memory and the pointers placed there, so neither Go memory nor
-// C memory keeps a Go pointer after the call.
-tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+// Launches on `stream` with the buffers given as arguments: buffer j is the pointer of argument
+// slot[j]. The arguments are copied to C memory and the pointers placed there, so neither Go
+// memory nor C memory keeps a Go pointer after the call.
+tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
                                 const tri_arg* args, uint32_t n, const uint32_t* slot, uint32_t nbuf,
                                 void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
                                 void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14,
@@ -41,9 +43,20 @@ tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uin
   if (!a) return TRI_ERROR_OUT_OF_MEMORY;
   if (n) memcpy(a, args, sizeof(tri_arg) * n);
   for (uint32_t j = 0; j < nbuf && j < TRI_GO_MAX_BUFFERS; ++j) a[slot[j]].value.p = b[j];
-  tri_result r = tri_launch(kernel, gx, gy, gz, NULL, a, n);
+  tri_result r = tri_launch(kernel, gx, gy, gz, (void*)stream, a, n);
   if (a != local) free(a);
   return r;
+}
+
+// A plan's arguments hold no Go pointer (Plan refuses Go memory; device and C memory travel as
+// integers), so they are passed as they are; the stream becomes a pointer here.
+tri_result tri_go_plan_create(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
+                              const tri_arg* args, uint32_t n, tri_launch_plan** out) {
+  return tri_launch_plan_create(kernel, gx, gy, gz, (void*)stream, args, n, out);
+}
+
+tri_result tri_go_plan_set_stream(tri_launch_plan* plan, uintptr_t stream) {
+  return tri_launch_plan_set_stream(plan, (void*)stream);
 }
 */
 import "C"

@@ -35,9 +35,12 @@ type Context struct {
 type ContextOption func(*contextConfig)
 
 type contextConfig struct {
-	log      LogFunc
-	level    LogLevel
-	cacheDir *string
+	log                 LogFunc
+	level               LogLevel
+	cacheDir            *string
+	cacheMaxBytes       *uint64
+	interpMemoryLimit   *uint64
+	kernelCacheCapacity *uint32
 }
 
 // WithLog sends the library's messages up to maxLevel to fn.
@@ -45,9 +48,30 @@ func WithLog(maxLevel LogLevel, fn LogFunc) ContextOption {
 	return func(c *contextConfig) { c.log, c.level = fn, maxLevel }
 }
 
-// WithCacheDir sets the directory of the compiled-kernel cache.
+// WithCacheDir sets the directory of the disk cache of compiled kernels (made when missing); ""
+// turns the disk cache off. Without it: $TRI_CACHE_DIR, else $XDG_CACHE_HOME/tri, else
+// ~/.cache/tri.
 func WithCacheDir(dir string) ContextOption {
 	return func(c *contextConfig) { c.cacheDir = &dir }
+}
+
+// WithCacheMaxBytes bounds the disk cache (default 1 GiB; 0: no bound); least recently used
+// entries go first.
+func WithCacheMaxBytes(bytes uint64) ContextOption {
+	return func(c *contextConfig) { c.cacheMaxBytes = &bytes }
+}
+
+// WithInterpMemoryLimit sets the "interp" target's working-memory budget per launch in bytes
+// (0, the default: none); a launch that would need more fails before running with
+// ErrLimitExceeded.
+func WithInterpMemoryLimit(bytes uint64) ContextOption {
+	return func(c *contextConfig) { c.interpMemoryLimit = &bytes }
+}
+
+// WithKernelCacheCapacity sets how many compiled specializations each module keeps in memory for
+// later compiles to find (default 64; 0 keeps none that no Kernel holds).
+func WithKernelCacheCapacity(count uint32) ContextOption {
+	return func(c *contextConfig) { c.kernelCacheCapacity = &count }
 }
 
 // NewContext makes a context.
@@ -76,6 +100,28 @@ func NewContext(options ...ContextOption) (*Context, error) {
 		dir := C.CString(*cfg.cacheDir)
 		defer C.free(unsafe.Pointer(dir))
 		if err := call(func() C.tri_result { return C.tri_context_options_set_cache_dir(opts, dir) }); err != nil {
+			c.unref()
+			return nil, err
+		}
+	}
+	var setters []func() C.tri_result
+	if v := cfg.cacheMaxBytes; v != nil {
+		setters = append(setters, func() C.tri_result {
+			return C.tri_context_options_set_cache_max_bytes(opts, C.uint64_t(*v))
+		})
+	}
+	if v := cfg.interpMemoryLimit; v != nil {
+		setters = append(setters, func() C.tri_result {
+			return C.tri_context_options_set_interp_memory_limit(opts, C.uint64_t(*v))
+		})
+	}
+	if v := cfg.kernelCacheCapacity; v != nil {
+		setters = append(setters, func() C.tri_result {
+			return C.tri_context_options_set_kernel_cache_capacity(opts, C.uint32_t(*v))
+		})
+	}
+	for _, set := range setters {
+		if err := call(set); err != nil {
 			c.unref()
 			return nil, err
 		}
@@ -110,6 +156,15 @@ func (c *Context) Close() error {
 	runtime.SetFinalizer(c, nil)
 	c.unref()
 	return nil
+}
+
+// Cancel stops every launch of this context on a host target ("cpu", "interp") running now: each
+// returns ErrCancelled (the stores it made stay made). Launches that begin later run normally;
+// GPU launches are not stopped. Safe to call from any goroutine and from the log sink.
+func (c *Context) Cancel() error {
+	return c.use(func(raw *C.tri_context) error {
+		return call(func() C.tri_result { return C.tri_context_cancel(raw) })
+	})
 }
 
 // use runs f with the live handle, or fails when the context is closed.

@@ -35,6 +35,7 @@ const (
 	CodeRuntime            Code = C.TRI_ERROR_RUNTIME
 	CodeIO                 Code = C.TRI_ERROR_IO
 	CodeInternal           Code = C.TRI_ERROR_INTERNAL
+	CodeCancelled          Code = C.TRI_ERROR_CANCELLED
 )
 
 // String is the code's name, as tri_result_name gives it ("TRI_ERROR_PARSE").
@@ -75,6 +76,7 @@ var (
 	ErrRuntime            = &Error{Code: CodeRuntime}
 	ErrIO                 = &Error{Code: CodeIO}
 	ErrInternal           = &Error{Code: CodeInternal}
+	ErrCancelled          = &Error{Code: CodeCancelled}
 )
 
 func errorf(code Code, format string, args ...interface{}) error {

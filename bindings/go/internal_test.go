@@ -1,6 +1,5 @@
-// Checks that need the package's insides: a kernel of a target other than the host ones is
-// not launched with slices. No GPU target can be compiled with this header, so the test
-// relabels a CPU kernel to reach the check.
+// Checks that need the package's insides: a kernel of a target newer than the package is not
+// launched. No such target exists, so the test relabels a CPU kernel to reach the check.
 package tri
 
 import (
@@ -30,10 +29,13 @@ func TestOtherTargetsAreNotLaunched(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	k.target = "cuda"
+	k.target = "tpu"
 	x := make([]float32, 4)
 	err = k.Launch(Grid1(1), x, x, x, 4)
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("want ErrUnsupported, got %v", err)
+	}
+	if _, err = k.Plan(Grid1(1), x, x, x, 4); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("want ErrUnsupported from Plan, got %v", err)
 	}
 }

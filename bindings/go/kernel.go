@@ -1,12 +1,13 @@
 // Compiling kernels and launching them. Launch arguments are Go values checked against the
-// kernel's reflected signature before the C call: slices for pointers, numbers for scalars.
+// kernel's reflected signature before the C call: slices (or Buffers, or HostMemory) for the
+// pointers of host kernels, DevicePtrs for those of "cuda" kernels, numbers for scalars.
 
 package tri
 
 /*
 #include <stdlib.h>
 #include <tri/tri.h>
-tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
                          const tri_arg* args, uint32_t n, const uint32_t* slot, uint32_t nbuf,
                          void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
                          void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14, void* b15);
@@ -14,6 +15,7 @@ tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uin
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -27,13 +29,36 @@ import (
 // constexprs' defaults. A plain value: each Compile makes its own C options object, so one
 // CompileOptions may be shared between goroutines.
 type CompileOptions struct {
-	Target  string // "cpu" (default) or "interp"
+	Target  string // "cpu" (default), "interp" or "cuda"
 	Checked bool   // bounds and undefined-lane checks (target "interp" only)
 	// Constexpr values by name: integers (any Go integer type), floats, or bools.
 	Constexprs map[string]interface{}
 	// Promises about runtime parameter i (0-based among runtime parameters).
 	ArgAlign     map[int]uint32
 	ArgDivisible map[int]uint32
+	// NumWarps is the warps per program of GPU targets: 1, 2, 4, 8, 16 or 32 (0: the default, 4).
+	NumWarps int
+	// NumStages is how many iterations ahead a loop that feeds dot loads its operands (0: the
+	// target's default; 1 to 4). The results do not change.
+	NumStages int
+	// Arch is the GPU architecture ("sm_80", "sm_90", "sm_90a"); "" means the current device's,
+	// which needs a driver. Named, PTX is made on any machine.
+	Arch string
+	// LaunchSpecialization switches launch-time specialization (nil: the target's default, on
+	// for "cuda" and off for "cpu").
+	LaunchSpecialization *Specialization
+	// ArgSpecialization takes runtime parameter i (below 32) out of launch-time specialization
+	// (false) or puts it back (true, the default).
+	ArgSpecialization map[int]bool
+}
+
+// Specialization is launch-time specialization's setting: each launch classes its arguments
+// (pointers aligned to 16, integers divisible by 16) and runs a variant compiled for those
+// classes, at most MaxVariants (16 at most; 0 means the default, 8) of them. Off, the launch
+// path never compiles.
+type Specialization struct {
+	On          bool
+	MaxVariants uint32
 }
 
 func (o *CompileOptions) build() (*C.tri_compile_options, error) {
@@ -103,6 +128,51 @@ func (o *CompileOptions) apply(opts *C.tri_compile_options) error {
 		p, d := p, d
 		if err := call(func() C.tri_result {
 			return C.tri_compile_options_set_arg_divisible(opts, C.uint32_t(p), C.uint32_t(d))
+		}); err != nil {
+			return err
+		}
+	}
+	if o.NumWarps != 0 {
+		if err := call(func() C.tri_result { return C.tri_compile_options_set_num_warps(opts, C.int32_t(o.NumWarps)) }); err != nil {
+			return err
+		}
+	}
+	if o.NumStages != 0 {
+		if err := call(func() C.tri_result { return C.tri_compile_options_set_num_stages(opts, C.int32_t(o.NumStages)) }); err != nil {
+			return err
+		}
+	}
+	if o.Arch != "" {
+		a := C.CString(o.Arch)
+		defer C.free(unsafe.Pointer(a))
+		if err := call(func() C.tri_result { return C.tri_compile_options_set_arch(opts, a) }); err != nil {
+			return err
+		}
+	}
+	if s := o.LaunchSpecialization; s != nil {
+		on, max := C.int32_t(0), C.uint32_t(s.MaxVariants)
+		if s.On {
+			on = 1
+		}
+		if max == 0 {
+			max = 8
+		}
+		if err := call(func() C.tri_result { return C.tri_compile_options_set_launch_specialization(opts, on, max) }); err != nil {
+			return err
+		}
+	}
+	params := make([]int, 0, len(o.ArgSpecialization))
+	for p := range o.ArgSpecialization {
+		params = append(params, p)
+	}
+	sort.Ints(params)
+	for _, p := range params {
+		on := C.int32_t(0)
+		if o.ArgSpecialization[p] {
+			on = 1
+		}
+		if err := call(func() C.tri_result {
+			return C.tri_compile_options_set_arg_specialization(opts, C.uint32_t(p), on)
 		}); err != nil {
 			return err
 		}
@@ -213,6 +283,9 @@ func (k *Kernel) Close() error {
 // Name is the kernel's name (without '@').
 func (k *Kernel) Name() string { return k.name }
 
+// Target is the target the kernel was compiled for ("cpu", "interp", "cuda").
+func (k *Kernel) Target() string { return k.target }
+
 // Params are the runtime parameters a launch passes, in order.
 func (k *Kernel) Params() []Param { return append([]Param(nil), k.params...) }
 
@@ -237,6 +310,57 @@ func (k *Kernel) Text() (string, error) {
 	return string(blobBytes(b)), nil
 }
 
+// Code is what the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
+// descriptor, JSON) for "cuda"; "llvm" (LLVM IR after optimization) for "cuda", and for "cpu"
+// when it keeps it. ErrNotFound when the target made nothing of that kind.
+func (k *Kernel) Code(kind string) (string, error) {
+	ckind := C.CString(kind)
+	defer C.free(unsafe.Pointer(ckind))
+	var b *C.tri_blob
+	err := k.use(func(raw *C.tri_kernel) error {
+		return call(func() C.tri_result { return C.tri_kernel_code(raw, ckind, &b) })
+	})
+	if err != nil {
+		return "", err
+	}
+	return string(blobBytes(b)), nil
+}
+
+// Variants is what launch-time specialization has made for a kernel (docs/capi.md, "Variants").
+type Variants struct {
+	Schema      int       `json:"schema"`
+	MaxVariants int       `json:"max_variants"`
+	Variants    []Variant `json:"variants"`
+}
+
+// Variant is one variant: its key (two bits per parameter), the classes it was compiled for and
+// why it was made ("argument 3 (%n) changed class: not divisible by 16 -> divisible by 16 ...").
+type Variant struct {
+	Key     string `json:"key"`
+	Classes []struct {
+		Param int    `json:"param"`
+		Name  string `json:"name"`
+		Class string `json:"class"`
+	} `json:"classes"`
+	Reason string `json:"reason"`
+}
+
+// Variants lists the variants launch-time specialization has made so far.
+func (k *Kernel) Variants() (Variants, error) {
+	var b *C.tri_blob
+	err := k.use(func(raw *C.tri_kernel) error {
+		return call(func() C.tri_result { return C.tri_kernel_variants(raw, &b) })
+	})
+	if err != nil {
+		return Variants{}, err
+	}
+	var v Variants
+	if err := json.Unmarshal(blobBytes(b), &v); err != nil {
+		return Variants{}, errorf(CodeInternal, "tri_kernel_variants gave JSON this package cannot read: %v", err)
+	}
+	return v, nil
+}
+
 // Grid is the number of program instances along x, y and z (x below 2^31, y and z below 2^16;
 // a zero in any launches nothing).
 type Grid struct{ X, Y, Z uint32 }
@@ -244,8 +368,9 @@ type Grid struct{ X, Y, Z uint32 }
 // Grid1 is a one-dimensional grid of n program instances.
 func Grid1(n int) Grid { return Grid{uint32(n), 1, 1} }
 
-// Buffer is memory a slice does not describe (bf16, f8, memory from C): its address, its size
-// in bytes (0: unknown) and its element type. The caller keeps it alive across the launch.
+// Buffer is host memory a slice does not describe (bf16, f8, memory from C): its address, its
+// size in bytes (0: unknown) and its element type. The caller keeps it alive across the launch;
+// in a LaunchPlan it must be C memory, never Go memory.
 type Buffer struct {
 	Ptr   unsafe.Pointer
 	Bytes uint64
@@ -283,18 +408,18 @@ func sliceBuffer(v interface{}) (DType, unsafe.Pointer, uint64, bool) {
 		return I64, sliceData(s), uint64(len(s)) * 8, true
 	case []uint64:
 		return I64, sliceData(s), uint64(len(s)) * 8, true
-	case Buffer:
-		return s.DType, s.Ptr, s.Bytes, true
 	}
 	return 0, nil, 0, false
 }
 
 func describe(v interface{}) string {
-	if d, _, _, ok := sliceBuffer(v); ok {
-		if _, isBuf := v.(Buffer); isBuf {
-			return "a Buffer of " + d.String()
-		}
-		return fmt.Sprintf("a %T", v)
+	switch b := v.(type) {
+	case Buffer:
+		return "a Buffer of " + b.DType.String()
+	case *HostMemory:
+		return "a HostMemory of " + b.dtype.String()
+	case DevicePtr:
+		return "a DevicePtr of " + b.DType.String()
 	}
 	return fmt.Sprintf("a %T", v)
 }
@@ -313,16 +438,144 @@ func intRange(d DType) (int64, int64) {
 	return math.MinInt64, math.MaxInt64
 }
 
-// Launch runs the kernel over grid and returns when every program instance has finished. One
-// argument per runtime parameter, in order: a slice whose element type is the pointee's
-// (float32 for ptr<f32>; signed and unsigned integers alike) or a Buffer for a pointer; any Go
-// integer (bool for i1) or float for a scalar. The slices must stay untouched by other
-// goroutines until Launch returns; the kernel writes through them.
-func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
-	// A GPU target needs device buffers and a stream, which this package does not pass yet.
-	if k.target != "cpu" && k.target != "interp" {
-		return errorf(CodeUnsupported, "kernel @%s was compiled for target %q; this package launches host targets "+
-			"only (\"cpu\", \"interp\"), with slices", k.name, k.target)
+// onDevice reports whether the kernel takes device memory; ErrUnsupported for a target this
+// package does not know.
+func (k *Kernel) onDevice() (bool, error) {
+	switch k.target {
+	case "cpu", "interp":
+		return false, nil
+	case "cuda":
+		return true, nil
+	}
+	return false, errorf(CodeUnsupported, "kernel @%s was compiled for target %q; this package launches \"cpu\" and "+
+		"\"interp\" kernels (host memory) and \"cuda\" ones (device memory)", k.name, k.target)
+}
+
+// encodedArg is one argument as the C API takes it. goPtr is Go memory that may reach C only as
+// a direct call argument (Launch's slots); keep is what must stay reachable while C uses it.
+type encodedArg struct {
+	raw   C.tri_arg
+	goPtr unsafe.Pointer
+	keep  interface{}
+}
+
+func setPointer(a *C.tri_arg, p uint64) { *(*C.uint64_t)(unsafe.Pointer(&a.value[0])) = C.uint64_t(p) }
+
+// encode checks argument i against its parameter and encodes it. forPlan refuses Go memory,
+// which a plan would keep in C memory against the cgo rules.
+func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) {
+	var e encodedArg
+	if i < 0 || i >= len(k.params) {
+		return e, errorf(CodeLaunchArgs, "kernel @%s takes %d arguments; there is no argument %d", k.name, len(k.params), i)
+	}
+	device, err := k.onDevice()
+	if err != nil {
+		return e, err
+	}
+	p := k.params[i]
+	where := fmt.Sprintf("argument %d (%%%s) of kernel @%s is %s", i, p.Name, k.name, p.TypeText)
+	a := &e.raw
+	a.dtype = C.int32_t(p.DType)
+	switch p.Kind {
+	case Pointer:
+		a.kind = C.TRI_TYPE_POINTER
+		takes := "a slice of " + p.DType.String() + " (or a Buffer or HostMemory)"
+		if device {
+			takes = "a DevicePtr of " + p.DType.String() + " (the kernel runs on the GPU)"
+		} else if forPlan {
+			takes = "a HostMemory or Buffer of " + p.DType.String() + " (a plan keeps its pointers in C memory, " +
+				"where cgo forbids Go memory: a slice can only be passed to Launch)"
+		}
+		refuse := func() (encodedArg, error) {
+			return e, errorf(CodeLaunchArgs, "%s, so it takes %s, but %s was given", where, takes, describe(v))
+		}
+		switch b := v.(type) {
+		case DevicePtr:
+			if !device || b.DType != p.DType {
+				return refuse()
+			}
+			setPointer(a, b.Ptr)
+			a.extent = C.uint64_t(b.Bytes)
+		case *HostMemory:
+			if device || b == nil || b.dtype != p.DType {
+				return refuse()
+			}
+			ptr, bytes := b.raw()
+			setPointer(a, uint64(ptr))
+			a.extent = C.uint64_t(bytes)
+			e.keep = b
+		case Buffer:
+			if device || b.DType != p.DType {
+				return refuse()
+			}
+			a.extent = C.uint64_t(b.Bytes)
+			if forPlan {
+				setPointer(a, uint64(uintptr(b.Ptr))) // C memory, as Buffer's contract says for plans
+			} else {
+				e.goPtr = b.Ptr // may be Go memory: a direct call argument only
+			}
+		default:
+			d, ptr, bytes, ok := sliceBuffer(v)
+			if !ok || device || forPlan || d != p.DType {
+				return refuse()
+			}
+			a.extent = C.uint64_t(bytes)
+			e.goPtr, e.keep = ptr, v
+		}
+	case Scalar:
+		a.kind = C.TRI_TYPE_SCALAR
+		if p.DType.IsFloat() {
+			var f float64
+			switch x := v.(type) {
+			case float32:
+				f = float64(x)
+			case float64:
+				f = x
+			case int:
+				f = float64(x)
+			default:
+				return e, errorf(CodeLaunchArgs, "%s, so it takes a float, but %s was given", where, describe(x))
+			}
+			*(*C.double)(unsafe.Pointer(&a.value[0])) = C.double(f)
+			break
+		}
+		var n int64
+		switch x := v.(type) {
+		case bool:
+			if p.DType != I1 {
+				return e, errorf(CodeLaunchArgs, "%s, so it takes an integer, but a bool was given", where)
+			}
+			if x {
+				n = 1
+			}
+		case int, int8, int16, int32, int64, uint8, uint16, uint32:
+			n = toInt64(x)
+		case uint:
+			if uint64(x) > math.MaxInt64 {
+				return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
+			}
+			n = int64(x)
+		case uint64:
+			if x > math.MaxInt64 && p.DType != I64 {
+				return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
+			}
+			n = int64(x)
+		default:
+			return e, errorf(CodeLaunchArgs, "%s, so it takes an integer, but %s was given", where, describe(x))
+		}
+		if lo, hi := intRange(p.DType); n < lo || n > hi {
+			return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, n)
+		}
+		*(*C.int64_t)(unsafe.Pointer(&a.value[0])) = C.int64_t(n)
+	default:
+		return e, errorf(CodeLaunchArgs, "%s, which a launch cannot pass", where)
+	}
+	return e, nil
+}
+
+func (k *Kernel) checkCount(args []interface{}) error {
+	if _, err := k.onDevice(); err != nil {
+		return err
 	}
 	if len(args) != len(k.params) {
 		sig := make([]string, len(k.params))
@@ -332,77 +585,42 @@ func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
 		return errorf(CodeLaunchArgs, "kernel @%s takes %d arguments (%s), but %d were given", k.name, len(k.params),
 			strings.Join(sig, ", "), len(args))
 	}
+	return nil
+}
+
+// Launch runs the kernel over grid. One argument per runtime parameter, in order. Pointers of
+// host kernels ("cpu", "interp"): a slice whose element type is the pointee's (float32 for
+// ptr<f32>; signed and unsigned integers alike), a Buffer or a HostMemory; of "cuda" kernels: a
+// DevicePtr. Scalars: any Go integer (bool for i1) or float. Host kernels return when every
+// program instance has finished, and the slices must stay untouched by other goroutines until
+// then; a "cuda" kernel is queued on the default stream (see LaunchOn).
+func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
+	return k.LaunchOn(0, grid, args...)
+}
+
+// LaunchOn is Launch on a CUDA stream: a "cuda" kernel is queued on stream (0: the default
+// stream) and LaunchOn returns; errors of the kernel itself surface at the next
+// synchronization. Host kernels take only stream 0.
+func (k *Kernel) LaunchOn(stream Stream, grid Grid, args ...interface{}) error {
+	if err := k.checkCount(args); err != nil {
+		return err
+	}
 	raw := make([]C.tri_arg, len(args)+1) // +1: never empty, so &raw[0] exists
 	var slots []C.uint32_t
 	var bufs []unsafe.Pointer
-	for i, p := range k.params {
-		where := fmt.Sprintf("argument %d (%%%s) of kernel @%s is %s", i, p.Name, k.name, p.TypeText)
-		a := &raw[i]
-		a.dtype = C.int32_t(p.DType)
-		switch p.Kind {
-		case Pointer:
-			d, ptr, bytes, ok := sliceBuffer(args[i])
-			if !ok || d != p.DType {
-				return errorf(CodeLaunchArgs, "%s, so it takes a slice of %s (or a Buffer), but %s was given", where,
-					p.DType, describe(args[i]))
+	for i, v := range args {
+		e, err := k.encode(i, v, false)
+		if err != nil {
+			return err
+		}
+		raw[i] = e.raw
+		if e.goPtr != nil {
+			if len(bufs) == maxBuffers {
+				return errorf(CodeLaunchArgs, "kernel @%s takes more than %d buffers, the most one Go launch passes",
+					k.name, maxBuffers)
 			}
-			a.kind = C.TRI_TYPE_POINTER
-			a.extent = C.uint64_t(bytes)
-			if ptr != nil {
-				if len(bufs) == maxBuffers {
-					return errorf(CodeLaunchArgs, "kernel @%s takes more than %d buffers, the most one Go launch passes",
-						k.name, maxBuffers)
-				}
-				slots = append(slots, C.uint32_t(i))
-				bufs = append(bufs, ptr)
-			}
-		case Scalar:
-			a.kind = C.TRI_TYPE_SCALAR
-			if p.DType.IsFloat() {
-				var f float64
-				switch v := args[i].(type) {
-				case float32:
-					f = float64(v)
-				case float64:
-					f = v
-				case int:
-					f = float64(v)
-				default:
-					return errorf(CodeLaunchArgs, "%s, so it takes a float, but %s was given", where, describe(v))
-				}
-				*(*C.double)(unsafe.Pointer(&a.value[0])) = C.double(f)
-				break
-			}
-			var v int64
-			switch x := args[i].(type) {
-			case bool:
-				if p.DType != I1 {
-					return errorf(CodeLaunchArgs, "%s, so it takes an integer, but a bool was given", where)
-				}
-				if x {
-					v = 1
-				}
-			case int, int8, int16, int32, int64, uint8, uint16, uint32:
-				v = toInt64(x)
-			case uint:
-				if uint64(x) > math.MaxInt64 {
-					return errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
-				}
-				v = int64(x)
-			case uint64:
-				if x > math.MaxInt64 && p.DType != I64 {
-					return errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
-				}
-				v = int64(x)
-			default:
-				return errorf(CodeLaunchArgs, "%s, so it takes an integer, but %s was given", where, describe(x))
-			}
-			if lo, hi := intRange(p.DType); v < lo || v > hi {
-				return errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, v)
-			}
-			*(*C.int64_t)(unsafe.Pointer(&a.value[0])) = C.int64_t(v)
-		default:
-			return errorf(CodeLaunchArgs, "%s, which a launch cannot pass", where)
+			slots = append(slots, C.uint32_t(i))
+			bufs = append(bufs, e.goPtr)
 		}
 	}
 	var b [maxBuffers]unsafe.Pointer
@@ -410,9 +628,9 @@ func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
 	slots = append(slots, 0) // never empty
 	err := k.use(func(kr *C.tri_kernel) error {
 		return call(func() C.tri_result {
-			return C.tri_go_launch(kr, C.uint32_t(grid.X), C.uint32_t(grid.Y), C.uint32_t(grid.Z), &raw[0],
-				C.uint32_t(len(args)), &slots[0], C.uint32_t(len(bufs)), b[0], b[1], b[2], b[3], b[4], b[5], b[6],
-				b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+			return C.tri_go_launch(kr, C.uint32_t(grid.X), C.uint32_t(grid.Y), C.uint32_t(grid.Z), C.uintptr_t(stream),
+				&raw[0], C.uint32_t(len(args)), &slots[0], C.uint32_t(len(bufs)), b[0], b[1], b[2], b[3], b[4], b[5],
+				b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
 		})
 	})
 	// The slices' memory must stay reachable until the C call has returned.

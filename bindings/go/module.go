@@ -157,11 +157,24 @@ func blobBytes(b *C.tri_blob) []byte {
 	return C.GoBytes(C.tri_blob_data(b), C.int(n))
 }
 
-// Text is the module as canonical IR text.
+// Text is the module as canonical IR text (without comments: a function of the module alone).
 func (m *Module) Text() (string, error) {
 	var b *C.tri_blob
 	err := m.use(func(raw *C.tri_module) error {
 		return call(func() C.tri_result { return C.tri_module_to_text(raw, &b) })
+	})
+	if err != nil {
+		return "", err
+	}
+	return string(blobBytes(b)), nil
+}
+
+// TextWithComments is what `tri fmt` writes: the canonical text with the `//` comments of the text
+// the module was read from, each where it was (the same as Text for binary IR).
+func (m *Module) TextWithComments() (string, error) {
+	var b *C.tri_blob
+	err := m.use(func(raw *C.tri_module) error {
+		return call(func() C.tri_result { return C.tri_module_to_text_with_comments(raw, &b) })
 	})
 	if err != nil {
 		return "", err

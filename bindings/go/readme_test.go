@@ -1,5 +1,6 @@
 // The README's program builds and runs as written: the first go block of README.md becomes a
-// program in a temporary module that uses this package through a replace directive.
+// program in a temporary module that uses this package through a replace directive. The second
+// (the GPU function, which needs device memory to run) is built in the same module.
 package tri_test
 
 import (
@@ -17,10 +18,11 @@ func TestReadmeProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no go block")
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(readme, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("README.md has %d go blocks; want the program and the GPU function", len(blocks))
 	}
+	m := blocks[0]
 	here, _ := os.Getwd()
 	dir := t.TempDir()
 	gomod := "module readme\n\ngo 1.19\n\nrequire tri v0.0.0\n\nreplace tri => " + here + "\n"
@@ -29,6 +31,17 @@ func TestReadmeProgram(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), m[1], 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "gpu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gpu", "gpu.go"), blocks[1][1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "vet", "./gpu")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go vet ./gpu (the README's GPU block): %v\n%s", err, out)
 	}
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".")
 	cmd.Dir = dir

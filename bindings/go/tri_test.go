@@ -192,7 +192,7 @@ func TestArgumentsAreChecked(t *testing.T) {
 		{[]interface{}{x, x, out}, "takes 4 arguments (%x: ptr<f32>, %y: ptr<f32>, %out: ptr<f32>, %n: i32), but 3 were given"},
 		{[]interface{}{x, x, out, 8.5}, "argument 3 (%n) of kernel @vector_add is i32, so it takes an integer, but a float64 was given"},
 		{[]interface{}{x, x, out, int64(1) << 40}, "argument 3 (%n) of kernel @vector_add is i32, and 1099511627776 does not fit"},
-		{[]interface{}{make([]float64, 8), x, out, 8}, "so it takes a slice of f32 (or a Buffer), but a []float64 was given"},
+		{[]interface{}{make([]float64, 8), x, out, 8}, "so it takes a slice of f32 (or a Buffer or HostMemory), but a []float64 was given"},
 		{[]interface{}{x, 1.0, out, 8}, "argument 1 (%y) of kernel @vector_add is ptr<f32>"},
 	}
 	for _, c := range cases {

@@ -191,7 +191,8 @@ def check(header_path: str, source_path: str) -> List[str]:
             continue
         if h.constants.get(k) != v:
             problems.append(f"{name}: {k} = {v}, but tri.h has {h.constants.get(k)}")
-    for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_PARAM_", "TRI_FUNCTION_"):
+    for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_PARAM_", "TRI_FUNCTION_", "TRI_CACHE_STAT_",
+                   "TRI_DEVICE_ATTR_"):
         missing = [k for k in h.constants if k.startswith(prefix) and k not in consts]
         if missing:
             problems.append(f"{name}: constants of tri.h missing: {', '.join(missing)}")

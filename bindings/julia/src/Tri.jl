@@ -1,12 +1,17 @@
 # Tri from Julia: ccall wrappers over the C API (include/tri/tri.h) with Julia types, finalizers
-# and exceptions. Arrays are host buffers; launch arguments are checked against the kernel's
-# reflected signature before the call. NOT EXECUTED YET: no Julia toolchain was available where
-# this was written; bindings/julia/check_ccalls.py checks every ccall here (symbol, argument
-# count, C types) and the constants and tri_arg's layout against tri.h.
+# and exceptions. Arrays are host buffers; "cuda" kernels take device memory (DevicePtr, or an
+# array whose `pointer` is a device pointer, such as CUDA.jl's CuArray) on a stream; launch
+# arguments are checked against the kernel's reflected signature before the call. NOT EXECUTED
+# YET: no Julia toolchain was available where this was written; bindings/julia/check_ccalls.py
+# checks every ccall here (symbol, argument count, C types) and the constants and tri_arg's
+# layout against tri.h.
 module Tri
 
 export Context, IRModule, Kernel, CompileOptions, TriError, launch, compile, load_module, functions, function_info,
-       to_text, to_binary, DType
+       to_text, to_binary, DType, to_text_with_comments, cancel, DevicePtr, Device, devices, device, device_count,
+       device_name, device_attribute, kernel_code, kernel_variants, LaunchPlan, plan, set_arg!, set_grid!,
+       set_stream!, CacheEntry, cache_dir, cache_stat, cache_stats, cache_list, cache_prune, cache_export,
+       cache_import
 
 # The library: TRI_LIBRARY names the file, otherwise the system's "libtri" (read when the module
 # loads).
@@ -14,7 +19,7 @@ const libtri = get(ENV, "TRI_LIBRARY", "libtri")
 
 # ---- Constants (the header's values; check_ccalls.py compares them)
 const TRI_VERSION_MAJOR = 0
-const TRI_VERSION_MINOR = 1
+const TRI_VERSION_MINOR = 2
 const TRI_VERSION_PATCH = 0
 const TRI_VERSION_NUMBER = TRI_VERSION_MAJOR * 10000 + TRI_VERSION_MINOR * 100 + TRI_VERSION_PATCH
 
@@ -55,6 +60,32 @@ const TRI_DTYPE_F32 = 7
 const TRI_DTYPE_F64 = 8
 const TRI_DTYPE_F8E4M3 = 9
 const TRI_DTYPE_F8E5M2 = 10
+
+const TRI_CACHE_STAT_HITS = 0
+const TRI_CACHE_STAT_MISSES = 1
+const TRI_CACHE_STAT_STORES = 2
+const TRI_CACHE_STAT_BYTES_READ = 3
+const TRI_CACHE_STAT_BYTES_WRITTEN = 4
+const TRI_CACHE_STAT_EVICTIONS = 5
+const TRI_CACHE_STAT_CORRUPT = 6
+const TRI_CACHE_STAT_WRITE_FAILURES = 7
+const TRI_CACHE_STAT_LOCK_WAITS = 8
+const TRI_CACHE_STAT_ENTRIES = 9
+const TRI_CACHE_STAT_BYTES = 10
+const TRI_CACHE_STAT_MAX_BYTES = 11
+const TRI_CACHE_STAT_ENABLED = 12
+
+const TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR = 0
+const TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR = 1
+const TRI_DEVICE_ATTR_SM_COUNT = 2
+const TRI_DEVICE_ATTR_SHARED_PER_BLOCK = 3
+const TRI_DEVICE_ATTR_SHARED_PER_BLOCK_OPTIN = 4
+const TRI_DEVICE_ATTR_SHARED_PER_SM = 5
+const TRI_DEVICE_ATTR_L2_SIZE = 6
+const TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK = 7
+const TRI_DEVICE_ATTR_WARP_SIZE = 8
+const TRI_DEVICE_ATTR_DRIVER_VERSION = 9
+const TRI_DEVICE_ATTR_MAX_PTX_VERSION = 10
 
 # tri_arg: the union is carried as its 8 bytes.
 struct TriArg
@@ -114,10 +145,17 @@ function live(p::Ptr{Cvoid}, what::String)
     return p
 end
 
-"""A Tri context: the root of modules and kernels. `cache_dir` is the compiled-kernel cache."""
+"""A Tri context: the root of modules and kernels. `cache_dir` is the disk cache of compiled
+kernels ("" turns it off; nothing: \$TRI_CACHE_DIR, else \$XDG_CACHE_HOME/tri, else ~/.cache/tri)
+and `cache_max_bytes` its bound (0: none); `interp_memory_limit` is the "interp" target's
+working-memory budget per launch (0: none); `kernel_cache_capacity` how many compiled
+specializations each module keeps in memory (default 64)."""
 mutable struct Context
     ptr::Ptr{Cvoid}
-    function Context(; cache_dir::Union{Nothing,AbstractString} = nothing)
+    function Context(; cache_dir::Union{Nothing,AbstractString} = nothing,
+                     cache_max_bytes::Union{Nothing,Integer} = nothing,
+                     interp_memory_limit::Union{Nothing,Integer} = nothing,
+                     kernel_cache_capacity::Union{Nothing,Integer} = nothing)
         opts = Ref{Ptr{Cvoid}}(C_NULL)
         check(ccall((:tri_context_options_create, libtri), Int32, (Ref{Ptr{Cvoid}},), opts))
         ctx = Ref{Ptr{Cvoid}}(C_NULL)
@@ -125,6 +163,18 @@ mutable struct Context
             if cache_dir !== nothing
                 check(ccall((:tri_context_options_set_cache_dir, libtri), Int32, (Ptr{Cvoid}, Cstring), opts[],
                             cache_dir))
+            end
+            if cache_max_bytes !== nothing
+                check(ccall((:tri_context_options_set_cache_max_bytes, libtri), Int32, (Ptr{Cvoid}, UInt64), opts[],
+                            cache_max_bytes))
+            end
+            if interp_memory_limit !== nothing
+                check(ccall((:tri_context_options_set_interp_memory_limit, libtri), Int32, (Ptr{Cvoid}, UInt64),
+                            opts[], interp_memory_limit))
+            end
+            if kernel_cache_capacity !== nothing
+                check(ccall((:tri_context_options_set_kernel_cache_capacity, libtri), Int32, (Ptr{Cvoid}, UInt32),
+                            opts[], kernel_cache_capacity))
             end
             check(ccall((:tri_context_create, libtri), Int32, (Ptr{Cvoid}, UInt32, Ref{Ptr{Cvoid}}), opts[],
                         TRI_VERSION_NUMBER, ctx))
@@ -139,6 +189,150 @@ function Base.close(c::Context)
     p, c.ptr = c.ptr, C_NULL
     ccall((:tri_context_destroy, libtri), Cvoid, (Ptr{Cvoid},), p)
     return nothing
+end
+
+"""Stops every launch of the context on a host target ("cpu", "interp") running now: each throws
+a TriError with TRI_ERROR_CANCELLED. Later launches run normally; GPU launches are not stopped."""
+cancel(c::Context) = check(ccall((:tri_context_cancel, libtri), Int32, (Ptr{Cvoid},), live(c.ptr, "the context")))
+
+# ---- CUDA devices: a TriError with TRI_ERROR_UNSUPPORTED (saying why) without a CUDA driver.
+
+"""How many CUDA devices the driver sees (0 with a driver and no GPU)."""
+function device_count(c::Context)
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_device_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), live(c.ptr, "the context"), n))
+    return Int(n[])
+end
+
+"""One attribute (TRI_DEVICE_ATTR_*) of device `index` (0-based, as the driver numbers them)."""
+function device_attribute(c::Context, index::Integer, attr::Integer)
+    v = Ref{Int64}(0)
+    check(ccall((:tri_device_attribute, libtri), Int32, (Ptr{Cvoid}, UInt32, Int32, Ref{Int64}),
+                live(c.ptr, "the context"), index, attr, v))
+    return v[]
+end
+
+function device_name(c::Context, index::Integer)
+    size = Ref{Csize_t}(0)
+    check(ccall((:tri_device_name, libtri), Int32, (Ptr{Cvoid}, UInt32, Ptr{UInt8}, Csize_t, Ref{Csize_t}),
+                live(c.ptr, "the context"), index, C_NULL, 0, size))
+    buf = Vector{UInt8}(undef, size[])
+    check(ccall((:tri_device_name, libtri), Int32, (Ptr{Cvoid}, UInt32, Ptr{UInt8}, Csize_t, Ref{Csize_t}),
+                live(c.ptr, "the context"), index, buf, length(buf), size))
+    return String(buf[1:findfirst(==(0x00), buf)-1])
+end
+
+"""A CUDA device with its attributes (sizes in bytes)."""
+struct Device
+    index::Int
+    name::String
+    compute_capability::Tuple{Int,Int}
+    sm_count::Int
+    shared_per_block::Int
+    shared_per_block_optin::Int
+    shared_per_sm::Int
+    l2_size::Int
+    max_threads_per_block::Int
+    warp_size::Int
+    driver_version::Int   # 1000 * major + 10 * minor
+    max_ptx_version::Int  # 10 * major + minor
+end
+
+"""The architecture's name for CompileOptions(arch = ...), "sm_90"."""
+arch(d::Device) = "sm_$(d.compute_capability[1])$(d.compute_capability[2])"
+
+function device(c::Context, index::Integer)
+    a(attr) = Int(device_attribute(c, index, attr))
+    return Device(index, device_name(c, index),
+                  (a(TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR), a(TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR)),
+                  a(TRI_DEVICE_ATTR_SM_COUNT), a(TRI_DEVICE_ATTR_SHARED_PER_BLOCK),
+                  a(TRI_DEVICE_ATTR_SHARED_PER_BLOCK_OPTIN), a(TRI_DEVICE_ATTR_SHARED_PER_SM), a(TRI_DEVICE_ATTR_L2_SIZE),
+                  a(TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK), a(TRI_DEVICE_ATTR_WARP_SIZE),
+                  a(TRI_DEVICE_ATTR_DRIVER_VERSION), a(TRI_DEVICE_ATTR_MAX_PTX_VERSION))
+end
+
+"""Every CUDA device (empty with a driver and no GPU)."""
+devices(c::Context) = [device(c, i) for i in 0:device_count(c)-1]
+
+# ---- The disk cache of compiled kernels (docs/cache.md)
+
+"""The directory the disk cache uses, or "" when it is off."""
+function cache_dir(c::Context)
+    p = Ref{Ptr{UInt8}}(C_NULL)
+    check(ccall((:tri_cache_dir, libtri), Int32, (Ptr{Cvoid}, Ref{Ptr{UInt8}}), live(c.ptr, "the context"), p))
+    return p[] == C_NULL ? "" : unsafe_string(p[])
+end
+
+"""One statistic (TRI_CACHE_STAT_*); it works with the cache off."""
+function cache_stat(c::Context, stat::Integer)
+    v = Ref{UInt64}(0)
+    check(ccall((:tri_cache_stat, libtri), Int32, (Ptr{Cvoid}, Int32, Ref{UInt64}), live(c.ptr, "the context"), stat,
+                v))
+    return v[]
+end
+
+"""Every statistic, as a NamedTuple (hits, misses, stores, ..., max_bytes, enabled)."""
+function cache_stats(c::Context)
+    s(stat) = cache_stat(c, stat)
+    return (hits = s(TRI_CACHE_STAT_HITS), misses = s(TRI_CACHE_STAT_MISSES), stores = s(TRI_CACHE_STAT_STORES),
+            bytes_read = s(TRI_CACHE_STAT_BYTES_READ), bytes_written = s(TRI_CACHE_STAT_BYTES_WRITTEN),
+            evictions = s(TRI_CACHE_STAT_EVICTIONS), corrupt = s(TRI_CACHE_STAT_CORRUPT),
+            write_failures = s(TRI_CACHE_STAT_WRITE_FAILURES), lock_waits = s(TRI_CACHE_STAT_LOCK_WAITS),
+            entries = s(TRI_CACHE_STAT_ENTRIES), bytes = s(TRI_CACHE_STAT_BYTES),
+            max_bytes = s(TRI_CACHE_STAT_MAX_BYTES), enabled = s(TRI_CACHE_STAT_ENABLED) != 0)
+end
+
+"""One entry of the cache directory (cache_list)."""
+struct CacheEntry
+    key::String
+    bytes::UInt64
+    last_use::Int64   # seconds since 1970
+    status::String    # "ok", "ok (another build)", "bad: <why>", "removed: <why>"
+    kind::String      # "obj", "ptx", "ptx+cubin"
+    target::String
+    kernel::String
+    made_for::String
+end
+
+"""The entries, each read and checked in full; with `verify`, bad ones are removed. A TriError
+with TRI_ERROR_UNSUPPORTED when the cache is off."""
+function cache_list(c::Context; verify::Bool = false)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_cache_list, libtri), Int32, (Ptr{Cvoid}, Int32, Ref{Ptr{Cvoid}}), live(c.ptr, "the context"),
+                verify ? 1 : 0, out))
+    entries = CacheEntry[]
+    for line in split(String(blob_bytes(out[])), '\n'; keepempty = false)
+        f = split(line, '\t'; limit = 8)
+        length(f) == 8 || throw(TriError(TRI_ERROR_INTERNAL, "tri_cache_list gave a line of $(length(f)) fields"))
+        push!(entries, CacheEntry(f[1], parse(UInt64, f[2]), parse(Int64, f[3]), f[4], f[5], f[6], f[7], f[8]))
+    end
+    return entries
+end
+
+"""Removes least recently used entries until the rest take at most `max_bytes` (the default: the
+context's bound; 0 empties the cache), stale temporary files and abandoned locks. Returns how
+many entries it removed."""
+function cache_prune(c::Context, max_bytes::Integer = typemax(UInt64))
+    removed = Ref{UInt64}(0)
+    check(ccall((:tri_cache_prune, libtri), Int32, (Ptr{Cvoid}, UInt64, Ref{UInt64}), live(c.ptr, "the context"),
+                max_bytes, removed))
+    return Int(removed[])
+end
+
+"""Writes every valid entry to a bundle file (to ship a warm cache); returns how many."""
+function cache_export(c::Context, path::AbstractString)
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_cache_export, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{UInt32}), live(c.ptr, "the context"),
+                path, n))
+    return Int(n[])
+end
+
+"""Adds a bundle's entries to the cache, each validated; returns how many were added."""
+function cache_import(c::Context, path::AbstractString)
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_cache_import, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{UInt32}), live(c.ptr, "the context"),
+                path, n))
+    return Int(n[])
 end
 
 """Verified IR: kernels and device functions. (`Module` is Julia's own word, hence IRModule.)"""
@@ -189,6 +383,15 @@ end
 function to_text(m::IRModule)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     check(ccall((:tri_module_to_text, libtri), Int32, (Ptr{Cvoid}, Ref{Ptr{Cvoid}}), live(m.ptr, "the module"), out))
+    return String(blob_bytes(out[]))
+end
+
+"""What `tri fmt` writes: the canonical text with the `//` comments of the text the module was
+read from (the same as to_text for binary IR)."""
+function to_text_with_comments(m::IRModule)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_module_to_text_with_comments, libtri), Int32, (Ptr{Cvoid}, Ref{Ptr{Cvoid}}),
+                live(m.ptr, "the module"), out))
     return String(blob_bytes(out[]))
 end
 
@@ -281,14 +484,23 @@ end
 
 # ---- Compiling
 
-"""How to compile: target ("cpu" or "interp"), checked mode (interp only), constexprs by name,
-and alignment/divisibility promises by runtime parameter index (0-based)."""
+"""How to compile: target ("cpu", "interp" or "cuda"), checked mode (interp only), constexprs by
+name, alignment/divisibility promises by runtime parameter index (0-based), and for GPU targets
+the warps per program and the architecture ("sm_90"; nothing: the current device's, which needs
+a driver). `launch_specialization` (nothing: the target's default, on for "cuda") with
+`max_variants`, and `arg_specialization` (index => false takes a parameter out of it)."""
 Base.@kwdef struct CompileOptions
     target::String = "cpu"
     checked::Bool = false
     constexprs::Dict{String,Any} = Dict{String,Any}()
     arg_align::Dict{Int,Int} = Dict{Int,Int}()
     arg_divisible::Dict{Int,Int} = Dict{Int,Int}()
+    num_warps::Union{Nothing,Int} = nothing
+    num_stages::Union{Nothing,Int} = nothing
+    arch::Union{Nothing,String} = nothing
+    launch_specialization::Union{Nothing,Bool} = nothing
+    max_variants::Int = 8
+    arg_specialization::Dict{Int,Bool} = Dict{Int,Bool}()
 end
 
 function make_options(o::CompileOptions)
@@ -317,6 +529,23 @@ function make_options(o::CompileOptions)
         for (param, divisible) in o.arg_divisible
             check(ccall((:tri_compile_options_set_arg_divisible, libtri), Int32, (Ptr{Cvoid}, UInt32, UInt32), p,
                         param, divisible))
+        end
+        if o.num_warps !== nothing
+            check(ccall((:tri_compile_options_set_num_warps, libtri), Int32, (Ptr{Cvoid}, Int32), p, o.num_warps))
+        end
+        if o.num_stages !== nothing
+            check(ccall((:tri_compile_options_set_num_stages, libtri), Int32, (Ptr{Cvoid}, Int32), p, o.num_stages))
+        end
+        if o.arch !== nothing
+            check(ccall((:tri_compile_options_set_arch, libtri), Int32, (Ptr{Cvoid}, Cstring), p, o.arch))
+        end
+        if o.launch_specialization !== nothing
+            check(ccall((:tri_compile_options_set_launch_specialization, libtri), Int32, (Ptr{Cvoid}, Int32, UInt32),
+                        p, o.launch_specialization ? 1 : 0, o.max_variants))
+        end
+        for (param, on) in o.arg_specialization
+            check(ccall((:tri_compile_options_set_arg_specialization, libtri), Int32, (Ptr{Cvoid}, UInt32, Int32), p,
+                        param, on ? 1 : 0))
         end
     catch
         ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), p)
@@ -369,11 +598,66 @@ function to_text(k::Kernel)
     return String(blob_bytes(out[]))
 end
 
+"""Code the target made, by kind: "ptx" and "metadata" (the launch descriptor, JSON) for "cuda";
+"llvm" for "cuda" (and "cpu" when it keeps it). A TriError with TRI_ERROR_NOT_FOUND when the
+target made nothing of that kind."""
+function kernel_code(k::Kernel, kind::AbstractString)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_kernel_code, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{Ptr{Cvoid}}), live(k.ptr, "the kernel"),
+                kind, out))
+    return String(blob_bytes(out[]))
+end
+
+"""The variants launch-time specialization has made so far, as JSON (docs/capi.md "Variants")."""
+function kernel_variants(k::Kernel)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_kernel_variants, libtri), Int32, (Ptr{Cvoid}, Ref{Ptr{Cvoid}}), live(k.ptr, "the kernel"), out))
+    return String(blob_bytes(out[]))
+end
+
 # ---- Launching
+
+"""CUDA device memory (a CUdeviceptr) no array describes, for "cuda" kernels: its address, its
+size in bytes (0: unknown) and its element type. The caller keeps it allocated until the work
+queued on it is done."""
+struct DevicePtr
+    ptr::UInt64
+    nbytes::UInt64
+    dtype::DType
+end
+
+on_device(k::Kernel) =
+    k.target in ("cpu", "interp") ? false : k.target == "cuda" ? true :
+    throw(TriError(TRI_ERROR_UNSUPPORTED, "kernel @$(k.name) was compiled for target \"$(k.target)\"; this module " *
+                                          "launches \"cpu\" and \"interp\" kernels (host arrays) and \"cuda\" ones (device memory)"))
+
+# The device address of an array whose `pointer` is not a host Ptr (CUDA.jl's CuArray gives a
+# CuPtr, a 64-bit primitive), or nothing.
+function device_address(value)
+    value isa AbstractArray || return nothing
+    p = try
+        pointer(value)
+    catch
+        return nothing
+    end
+    (p isa Ptr || !isbits(p) || sizeof(p) != 8) && return nothing
+    return reinterpret(UInt64, p)
+end
 
 function encode(k::Kernel, i::Int, p::Param, value)
     where = "argument $(i - 1) (%$(p.name)) of kernel @$(k.name) is $(p.type_text)"
     if p.type_kind == TRI_TYPE_POINTER
+        if on_device(k)
+            if value isa DevicePtr && value.dtype == p.dtype
+                return TriArg(value.ptr, value.nbytes, TRI_TYPE_POINTER, Int32(p.dtype))
+            end
+            addr = device_address(value)
+            if addr !== nothing && haskey(JULIA_DTYPES, eltype(value)) && JULIA_DTYPES[eltype(value)] == p.dtype
+                return TriArg(addr, UInt64(sizeof(eltype(value)) * length(value)), TRI_TYPE_POINTER, Int32(p.dtype))
+            end
+            throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, so it takes device memory of $(irname(p.dtype)) (a " *
+                                                  "DevicePtr or a device array; the kernel runs on the GPU), but a $(typeof(value)) was given"))
+        end
         if !(value isa Array) || !haskey(JULIA_DTYPES, eltype(value)) || JULIA_DTYPES[eltype(value)] != p.dtype
             throw(TriError(TRI_ERROR_LAUNCH_ARGS,
                            "$where, so it takes an Array of $(irname(p.dtype)), but a $(typeof(value)) was given"))
@@ -396,25 +680,101 @@ function encode(k::Kernel, i::Int, p::Param, value)
     throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, which a launch cannot pass"))
 end
 
-"""Runs the kernel over `grid` (an integer or a tuple of 1 to 3) and returns when it has
-finished. Arrays for pointers (element type matching the pointee), numbers for scalars."""
-function launch(k::Kernel, grid, args...)
-    # A GPU target needs device buffers and a stream, which this module does not pass yet.
-    k.target in ("cpu", "interp") ||
-        throw(TriError(TRI_ERROR_UNSUPPORTED, "kernel @$(k.name) was compiled for target \"$(k.target)\"; this module launches host targets only (\"cpu\", \"interp\")"))
+# A CUstream: nothing (the default stream), a Ptr, an integer handle, or an object with a `handle`
+# field (CUDA.jl's CuStream).
+stream_ptr(::Nothing) = C_NULL
+stream_ptr(s::Ptr) = Ptr{Cvoid}(s)
+stream_ptr(s::Integer) = Ptr{Cvoid}(UInt(s))
+stream_ptr(s) = hasproperty(s, :handle) ? Ptr{Cvoid}(UInt(getproperty(s, :handle))) :
+                throw(TriError(TRI_ERROR_INVALID_ARGUMENT, "a $(typeof(s)) is not a stream"))
+
+function grid3(grid)
     g = grid isa Integer ? (grid,) : Tuple(grid)
     1 <= length(g) <= 3 || throw(TriError(TRI_ERROR_INVALID_ARGUMENT, "grid $grid: give 1 to 3 counts"))
-    gx, gy, gz = (g..., 1, 1)[1:3]
+    return (g..., 1, 1)[1:3]
+end
+
+function encode_all(k::Kernel, args)
+    on_device(k)
     if length(args) != length(k.params)
         sig = join(["%$(p.name): $(p.type_text)" for p in k.params], ", ")
         throw(TriError(TRI_ERROR_LAUNCH_ARGS,
                        "kernel @$(k.name) takes $(length(k.params)) arguments ($sig), but $(length(args)) were given"))
     end
-    raw = [encode(k, i, k.params[i], args[i]) for i in 1:length(args)]
+    return [encode(k, i, k.params[i], args[i]) for i in 1:length(args)]
+end
+
+"""Runs the kernel over `grid` (an integer or a tuple of 1 to 3). Host kernels ("cpu", "interp")
+take Arrays for pointers (element type matching the pointee) and return when every program has
+finished; "cuda" kernels take DevicePtrs or device arrays (CUDA.jl's CuArray) and are queued on
+`stream` (nothing: the default stream; a Ptr, an integer handle, or a CuStream). Numbers for
+scalars."""
+function launch(k::Kernel, grid, args...; stream = nothing)
+    gx, gy, gz = grid3(grid)
+    raw = encode_all(k, args)
     GC.@preserve args raw begin
         check(ccall((:tri_launch, libtri), Int32, (Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{Cvoid}, Ptr{TriArg}, UInt32),
-                    live(k.ptr, "the kernel"), gx, gy, gz, C_NULL, raw, length(raw)))
+                    live(k.ptr, "the kernel"), gx, gy, gz, stream_ptr(stream), raw, length(raw)))
     end
+    return nothing
+end
+
+"""A prepared launch (plan): a kernel bound to a grid, a stream and arguments, checked and encoded
+once. set_arg!, set_grid! and set_stream! change one thing; launch(plan) runs it. It keeps its
+kernel and the arrays it holds alive. Not thread-safe (the C plan is not): use one per task."""
+mutable struct LaunchPlan
+    ptr::Ptr{Cvoid}
+    kernel::Kernel
+    keep::Vector{Any}
+end
+
+function plan(k::Kernel, grid, args...; stream = nothing)
+    gx, gy, gz = grid3(grid)
+    raw = encode_all(k, args)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    GC.@preserve raw begin
+        check(ccall((:tri_launch_plan_create, libtri), Int32,
+                    (Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{Cvoid}, Ptr{TriArg}, UInt32, Ref{Ptr{Cvoid}}),
+                    live(k.ptr, "the kernel"), gx, gy, gz, stream_ptr(stream), raw, length(raw), out))
+    end
+    return finalizer(close, LaunchPlan(out[], k, Any[args...]))
+end
+
+"""Replaces argument `i` (1-based, as Julia counts), checked as a launch checks it."""
+function set_arg!(p::LaunchPlan, i::Integer, value)
+    1 <= i <= length(p.kernel.params) ||
+        throw(TriError(TRI_ERROR_LAUNCH_ARGS, "kernel @$(p.kernel.name) takes $(length(p.kernel.params)) arguments; there is no argument $i"))
+    a = Ref(encode(p.kernel, Int(i), p.kernel.params[i], value))
+    check(ccall((:tri_launch_plan_set_arg, libtri), Int32, (Ptr{Cvoid}, UInt32, Ref{TriArg}),
+                live(p.ptr, "the launch plan"), i - 1, a))
+    p.keep[i] = value
+    return p
+end
+
+function set_grid!(p::LaunchPlan, grid)
+    gx, gy, gz = grid3(grid)
+    check(ccall((:tri_launch_plan_set_grid, libtri), Int32, (Ptr{Cvoid}, UInt32, UInt32, UInt32),
+                live(p.ptr, "the launch plan"), gx, gy, gz))
+    return p
+end
+
+function set_stream!(p::LaunchPlan, stream)
+    check(ccall((:tri_launch_plan_set_stream, libtri), Int32, (Ptr{Cvoid}, Ptr{Cvoid}), live(p.ptr, "the launch plan"),
+                stream_ptr(stream)))
+    return p
+end
+
+"""Launches as `launch` would with the plan's kernel, grid, stream and arguments."""
+function launch(p::LaunchPlan)
+    GC.@preserve p begin
+        check(ccall((:tri_launch_plan_launch, libtri), Int32, (Ptr{Cvoid},), live(p.ptr, "the launch plan")))
+    end
+    return nothing
+end
+
+function Base.close(p::LaunchPlan)
+    ptr, p.ptr = p.ptr, C_NULL
+    ccall((:tri_launch_plan_destroy, libtri), Cvoid, (Ptr{Cvoid},), ptr)
     return nothing
 end
 

@@ -50,6 +50,97 @@ include(joinpath(@__DIR__, "..", "examples", "vector_add_softmax.jl"))
         @test to_text(again) == to_text(m)
     end
 
+    @testset "launch plans" begin
+        k = compile(load_module(ctx, joinpath(EXAMPLES, "vector_add.tri")), "vector_add"; constexprs = Dict{String,Any}("BLOCK" => 16))
+        x = Float32.(0:39)
+        y = Float32.(100:-1:61)
+        out = fill(-1f0, 40)
+        p = plan(k, 3, x, x, out, 37)
+        launch(p)
+        @test out[1:37] == 2 .* x[1:37] && all(out[38:40] .== -1)
+        set_arg!(p, 2, y)
+        launch(p)
+        @test out[1:37] == x[1:37] .+ y[1:37]
+        @test_throws TriError set_arg!(p, 1, 1.0)
+        @test_throws TriError set_arg!(p, 5, 1)
+        @test_throws TriError set_grid!(p, 2^31)
+        @test_throws TriError set_stream!(p, 0x1234)
+        fill!(out, -1)
+        set_grid!(p, 2)
+        launch(p)
+        @test out[1:32] == x[1:32] .+ y[1:32] && all(out[33:40] .== -1)
+        close(p)
+        @test_throws TriError launch(p)
+    end
+
+    @testset "gpu code, variants, cancel, limits" begin
+        m = load_module(ctx, joinpath(EXAMPLES, "vector_add.tri"))
+        g = compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 8)
+        @test occursin(".target sm_90", kernel_code(g, "ptx"))
+        @test occursin("\"num_warps\": 8", kernel_code(g, "metadata"))
+        @test_throws TriError kernel_code(compile(m, "vector_add"), "llvm")
+        @test_throws TriError compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 3)
+        @test_throws TriError launch(g, 1, ones(Float32, 4), ones(Float32, 4), ones(Float32, 4), 4)  # host arrays
+        s = compile(m, "vector_add"; launch_specialization = true, max_variants = 2)
+        x = ones(Float32, 160)
+        launch(s, 1, x, x, similar(x), 160)
+        @test occursin("\"max_variants\": 2", kernel_variants(s))
+        spin = IRModule(ctx, "kernel @spin(%out: ptr<i32>, %n: i32) {\n  %c0 = const[value=0] : i32\n" *
+                             "  %w = while %c0 {\n  ^(%i: i32):\n    %more = cmp[pred=sge] %i, %c0 : i1\n" *
+                             "    condition %more, %i\n  } {\n  ^(%i2: i32):\n    %next = add %i2, %n : i32\n" *
+                             "    yield %next\n  } : i32\n  store %out, %w\n  return\n}\n", "spin.tri")
+        k = compile(spin, "spin")
+        t = Threads.@spawn try
+            launch(k, 4, zeros(Int32, 1), 0)
+            nothing
+        catch e
+            e
+        end
+        sleep(0.3)
+        cancel(ctx)
+        e = fetch(t)
+        @test e isa TriError && e.code == Tri.TRI_ERROR_CANCELLED
+        small = Context(cache_dir = "", interp_memory_limit = 1000)
+        i = compile(load_module(small, joinpath(EXAMPLES, "vector_add.tri")), "vector_add"; target = "interp")
+        e = try
+            launch(i, 4, ones(Float32, 4096), ones(Float32, 4096), zeros(Float32, 4096), 4096)
+        catch err
+            err
+        end
+        @test e isa TriError && e.code == Tri.TRI_ERROR_LIMIT_EXCEEDED
+    end
+
+    @testset "disk cache" begin
+        dir = mktempdir()
+        c = Context(cache_dir = joinpath(dir, "cache"), cache_max_bytes = 1 << 30)
+        @test cache_dir(c) == joinpath(dir, "cache")
+        compile(load_module(c, joinpath(EXAMPLES, "vector_add.tri")), "vector_add")
+        s = cache_stats(c)
+        @test s.stores == 1 && s.entries == 1 && s.max_bytes == 1 << 30 && s.enabled
+        (e,) = cache_list(c)
+        @test e.status == "ok" && e.target == "cpu" && e.kernel == "vector_add"
+        @test cache_export(c, joinpath(dir, "b")) == 1
+        @test cache_prune(c, 0) == 1 && isempty(cache_list(c))
+        @test cache_import(c, joinpath(dir, "b")) == 1
+        off = Context(cache_dir = "")
+        @test cache_dir(off) == "" && !cache_stats(off).enabled
+        @test_throws TriError cache_list(off)
+    end
+
+    @testset "devices and comments" begin
+        n = try
+            device_count(ctx)
+        catch e
+            @test e isa TriError && e.code == Tri.TRI_ERROR_UNSUPPORTED && occursin("no CUDA driver", e.message)
+            nothing
+        end
+        if n !== nothing
+            @test length(devices(ctx)) == n
+        end
+        m = IRModule(ctx, "// a comment\nkernel @k() {\n  return\n}\n", "k.tri")
+        @test occursin("// a comment", to_text_with_comments(m)) && !occursin("//", to_text(m))
+    end
+
     @testset "threads" begin
         k = compile(load_module(ctx, joinpath(EXAMPLES, "vector_add.tri")), "vector_add")
         results = Vector{Bool}(undef, 4)

@@ -80,6 +80,15 @@ def test_constants_match_the_header():
             continue  # the header the package was written for; a newer minor is compatible
         assert HEADER.constants.get(name) == value, f"{name} is {value} here, {HEADER.constants.get(name)} in tri.h"
     assert _capi.TRI_VERSION_NUMBER <= HEADER.constants["TRI_VERSION_NUMBER"]
-    for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_LOG_"):
+    for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_LOG_", "TRI_CACHE_STAT_", "TRI_DEVICE_ATTR_"):
         missing = [n for n in HEADER.constants if n.startswith(prefix) and n not in defined]
         assert not missing, f"constants of tri.h missing from tri/_capi.py: {missing}"
+
+
+def test_the_enums_cover_the_header():
+    import tri
+    for enum_type, prefix in ((tri.ErrorCode, "TRI_ERROR_"), (tri.CacheStat, "TRI_CACHE_STAT_"),
+                              (tri.DeviceAttr, "TRI_DEVICE_ATTR_"), (tri.DType, "TRI_DTYPE_"),
+                              (tri.LogLevel, "TRI_LOG_")):
+        want = {k[len(prefix):]: v for k, v in HEADER.constants.items() if k.startswith(prefix)}
+        assert {m.name: int(m) for m in enum_type} == want, enum_type.__name__

@@ -1,8 +1,9 @@
-"""Tri from Python: read block-level kernels as IR, compile them for the CPU (or the reference
-interpreter) and launch them on NumPy arrays. A thin layer over the C API (include/tri/tri.h)
-through ctypes, with Python's forms: exceptions that carry the result code and message, context
-managers and finalizers for the handles, and launch arguments checked against the kernel's
-reflected signature before the call.
+"""Tri from Python: read block-level kernels as IR, compile them for the CPU, the reference
+interpreter or NVIDIA GPUs ("cuda"), and launch them on NumPy arrays (host targets) or on device
+arrays (PyTorch, CuPy: anything with __cuda_array_interface__ or DLPack) on a CUDA stream. A thin
+layer over the C API (include/tri/tri.h) through ctypes, with Python's forms: exceptions that
+carry the result code and message, context managers and finalizers for the handles, and launch
+arguments checked against the kernel's reflected signature before the call.
 
     import numpy as np, tri
     with tri.Context() as ctx:
@@ -11,12 +12,15 @@ reflected signature before the call.
         x = np.arange(5000, dtype=np.float32); out = np.empty_like(x)
         kernel[(5000 + 1023) // 1024](x, x, out, 5000)
 
-Device arrays (__cuda_array_interface__, DLPack) are refused with a clear error: they need the
-"cuda" target, which this package does not launch yet; so is a kernel compiled for a GPU target.
+        # On a GPU: torch tensors (or CuPy arrays) and a stream.
+        gpu = module.compile("vector_add", target="cuda", num_warps=4)
+        xd = torch.arange(5000, dtype=torch.float32, device="cuda"); od = torch.empty_like(xd)
+        gpu[(5000 + 1023) // 1024](xd, xd, od, 5000, stream=torch.cuda.current_stream())
 """
 
 import ctypes
 import enum
+import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -25,14 +29,16 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _capi as C
+from . import _device
 from ._capi import lib as _lib
 
 __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
-    "CompileOptions", "Context", "Module", "Kernel", "Buffer", "version", "last_error_message",
+    "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
+    "Cache", "CacheStat", "CacheStats", "CacheEntry", "version", "last_error_message",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 class ErrorCode(enum.IntEnum):
@@ -52,6 +58,7 @@ class ErrorCode(enum.IntEnum):
     RUNTIME = C.TRI_ERROR_RUNTIME
     IO = C.TRI_ERROR_IO
     INTERNAL = C.TRI_ERROR_INTERNAL
+    CANCELLED = C.TRI_ERROR_CANCELLED
 
 
 class TriError(Exception):
@@ -132,6 +139,39 @@ class FunctionKind(enum.IntEnum):
     DEVICE = C.TRI_FUNCTION_DEVICE
 
 
+class CacheStat(enum.IntEnum):
+    """What Cache.stat reads (TRI_CACHE_STAT_*): counters of this context's use, then usage of
+    the directory now."""
+    HITS = C.TRI_CACHE_STAT_HITS
+    MISSES = C.TRI_CACHE_STAT_MISSES
+    STORES = C.TRI_CACHE_STAT_STORES
+    BYTES_READ = C.TRI_CACHE_STAT_BYTES_READ
+    BYTES_WRITTEN = C.TRI_CACHE_STAT_BYTES_WRITTEN
+    EVICTIONS = C.TRI_CACHE_STAT_EVICTIONS
+    CORRUPT = C.TRI_CACHE_STAT_CORRUPT
+    WRITE_FAILURES = C.TRI_CACHE_STAT_WRITE_FAILURES
+    LOCK_WAITS = C.TRI_CACHE_STAT_LOCK_WAITS
+    ENTRIES = C.TRI_CACHE_STAT_ENTRIES
+    BYTES = C.TRI_CACHE_STAT_BYTES
+    MAX_BYTES = C.TRI_CACHE_STAT_MAX_BYTES
+    ENABLED = C.TRI_CACHE_STAT_ENABLED
+
+
+class DeviceAttr(enum.IntEnum):
+    """What Context.device_attribute reads (TRI_DEVICE_ATTR_*); sizes in bytes."""
+    COMPUTE_CAPABILITY_MAJOR = C.TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR
+    COMPUTE_CAPABILITY_MINOR = C.TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR
+    SM_COUNT = C.TRI_DEVICE_ATTR_SM_COUNT
+    SHARED_PER_BLOCK = C.TRI_DEVICE_ATTR_SHARED_PER_BLOCK
+    SHARED_PER_BLOCK_OPTIN = C.TRI_DEVICE_ATTR_SHARED_PER_BLOCK_OPTIN
+    SHARED_PER_SM = C.TRI_DEVICE_ATTR_SHARED_PER_SM
+    L2_SIZE = C.TRI_DEVICE_ATTR_L2_SIZE
+    MAX_THREADS_PER_BLOCK = C.TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK
+    WARP_SIZE = C.TRI_DEVICE_ATTR_WARP_SIZE
+    DRIVER_VERSION = C.TRI_DEVICE_ATTR_DRIVER_VERSION
+    MAX_PTX_VERSION = C.TRI_DEVICE_ATTR_MAX_PTX_VERSION
+
+
 # NumPy element types that match a Tri dtype bit for bit (Tri's integers are signless).
 _NUMPY_DTYPES: Dict[np.dtype, DType] = {
     np.dtype(np.int8): DType.I8, np.dtype(np.uint8): DType.I8,
@@ -140,9 +180,10 @@ _NUMPY_DTYPES: Dict[np.dtype, DType] = {
     np.dtype(np.int64): DType.I64, np.dtype(np.uint64): DType.I64,
     np.dtype(np.float16): DType.F16, np.dtype(np.float32): DType.F32, np.dtype(np.float64): DType.F64,
 }
-# The targets whose kernels run on host memory; a GPU target needs device buffers and a stream,
-# which this package does not pass yet.
+# The targets whose kernels run on host memory, and those that run on CUDA device memory on a
+# stream. A kernel of any other target (one newer than this package) is not launched.
 _HOST_TARGETS = ("cpu", "interp")
+_CUDA_TARGETS = ("cuda",)
 _INT_BITS = {DType.I1: 1, DType.I8: 8, DType.I16: 16, DType.I32: 32, DType.I64: 64}
 
 
@@ -153,6 +194,73 @@ class Buffer:
     address: int
     nbytes: int
     dtype: DType
+
+
+@dataclass(frozen=True)
+class DevicePtr:
+    """CUDA device memory (a CUdeviceptr) no array object describes, for kernels of the "cuda"
+    target: its address, its size in bytes (0: unknown) and its element type. The caller keeps
+    it allocated until the work queued on it is done."""
+    address: int
+    nbytes: int
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Device:
+    """A CUDA device as the driver reports it (Context.device)."""
+    index: int
+    name: str
+    compute_capability: Tuple[int, int]
+    sm_count: int
+    shared_per_block: int
+    shared_per_block_optin: int
+    shared_per_sm: int
+    l2_size: int
+    max_threads_per_block: int
+    warp_size: int
+    driver_version: int  # 1000 * major + 10 * minor (12040 = 12.4)
+    max_ptx_version: int  # 10 * major + minor (84 = PTX ISA 8.4)
+
+    @property
+    def arch(self) -> str:
+        """The architecture's name for CompileOptions.arch ("sm_90")."""
+        return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One entry of the disk cache (Cache.list)."""
+    key: str
+    nbytes: int
+    last_use: int  # seconds since 1970
+    status: str  # "ok", "ok (another build)", "bad: <why>", "removed: <why>"
+    kind: str  # the payload: "obj", "ptx", "ptx+cubin"
+    target: str
+    kernel: str
+    made_for: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status.startswith("ok")
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """Every CacheStat at once (Cache.stats)."""
+    hits: int
+    misses: int
+    stores: int
+    bytes_read: int
+    bytes_written: int
+    evictions: int
+    corrupt: int
+    write_failures: int
+    lock_waits: int
+    entries: int
+    bytes: int
+    max_bytes: int
+    enabled: bool
 
 
 @dataclass(frozen=True)
@@ -182,15 +290,25 @@ class Function:
 
 @dataclass
 class CompileOptions:
-    """What tri_kernel_compile is told: the target ("cpu" or "interp"), checked mode (interp
-    only), constexpr values by name, and alignment/divisibility promises by runtime parameter
-    index. A plain value: each compile makes its own C options object, so one CompileOptions
-    may be shared between threads."""
+    """What tri_kernel_compile is told: the target ("cpu", "interp" or "cuda"), checked mode
+    (interp only), constexpr values by name, alignment/divisibility promises by runtime
+    parameter index, and for GPU targets the warps per program and the architecture ("sm_90";
+    None: the current device's, which needs a driver). Launch-time specialization (on by default
+    for "cuda", off for "cpu") is switched with `launch_specialization`, its variant budget set
+    with `max_variants` (at most 16), and single parameters taken out of it with
+    `arg_specialization={index: False}`. None leaves the library's default. A plain value: each
+    compile makes its own C options object, so one CompileOptions may be shared between threads."""
     target: str = "cpu"
     checked: bool = False
     constexprs: Mapping[str, Union[int, float, bool]] = field(default_factory=dict)
     arg_align: Mapping[int, int] = field(default_factory=dict)
     arg_divisible: Mapping[int, int] = field(default_factory=dict)
+    num_warps: Optional[int] = None
+    num_stages: Optional[int] = None
+    arch: Optional[str] = None
+    launch_specialization: Optional[bool] = None
+    max_variants: Optional[int] = None
+    arg_specialization: Mapping[int, bool] = field(default_factory=dict)
 
 
 class _Handle:
@@ -271,10 +389,16 @@ def _out_handle() -> ctypes.c_void_p:
 
 class Context(_Owner):
     """The root of modules and kernels. `log` receives (LogLevel, message) up to `log_level`,
-    from any thread that uses the context; `cache_dir` is the compiled-kernel cache folder."""
+    from any thread that uses the context. `cache_dir` is the disk cache's folder ("" turns the
+    cache off; None: $TRI_CACHE_DIR, else $XDG_CACHE_HOME/tri, else ~/.cache/tri) and
+    `cache_max_bytes` its size bound (0: none; default 1 GiB). `interp_memory_limit` is the
+    "interp" target's working-memory budget per launch in bytes (0: none), and
+    `kernel_cache_capacity` how many compiled specializations each module keeps in memory
+    (default 64). `ctx.cache` looks after the disk cache; `ctx.devices()` lists CUDA devices."""
 
     def __init__(self, log: Optional[Callable[[LogLevel, str], None]] = None, log_level: LogLevel = LogLevel.WARNING,
-                 cache_dir: Optional[Union[str, os.PathLike]] = None):
+                 cache_dir: Optional[Union[str, os.PathLike]] = None, cache_max_bytes: Optional[int] = None,
+                 interp_memory_limit: Optional[int] = None, kernel_cache_capacity: Optional[int] = None):
         opts = _out_handle()
         _check(_lib.tri_context_options_create(ctypes.byref(opts)))
         try:
@@ -292,11 +416,22 @@ class Context(_Owner):
                 _check(_lib.tri_context_options_set_log(opts, self._log_fn, None, int(log_level)))
             if cache_dir is not None:
                 _check(_lib.tri_context_options_set_cache_dir(opts, os.fsencode(cache_dir)))
+            if cache_max_bytes is not None:
+                _check(_lib.tri_context_options_set_cache_max_bytes(opts, _u64("cache_max_bytes", cache_max_bytes)))
+            if interp_memory_limit is not None:
+                _check(_lib.tri_context_options_set_interp_memory_limit(
+                    opts, _u64("interp_memory_limit", interp_memory_limit)))
+            if kernel_cache_capacity is not None:
+                n = _u64("kernel_cache_capacity", kernel_cache_capacity)
+                if n >= 1 << 32:
+                    raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"kernel_cache_capacity {n} does not fit in 32 bits")
+                _check(_lib.tri_context_options_set_kernel_cache_capacity(opts, n))
             ctx = _out_handle()
             _check(_lib.tri_context_create(opts, C.TRI_VERSION_NUMBER, ctypes.byref(ctx)))
         finally:
             _lib.tri_context_options_destroy(opts)
         self._h = _Handle(ctx.value, _lib.tri_context_destroy, "context")
+        self.cache = Cache(self)
 
     def module(self, source: Union[bytes, bytearray, memoryview, str], name: Optional[str] = None) -> "Module":
         """A module from IR text (str or bytes) or binary IR (bytes)."""
@@ -305,6 +440,125 @@ class Context(_Owner):
     def load(self, path: Union[str, os.PathLike]) -> "Module":
         """A module from a file of IR text or binary IR."""
         return Module.from_file(self, path)
+
+    def _call(self, fn, *args) -> None:
+        c = self._h.acquire()
+        try:
+            _check(fn(c, *args))
+        finally:
+            self._h.release()
+
+    def cancel(self) -> None:
+        """Stops every launch of this context on a host target ("cpu", "interp") running now:
+        each raises TriError with ErrorCode.CANCELLED. Launches made afterwards run normally;
+        GPU launches are not stopped. Callable from any thread and from the log sink."""
+        self._call(_lib.tri_context_cancel)
+
+    # ---- CUDA devices: TriError UNSUPPORTED (saying why) when no driver can be loaded.
+
+    def device_count(self) -> int:
+        """How many CUDA devices the driver sees (0 with a driver and no GPU). TriError
+        UNSUPPORTED, saying why, when no CUDA driver can be loaded."""
+        n = ctypes.c_uint32()
+        self._call(_lib.tri_device_count, ctypes.byref(n))
+        return n.value
+
+    def device_attribute(self, index: int, attr: DeviceAttr) -> int:
+        v = ctypes.c_int64()
+        self._call(_lib.tri_device_attribute, index, int(attr), ctypes.byref(v))
+        return v.value
+
+    def device_name(self, index: int) -> str:
+        size = ctypes.c_size_t()
+        self._call(_lib.tri_device_name, index, None, 0, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        self._call(_lib.tri_device_name, index, buf, size.value, ctypes.byref(size))
+        return buf.value.decode("utf-8", "replace")
+
+    def device(self, index: int) -> Device:
+        """Device `index` (0-based, as the driver numbers them) with its attributes."""
+        a = {attr: self.device_attribute(index, attr) for attr in DeviceAttr}
+        return Device(index, self.device_name(index),
+                      (a[DeviceAttr.COMPUTE_CAPABILITY_MAJOR], a[DeviceAttr.COMPUTE_CAPABILITY_MINOR]),
+                      a[DeviceAttr.SM_COUNT], a[DeviceAttr.SHARED_PER_BLOCK], a[DeviceAttr.SHARED_PER_BLOCK_OPTIN],
+                      a[DeviceAttr.SHARED_PER_SM], a[DeviceAttr.L2_SIZE], a[DeviceAttr.MAX_THREADS_PER_BLOCK],
+                      a[DeviceAttr.WARP_SIZE], a[DeviceAttr.DRIVER_VERSION], a[DeviceAttr.MAX_PTX_VERSION])
+
+    def devices(self) -> List[Device]:
+        """Every CUDA device ([] with a driver and no GPU; TriError UNSUPPORTED without a driver)."""
+        return [self.device(i) for i in range(self.device_count())]
+
+
+def _u64(what: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 1 << 64:
+        raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"{what} must be an int in 0..2^64-1, not {value!r}")
+    return int(value)
+
+
+class Cache:
+    """The context's disk cache of compiled kernels (docs/cache.md): `ctx.cache`."""
+
+    #: prune's default: down to the context's size bound (UINT64_MAX in the C API).
+    BOUND = (1 << 64) - 1
+
+    def __init__(self, context: Context):
+        self._ctx = context
+
+    @property
+    def dir(self) -> str:
+        """The directory in use, or "" when the disk cache is off."""
+        out = ctypes.c_char_p()
+        self._ctx._call(_lib.tri_cache_dir, ctypes.byref(out))
+        return os.fsdecode(out.value or b"")
+
+    @property
+    def enabled(self) -> bool:
+        return self.stat(CacheStat.ENABLED) != 0
+
+    def stat(self, stat: CacheStat) -> int:
+        v = ctypes.c_uint64()
+        self._ctx._call(_lib.tri_cache_stat, int(stat), ctypes.byref(v))
+        return v.value
+
+    def stats(self) -> CacheStats:
+        v = {s: self.stat(s) for s in CacheStat}
+        return CacheStats(*(v[s] for s in list(CacheStat)[:-1]), enabled=bool(v[CacheStat.ENABLED]))
+
+    def list(self, verify: bool = False) -> List[CacheEntry]:
+        """The entries, sorted by key, each read and checked in full; with verify, bad ones are
+        removed (their status reads "removed: ..."). TriError UNSUPPORTED when the cache is off."""
+        out = _out_handle()
+        self._ctx._call(_lib.tri_cache_list, 1 if verify else 0, ctypes.byref(out))
+        entries = []
+        for line in _blob_bytes(out).decode("utf-8", "replace").splitlines():
+            f = line.split("\t")
+            if len(f) < 8:
+                raise TriError(C.TRI_ERROR_INTERNAL, f"tri_cache_list gave a line of {len(f)} fields: {line!r}")
+            entries.append(CacheEntry(f[0], int(f[1]), int(f[2]), f[3], f[4], f[5], f[6], "\t".join(f[7:])))
+        return entries
+
+    def prune(self, max_bytes: Optional[int] = None) -> int:
+        """Removes least recently used entries until the rest take at most max_bytes (None: the
+        context's bound; 0 empties the cache), stale temporary files and abandoned locks.
+        Returns how many entries it removed."""
+        removed = ctypes.c_uint64()
+        limit = self.BOUND if max_bytes is None else _u64("max_bytes", max_bytes)
+        self._ctx._call(_lib.tri_cache_prune, limit, ctypes.byref(removed))
+        return removed.value
+
+    def export_bundle(self, path: Union[str, os.PathLike]) -> int:
+        """Writes every valid entry to a bundle file (replacing it) so an application can ship a
+        warm cache; returns how many entries it wrote."""
+        n = ctypes.c_uint32()
+        self._ctx._call(_lib.tri_cache_export, os.fsencode(path), ctypes.byref(n))
+        return n.value
+
+    def import_bundle(self, path: Union[str, os.PathLike]) -> int:
+        """Adds a bundle's entries to the cache, each validated; returns how many were added
+        (entries of another build of Tri are skipped and logged)."""
+        n = ctypes.c_uint32()
+        self._ctx._call(_lib.tri_cache_import, os.fsencode(path), ctypes.byref(n))
+        return n.value
 
 
 def _blob_bytes(blob: ctypes.c_void_p) -> bytes:
@@ -354,8 +608,13 @@ class Module(_Owner):
         return _blob_bytes(out)
 
     def to_text(self) -> str:
-        """The module as canonical IR text."""
+        """The module as canonical IR text (no comments: a function of the module alone)."""
         return self._blob(_lib.tri_module_to_text).decode()
+
+    def to_text_with_comments(self) -> str:
+        """What `tri fmt` writes: the canonical text with the `//` comments of the text the
+        module was read from, each where it was (the same as to_text for binary IR)."""
+        return self._blob(_lib.tri_module_to_text_with_comments).decode()
 
     def to_binary(self) -> bytes:
         """The module as binary IR (docs/format.md)."""
@@ -407,7 +666,7 @@ class Module(_Owner):
 
     def compile(self, name: str, options: Optional[CompileOptions] = None, **kwargs: Any) -> "Kernel":
         """Compiles kernel `name`. Options come as a CompileOptions or as its fields by keyword
-        (target="interp", checked=True, constexprs={"BLOCK": 256})."""
+        (target="interp", checked=True, constexprs={"BLOCK": 256}, num_warps=8)."""
         if options is not None and kwargs:
             raise TypeError("compile() takes a CompileOptions or keyword options, not both")
         return Kernel(self, name, options or CompileOptions(**kwargs))
@@ -431,6 +690,19 @@ def _make_options(o: CompileOptions) -> ctypes.c_void_p:
             _check(_lib.tri_compile_options_set_arg_align(opts, param, align))
         for param, divisible in o.arg_divisible.items():
             _check(_lib.tri_compile_options_set_arg_divisible(opts, param, divisible))
+        if o.num_warps is not None:
+            _check(_lib.tri_compile_options_set_num_warps(opts, o.num_warps))
+        if o.num_stages is not None:
+            _check(_lib.tri_compile_options_set_num_stages(opts, o.num_stages))
+        if o.arch is not None:
+            _check(_lib.tri_compile_options_set_arch(opts, o.arch.encode()))
+        if o.launch_specialization is not None or o.max_variants is not None:
+            # The library's defaults for what is not given: on for "cuda", off for the others; 8.
+            on = o.launch_specialization if o.launch_specialization is not None else o.target in _CUDA_TARGETS
+            _check(_lib.tri_compile_options_set_launch_specialization(
+                opts, 1 if on else 0, 8 if o.max_variants is None else o.max_variants))
+        for param, on in o.arg_specialization.items():
+            _check(_lib.tri_compile_options_set_arg_specialization(opts, param, 1 if on else 0))
     except BaseException:
         _lib.tri_compile_options_destroy(opts)
         raise
@@ -440,11 +712,38 @@ def _make_options(o: CompileOptions) -> ctypes.c_void_p:
 GridLike = Union[int, Sequence[int]]
 
 
+def _grid(grid: GridLike) -> Tuple[int, int, int]:
+    dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and 0 <= d < (1 << 32) for d in dims):
+        raise TriError(C.TRI_ERROR_INVALID_ARGUMENT,
+                       f"grid {grid!r}: give 1 to 3 counts of program instances, each in 0..2^32-1")
+    gx, gy, gz = (tuple(int(d) for d in dims) + (1, 1))[:3]
+    return gx, gy, gz
+
+
+def _stream(stream: Any) -> int:
+    try:
+        return _device.stream_handle(stream)
+    except TypeError as e:
+        raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"stream: {e}") from None
+
+
+class _Encoded:
+    """One argument as the C API takes it, with what must outlive its use: the objects that own
+    the memory, and the stream a v3 __cuda_array_interface__ asked to be synchronized with."""
+    __slots__ = ("arg", "keep", "wait")
+
+    def __init__(self, arg: C.Arg, keep: Tuple[Any, ...] = (), wait: Optional[int] = None):
+        self.arg, self.keep, self.wait = arg, keep, wait
+
+
 class Kernel(_Owner):
     """A kernel compiled for one target and specialization. Launch it with
-    `kernel.launch(grid, *args)` or `kernel[grid](*args)`: NumPy arrays for pointers (the
-    array's dtype must be the pointee's), Python numbers for scalars. It keeps its module and
-    context alive and may be launched from several threads at once."""
+    `kernel.launch(grid, *args, stream=None)` or `kernel[grid](*args, stream=None)`, or prepare
+    a launch with `kernel.plan(grid, *args)`. Pointers: NumPy arrays (dtype the pointee's) or
+    tri.Buffer on the host targets; device arrays (__cuda_array_interface__ or DLPack: torch,
+    CuPy) or tri.DevicePtr on "cuda". Scalars: Python numbers. It keeps its module and context
+    alive and may be launched from several threads at once."""
 
     def __init__(self, module: Module, name: str, options: CompileOptions):
         self.module = module
@@ -471,61 +770,167 @@ class Kernel(_Owner):
     def arg_count(self) -> int:
         return len(self.params)
 
-    def to_text(self) -> str:
-        """The specialized IR the kernel was compiled from."""
+    @property
+    def target(self) -> str:
+        return self._target
+
+    def _blob(self, fn, *args) -> bytes:
         out = _out_handle()
         k = self._h.acquire()
         try:
-            _check(_lib.tri_kernel_to_text(k, ctypes.byref(out)))
+            _check(fn(k, *args, ctypes.byref(out)))
         finally:
             self._h.release()
-        return _blob_bytes(out).decode()
+        return _blob_bytes(out)
+
+    def to_text(self) -> str:
+        """The specialized IR the kernel was compiled from."""
+        return self._blob(_lib.tri_kernel_to_text).decode()
+
+    def code(self, kind: str) -> str:
+        """Code the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
+        descriptor, JSON) for "cuda"; "llvm" (LLVM IR after optimization) for "cuda" (and "cpu"
+        when it keeps it). TriError NOT_FOUND when the target made nothing of that kind."""
+        return self._blob(_lib.tri_kernel_code, kind.encode()).decode("utf-8", "replace")
+
+    def metadata(self) -> Dict[str, Any]:
+        """The "cuda" launch descriptor (code("metadata")) as a dict: entry, arch, block,
+        shared_bytes, params, ..."""
+        return json.loads(self.code("metadata"))
+
+    def variants(self) -> Dict[str, Any]:
+        """What launch-time specialization has made so far (docs/capi.md "Variants"), as a dict:
+        {"schema": 1, "max_variants": n, "variants": [{"key", "classes", "reason"}, ...]}."""
+        return json.loads(self._blob(_lib.tri_kernel_variants).decode())
+
+    # ---- Arguments
 
     def _where(self, i: int, p: Param) -> str:
         return f"argument {i} (%{p.name}) of kernel @{self.name} is {p.type_text}"
 
-    def _arg(self, i: int, p: Param, value: Any, keep: List[Any]) -> C.Arg:
+    def _on_device(self) -> bool:
+        return self._target in _CUDA_TARGETS
+
+    def _check_launchable(self) -> None:
+        if self._target not in _HOST_TARGETS and self._target not in _CUDA_TARGETS:
+            raise TriError(C.TRI_ERROR_UNSUPPORTED,
+                           f"kernel @{self.name} was compiled for target \"{self._target}\"; this package "
+                           "launches \"cpu\" and \"interp\" kernels (host arrays) and \"cuda\" ones (device arrays)")
+
+    def _check_count(self, args: Sequence[Any]) -> None:
+        if len(args) != len(self.params):
+            sig = ", ".join(f"%{p.name}: {p.type_text}" for p in self.params)
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"kernel @{self.name} takes {len(self.params)} arguments "
+                                                    f"({sig}), but {len(args)} were given")
+
+    def _pointer(self, i: int, p: Param, value: Any, stream: int) -> _Encoded:
         a = C.Arg()
-        a.dtype = int(p.dtype)
-        if p.type_kind == TypeKind.POINTER:
-            a.kind = C.TRI_TYPE_POINTER
-            if isinstance(value, np.ndarray):
-                got = _NUMPY_DTYPES.get(value.dtype)
-                if got != p.dtype:
-                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
-                                   f"{self._where(i, p)}, so it takes an array of {p.dtype.ir_name}, "
-                                   f"but an array of {value.dtype} was given")
-                if not value.flags.c_contiguous:
-                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
-                                   f"{self._where(i, p)}, but the array given is not contiguous "
-                                   "(pass numpy.ascontiguousarray(a))")
-                a.value.p = value.ctypes.data
-                a.extent = value.nbytes
-                keep.append(value)
-            elif isinstance(value, Buffer):
-                if value.dtype != p.dtype:
-                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but a Buffer of "
-                                                            f"{value.dtype.ir_name} was given")
-                a.value.p = value.address
-                a.extent = value.nbytes
-            elif hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
-                raise TriError(C.TRI_ERROR_UNSUPPORTED,
-                               f"{self._where(i, p)}, but a device array was given: device buffers need the "
-                               "\"cuda\" target, which this package does not launch yet; pass a NumPy array")
-            else:
+        a.kind, a.dtype = C.TRI_TYPE_POINTER, int(p.dtype)
+        where = self._where(i, p)
+        device = self._on_device()
+        runs = self._runs()
+        if isinstance(value, (np.ndarray, Buffer)):
+            if device:
                 raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
-                               f"{self._where(i, p)}, so it takes a NumPy array (or tri.Buffer), "
-                               f"but {type(value).__name__} was given")
-            return a
-        if p.type_kind != TypeKind.SCALAR:
-            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, which a launch cannot pass")
-        a.kind = C.TRI_TYPE_SCALAR
+                               f"{where}, but a host {'array' if isinstance(value, np.ndarray) else 'Buffer'} was "
+                               f"given and {runs}: pass device memory (a torch/CuPy array on the GPU, or "
+                               "tri.DevicePtr)")
+            if isinstance(value, Buffer):
+                if value.dtype != p.dtype:
+                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but a Buffer of {value.dtype.ir_name} was given")
+                a.value.p, a.extent = value.address, value.nbytes
+                return _Encoded(a)
+            got = _NUMPY_DTYPES.get(value.dtype)
+            if got != p.dtype:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, so it takes an array of {p.dtype.ir_name}, "
+                                                        f"but an array of {value.dtype} was given")
+            if not value.flags.c_contiguous:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
+                               f"{where}, but the array given is not contiguous (pass numpy.ascontiguousarray(a))")
+            a.value.p, a.extent = value.ctypes.data, value.nbytes
+            return _Encoded(a, (value,))
+        if isinstance(value, DevicePtr):
+            if not device:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but a DevicePtr was given and {runs}: pass host "
+                                                        "memory (a NumPy array or tri.Buffer)")
+            if value.dtype != p.dtype:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but a DevicePtr of {value.dtype.ir_name} was given")
+            a.value.p, a.extent = value.address, value.nbytes
+            return _Encoded(a)
+        view = self._view(where, value, stream)
+        if view.device != device:
+            raise self._wrong_memory(where, view.device, view.origin)
+        if view.np_dtype is not None:
+            got = _NUMPY_DTYPES.get(view.np_dtype)
+            got_name = str(view.np_dtype) + (" (a type NumPy has no name for)" if view.np_dtype.kind == "V" else "")
+        else:
+            got = DType.BF16 if _device.dl_is_bf16(view) else None
+            got_name = "bfloat16" if got else f"DLPack type code {view.dl_dtype[0]} of {view.dl_dtype[1]} bits"
+        if got != p.dtype:
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
+                           f"{where}, so it takes an array of {p.dtype.ir_name}, but an array of {got_name} was given")
+        a.value.p, a.extent = view.address, view.nbytes
+        return _Encoded(a, view.keep, view.stream)
+
+    def _runs(self) -> str:
+        return f"kernel @{self.name} runs on " + ("the GPU (\"cuda\")" if self._on_device()
+                                                  else f"the host (\"{self._target}\")")
+
+    def _wrong_memory(self, where: str, on_device: bool, origin: str) -> TriError:
+        return TriError(C.TRI_ERROR_LAUNCH_ARGS,
+                        f"{where}, but {'device' if on_device else 'host'} memory ({origin}) was given and "
+                        f"{self._runs()}: "
+                        + ("compile for \"cuda\" or pass a NumPy array" if on_device else
+                           "move it to the GPU first (e.g. x.cuda())"))
+
+    def _view(self, where: str, value: Any, stream: int) -> "_device.View":
+        """A __cuda_array_interface__ or DLPack view of value; TriError LAUNCH_ARGS otherwise."""
+        problems = []
+        try:
+            view = _device.from_cai(value)
+            # A type NumPy has no name for (torch describes bf16 as "|V2"): DLPack names it.
+            if view.np_dtype.kind != "V" or not hasattr(value, "__dlpack__"):
+                return view
+        except _device.NotAView:
+            pass
+        except _device.BadView as e:
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but {e}") from None
+        except Exception as e:  # torch: KeyError for bf16, RuntimeError for a tensor that requires grad
+            problems.append(f"__cuda_array_interface__: {type(e).__name__}: {e}")
+        if hasattr(value, "__dlpack__"):
+            try:
+                device_type, _ = _device.dlpack_device(value)
+                origin = f"DLPack ({_device.dl_device_name(device_type)})"
+                on_gpu = device_type in (_device.DL_CUDA, _device.DL_CUDA_MANAGED)
+                if not on_gpu and device_type != _device.DL_CPU:
+                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but memory ({origin}) was given, which "
+                                                            "Tri cannot launch on")
+                if on_gpu != self._on_device():
+                    # Refused before the capsule is asked for: a producer may copy or synchronize for it.
+                    raise self._wrong_memory(where, on_gpu, origin)
+                return _device.from_dlpack(value, stream if on_gpu else None)
+            except _device.BadView as e:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but {e}") from None
+            except TriError:
+                raise
+            except Exception as e:
+                problems.append(f"__dlpack__: {type(e).__name__}: {e}")
+        if problems:
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but the {type(value).__name__} given cannot be read: "
+                                                    + "; ".join(problems))
+        takes = ("a device array (__cuda_array_interface__ or DLPack) or tri.DevicePtr" if self._on_device()
+                 else "a NumPy array (or tri.Buffer)")
+        raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, so it takes {takes}, but {type(value).__name__} was given")
+
+    def _scalar(self, i: int, p: Param, value: Any) -> _Encoded:
+        a = C.Arg()
+        a.kind, a.dtype = C.TRI_TYPE_SCALAR, int(p.dtype)
         if p.dtype.is_float:
             if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
                 raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
                                f"{self._where(i, p)}, so it takes a number, but {type(value).__name__} was given")
             a.value.f = float(value)
-            return a
+            return _Encoded(a)
         if not isinstance(value, (int, np.integer)):
             raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
                            f"{self._where(i, p)}, so it takes an int, but {type(value).__name__} was given")
@@ -534,34 +939,138 @@ class Kernel(_Owner):
         if not lo <= v <= hi:
             raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, and {v} does not fit in it")
         a.value.i = v - (1 << 64) if v >= (1 << 63) else v
-        return a
+        return _Encoded(a)
 
-    def launch(self, grid: GridLike, *args: Any) -> None:
-        """Runs the kernel over `grid` (an int or 1 to 3 ints) and returns when it has finished."""
-        dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
-        if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and 0 <= d < (1 << 32) for d in dims):
-            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT,
-                           f"grid {grid!r}: give 1 to 3 counts of program instances, each in 0..2^32-1")
-        gx, gy, gz = (tuple(int(d) for d in dims) + (1, 1))[:3]
-        if self._target not in _HOST_TARGETS:
-            raise TriError(C.TRI_ERROR_UNSUPPORTED,
-                           f"kernel @{self.name} was compiled for target \"{self._target}\"; this package "
-                           "launches host targets only (\"cpu\", \"interp\"), with host arrays")
-        if len(args) != len(self.params):
-            sig = ", ".join(f"%{p.name}: {p.type_text}" for p in self.params)
-            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"kernel @{self.name} takes {len(self.params)} arguments "
-                                                    f"({sig}), but {len(args)} were given")
-        keep: List[Any] = []  # the arrays, alive until the call returns
-        raw = (C.Arg * max(len(args), 1))()
-        for i, (p, value) in enumerate(zip(self.params, args)):
-            raw[i] = self._arg(i, p, value, keep)
+    def _encode(self, i: int, value: Any, stream: int) -> _Encoded:
+        p = self.params[i]
+        if p.type_kind == TypeKind.POINTER:
+            return self._pointer(i, p, value, stream)
+        if p.type_kind != TypeKind.SCALAR:
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, which a launch cannot pass")
+        return self._scalar(i, p, value)
+
+    def _launch_stream(self, args: Sequence[Any], stream: Any) -> int:
+        """The stream to run on: the one given; else, on "cuda", the stream the first argument's
+        v3 __cuda_array_interface__ names (where its producer works); else the default stream."""
+        if stream is not None or not self._on_device():
+            return _stream(stream)
+        for p, value in zip(self.params, args):
+            if p.type_kind == TypeKind.POINTER and not isinstance(value, (np.ndarray, Buffer, DevicePtr)):
+                try:
+                    s = _device.from_cai(value).stream
+                except Exception:
+                    continue  # reported, if it matters, when the argument is encoded
+                if s is not None:
+                    return 0 if s == _device.STREAM_LEGACY else s
+        return 0
+
+    def _encode_all(self, args: Sequence[Any], stream: int) -> List[_Encoded]:
+        self._check_launchable()
+        self._check_count(args)
+        return [self._encode(i, value, stream) for i, value in enumerate(args)]
+
+    @staticmethod
+    def _sync(stream: int, encoded: Sequence[_Encoded]) -> None:
+        """Orders `stream` after the streams v3 arrays asked to be synchronized with."""
+        waits = []
+        for e in encoded:
+            if e.wait is not None and not _device.same_stream(e.wait, stream) and e.wait not in waits:
+                waits.append(e.wait)
+        if waits:
+            try:
+                _device.wait_all(stream, waits)
+            except (OSError, AttributeError, RuntimeError) as err:
+                raise TriError(C.TRI_ERROR_RUNTIME, f"could not order stream {stream:#x} after the arrays' streams "
+                                                    f"{', '.join(hex(w) for w in waits)}: {err}") from None
+
+    def launch(self, grid: GridLike, *args: Any, stream: Any = None) -> None:
+        """Runs the kernel over `grid` (an int or 1 to 3 ints). On the host targets it returns
+        when every program has finished, and `stream` must be None. On "cuda" it enqueues the
+        kernel on `stream` (an int CUstream handle, or an object with `cuda_stream`, such as
+        torch.cuda.Stream, or `ptr`, such as cupy.cuda.Stream; None: the stream a v3
+        __cuda_array_interface__ argument names, else the default stream) and returns."""
+        gx, gy, gz = _grid(grid)
+        handle = self._launch_stream(args, stream)
+        encoded = self._encode_all(args, handle)
+        raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
+        if self._on_device():
+            self._sync(handle, encoded)
         k = self._h.acquire()
         try:
             # ctypes drops the GIL for the call, so launches from several threads run at once.
-            _check(_lib.tri_launch(k, gx, gy, gz, None, raw, len(args)))
+            _check(_lib.tri_launch(k, gx, gy, gz, handle or None, raw, len(encoded)))
+        finally:
+            self._h.release()
+        del encoded  # the arrays and DLPack capsules: alive until the call has returned
+
+    def __getitem__(self, grid: GridLike) -> Callable[..., None]:
+        """Triton's form: kernel[grid](*args, stream=None)."""
+        return lambda *args, stream=None: self.launch(grid, *args, stream=stream)
+
+    def plan(self, grid: GridLike, *args: Any, stream: Any = None) -> "LaunchPlan":
+        """A prepared launch: the grid, stream and arguments checked and encoded once; the
+        plan's set_arg / set_grid / set_stream change one thing, and launch() runs it with no
+        checking or encoding. The plan keeps the arrays it was given alive."""
+        return LaunchPlan(self, grid, args, stream)
+
+
+class LaunchPlan(_Owner):
+    """A kernel bound to a grid, a stream and arguments (Kernel.plan). Hot loops update what
+    changes in place and call launch(). It keeps its kernel (and the arrays it holds) alive. The
+    C plan is not thread-safe; this object serializes its calls with a lock."""
+
+    def __init__(self, kernel: Kernel, grid: GridLike, args: Sequence[Any], stream: Any = None):
+        self.kernel = kernel
+        gx, gy, gz = _grid(grid)
+        self._stream = kernel._launch_stream(args, stream)
+        encoded = kernel._encode_all(args, self._stream)
+        self._args: List[_Encoded] = list(encoded)
+        raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
+        self._lock = threading.Lock()
+        out = _out_handle()
+        k = kernel._h.acquire()
+        try:
+            _check(_lib.tri_launch_plan_create(k, gx, gy, gz, self._stream or None, raw, len(encoded),
+                                               ctypes.byref(out)))
+        finally:
+            kernel._h.release()
+        self._h = _Handle(out.value, _lib.tri_launch_plan_destroy, f"launch plan of kernel @{kernel.name}")
+
+    def _call(self, fn, *args) -> None:
+        p = self._h.acquire()
+        try:
+            _check(fn(p, *args))
         finally:
             self._h.release()
 
-    def __getitem__(self, grid: GridLike) -> Callable[..., None]:
-        """Triton's form: kernel[grid](*args)."""
-        return lambda *args: self.launch(grid, *args)
+    def set_arg(self, index: int, value: Any) -> None:
+        """Replaces argument `index` (checked like a launch's); a refused value changes nothing."""
+        if not 0 <= index < len(self.kernel.params):
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"kernel @{self.kernel.name} takes {len(self.kernel.params)} "
+                                                    f"arguments; there is no argument {index}")
+        with self._lock:
+            e = self.kernel._encode(index, value, self._stream)
+            self._call(_lib.tri_launch_plan_set_arg, index, ctypes.byref(e.arg))
+            self._args[index] = e
+
+    def set_grid(self, grid: GridLike) -> None:
+        gx, gy, gz = _grid(grid)
+        with self._lock:
+            self._call(_lib.tri_launch_plan_set_grid, gx, gy, gz)
+
+    def set_stream(self, stream: Any) -> None:
+        """Moves later launches to another stream (the values Kernel.launch takes; None: the
+        default stream)."""
+        handle = _stream(stream)
+        with self._lock:
+            self._call(_lib.tri_launch_plan_set_stream, handle or None)
+            self._stream = handle
+
+    def launch(self) -> None:
+        """Launches as Kernel.launch would with the plan's kernel, grid, stream and arguments."""
+        with self._lock:
+            if self.kernel._on_device():
+                self.kernel._sync(self._stream, self._args)
+            self._call(_lib.tri_launch_plan_launch)
+
+    __call__ = launch

@@ -14,7 +14,7 @@ from typing import List
 
 # The header version this package was written against (tri_context_create checks it).
 TRI_VERSION_MAJOR = 0
-TRI_VERSION_MINOR = 1
+TRI_VERSION_MINOR = 2
 TRI_VERSION_PATCH = 0
 TRI_VERSION_NUMBER = TRI_VERSION_MAJOR * 10000 + TRI_VERSION_MINOR * 100 + TRI_VERSION_PATCH
 
@@ -61,6 +61,32 @@ TRI_DTYPE_F64 = 8
 TRI_DTYPE_F8E4M3 = 9
 TRI_DTYPE_F8E5M2 = 10
 
+TRI_CACHE_STAT_HITS = 0
+TRI_CACHE_STAT_MISSES = 1
+TRI_CACHE_STAT_STORES = 2
+TRI_CACHE_STAT_BYTES_READ = 3
+TRI_CACHE_STAT_BYTES_WRITTEN = 4
+TRI_CACHE_STAT_EVICTIONS = 5
+TRI_CACHE_STAT_CORRUPT = 6
+TRI_CACHE_STAT_WRITE_FAILURES = 7
+TRI_CACHE_STAT_LOCK_WAITS = 8
+TRI_CACHE_STAT_ENTRIES = 9
+TRI_CACHE_STAT_BYTES = 10
+TRI_CACHE_STAT_MAX_BYTES = 11
+TRI_CACHE_STAT_ENABLED = 12
+
+TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR = 0
+TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR = 1
+TRI_DEVICE_ATTR_SM_COUNT = 2
+TRI_DEVICE_ATTR_SHARED_PER_BLOCK = 3
+TRI_DEVICE_ATTR_SHARED_PER_BLOCK_OPTIN = 4
+TRI_DEVICE_ATTR_SHARED_PER_SM = 5
+TRI_DEVICE_ATTR_L2_SIZE = 6
+TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK = 7
+TRI_DEVICE_ATTR_WARP_SIZE = 8
+TRI_DEVICE_ATTR_DRIVER_VERSION = 9
+TRI_DEVICE_ATTR_MAX_PTX_VERSION = 10
+
 
 class ArgValue(ctypes.Union):
     _fields_ = [("i", ctypes.c_int64), ("f", ctypes.c_double), ("p", ctypes.c_void_p)]
@@ -77,7 +103,7 @@ _p = ctypes.POINTER
 _handle = ctypes.c_void_p
 _out_handle = _p(ctypes.c_void_p)
 _str = ctypes.c_char_p
-_u32, _i32, _i64, _size = ctypes.c_uint32, ctypes.c_int32, ctypes.c_int64, ctypes.c_size_t
+_u32, _i32, _i64, _u64, _size = ctypes.c_uint32, ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64, ctypes.c_size_t
 _result = ctypes.c_int32
 
 # name: (result type, argument types), in tri.h's order.
@@ -89,14 +115,19 @@ PROTOTYPES = {
     "tri_context_options_destroy": (None, [_handle]),
     "tri_context_options_set_log": (_result, [_handle, LOG_FN, ctypes.c_void_p, _i32]),
     "tri_context_options_set_cache_dir": (_result, [_handle, _str]),
+    "tri_context_options_set_cache_max_bytes": (_result, [_handle, _u64]),
+    "tri_context_options_set_interp_memory_limit": (_result, [_handle, _u64]),
+    "tri_context_options_set_kernel_cache_capacity": (_result, [_handle, _u32]),
     "tri_context_create": (_result, [_handle, _u32, _out_handle]),
     "tri_context_destroy": (None, [_handle]),
+    "tri_context_cancel": (_result, [_handle]),
     "tri_module_create": (_result, [_handle, ctypes.c_void_p, _size, _str, _out_handle]),
     "tri_module_destroy": (None, [_handle]),
     "tri_blob_data": (ctypes.c_void_p, [_handle]),
     "tri_blob_size": (_size, [_handle]),
     "tri_blob_destroy": (None, [_handle]),
     "tri_module_to_text": (_result, [_handle, _out_handle]),
+    "tri_module_to_text_with_comments": (_result, [_handle, _out_handle]),
     "tri_module_to_binary": (_result, [_handle, _out_handle]),
     "tri_module_function_count": (_result, [_handle, _p(_u32)]),
     "tri_module_find_function": (_result, [_handle, _str, _p(_u32)]),
@@ -114,13 +145,35 @@ PROTOTYPES = {
     "tri_compile_options_set_checked": (_result, [_handle, _i32]),
     "tri_compile_options_set_constexpr_int": (_result, [_handle, _str, _i64]),
     "tri_compile_options_set_constexpr_float": (_result, [_handle, _str, ctypes.c_double]),
+    "tri_compile_options_set_num_warps": (_result, [_handle, _i32]),
+    "tri_compile_options_set_num_stages": (_result, [_handle, _i32]),
+    "tri_compile_options_set_launch_specialization": (_result, [_handle, _i32, _u32]),
+    "tri_compile_options_set_arg_specialization": (_result, [_handle, _u32, _i32]),
+    "tri_compile_options_set_arch": (_result, [_handle, _str]),
     "tri_compile_options_set_arg_align": (_result, [_handle, _u32, _u32]),
     "tri_compile_options_set_arg_divisible": (_result, [_handle, _u32, _u32]),
     "tri_kernel_compile": (_result, [_handle, _str, _handle, _out_handle]),
     "tri_kernel_destroy": (None, [_handle]),
     "tri_kernel_to_text": (_result, [_handle, _out_handle]),
+    "tri_kernel_code": (_result, [_handle, _str, _out_handle]),
+    "tri_kernel_variants": (_result, [_handle, _out_handle]),
     "tri_kernel_arg_count": (_result, [_handle, _p(_u32)]),
     "tri_launch": (_result, [_handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32]),
+    "tri_launch_plan_create": (_result, [_handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32, _out_handle]),
+    "tri_launch_plan_set_arg": (_result, [_handle, _u32, _p(Arg)]),
+    "tri_launch_plan_set_grid": (_result, [_handle, _u32, _u32, _u32]),
+    "tri_launch_plan_set_stream": (_result, [_handle, ctypes.c_void_p]),
+    "tri_launch_plan_launch": (_result, [_handle]),
+    "tri_launch_plan_destroy": (None, [_handle]),
+    "tri_cache_dir": (_result, [_handle, _p(_str)]),
+    "tri_cache_stat": (_result, [_handle, _i32, _p(_u64)]),
+    "tri_cache_list": (_result, [_handle, _i32, _out_handle]),
+    "tri_cache_prune": (_result, [_handle, _u64, _p(_u64)]),
+    "tri_cache_export": (_result, [_handle, _str, _p(_u32)]),
+    "tri_cache_import": (_result, [_handle, _str, _p(_u32)]),
+    "tri_device_count": (_result, [_handle, _p(_u32)]),
+    "tri_device_attribute": (_result, [_handle, _u32, _i32, _p(_i64)]),
+    "tri_device_name": (_result, [_handle, _u32, ctypes.c_char_p, _size, _p(_size)]),
 }
 
 

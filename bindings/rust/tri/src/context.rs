@@ -63,6 +63,9 @@ pub struct ContextBuilder {
     log: Option<(Box<LogFn>, LogLevel)>,
     allocator: Option<Arc<dyn HostAllocator>>,
     cache_dir: Option<CString>,
+    cache_max_bytes: Option<u64>,
+    interp_memory_limit: Option<u64>,
+    kernel_cache_capacity: Option<u32>,
     error: Option<Error>,
 }
 
@@ -83,12 +86,35 @@ impl ContextBuilder {
         self
     }
 
-    /// The directory of the compiled-kernel cache.
+    /// The directory of the disk cache of compiled kernels (made when missing); an empty path
+    /// turns the disk cache off. Unset: `$TRI_CACHE_DIR`, else `$XDG_CACHE_HOME/tri`, else
+    /// `~/.cache/tri`.
     pub fn cache_dir(mut self, dir: impl AsRef<Path>) -> Self {
         match path_cstring(dir.as_ref()) {
             Ok(c) => self.cache_dir = Some(c),
             Err(e) => self.error = Some(e),
         }
+        self
+    }
+
+    /// The disk cache's size bound in bytes (default 1 GiB; 0: no bound); least recently used
+    /// entries go first.
+    pub fn cache_max_bytes(mut self, bytes: u64) -> Self {
+        self.cache_max_bytes = Some(bytes);
+        self
+    }
+
+    /// The "interp" target's working-memory budget per launch in bytes (0, the default: none);
+    /// a launch that would need more fails before running with `ErrorKind::LimitExceeded`.
+    pub fn interp_memory_limit(mut self, bytes: u64) -> Self {
+        self.interp_memory_limit = Some(bytes);
+        self
+    }
+
+    /// How many compiled specializations each module keeps in memory for later compiles to find
+    /// (default 64; 0 keeps none that no `Kernel` holds).
+    pub fn kernel_cache_capacity(mut self, count: u32) -> Self {
+        self.kernel_cache_capacity = Some(count);
         self
     }
 
@@ -115,6 +141,16 @@ impl ContextBuilder {
         if let Some(dir) = &self.cache_dir {
             // SAFETY: the string is NUL-terminated; the library copies it.
             check(unsafe { sys::tri_context_options_set_cache_dir(options.0, dir.as_ptr()) })?;
+        }
+        // SAFETY (the three setters): a live options handle and plain values.
+        if let Some(bytes) = self.cache_max_bytes {
+            check(unsafe { sys::tri_context_options_set_cache_max_bytes(options.0, bytes) })?;
+        }
+        if let Some(bytes) = self.interp_memory_limit {
+            check(unsafe { sys::tri_context_options_set_interp_memory_limit(options.0, bytes) })?;
+        }
+        if let Some(count) = self.kernel_cache_capacity {
+            check(unsafe { sys::tri_context_options_set_kernel_cache_capacity(options.0, count) })?;
         }
         let mut raw = ptr::null_mut();
         // SAFETY: the options are copied by tri_context_create, so they may be dropped after.
@@ -195,7 +231,8 @@ pub struct Context {
 }
 
 impl Context {
-    /// A context with the default options (no log sink, the C allocator, no cache directory).
+    /// A context with the default options (no log sink, the C allocator, the default disk
+    /// cache directory).
     pub fn new() -> Result<Context> {
         ContextBuilder::default().build()
     }
@@ -207,6 +244,14 @@ impl Context {
     /// The raw handle, for calls this crate does not wrap. It stays valid while `self` lives.
     pub fn as_raw(&self) -> *mut sys::tri_context {
         self.inner.raw
+    }
+
+    /// Stops every launch of this context on a host target ("cpu", "interp") running now: each
+    /// returns `ErrorKind::Cancelled` (the stores it made stay made). Launches that begin later
+    /// run normally; GPU launches are not stopped. Callable from any thread and from the log sink.
+    pub fn cancel(&self) -> Result<()> {
+        // SAFETY: a live context; tri_context_cancel is thread-safe.
+        check(unsafe { sys::tri_context_cancel(self.inner.raw) })
     }
 }
 

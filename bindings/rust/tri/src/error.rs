@@ -26,6 +26,8 @@ pub enum ErrorKind {
     Runtime,
     Io,
     Internal,
+    /// A launch stopped by `Context::cancel` (since tri.h 0.2).
+    Cancelled,
     /// A code this version of the crate does not know (a newer library).
     Unknown(i32),
 }
@@ -48,6 +50,7 @@ impl ErrorKind {
             sys::TRI_ERROR_RUNTIME => ErrorKind::Runtime,
             sys::TRI_ERROR_IO => ErrorKind::Io,
             sys::TRI_ERROR_INTERNAL => ErrorKind::Internal,
+            sys::TRI_ERROR_CANCELLED => ErrorKind::Cancelled,
             other => ErrorKind::Unknown(other),
         }
     }

@@ -1,31 +1,50 @@
 // Compile options (a builder), compiled kernels, and launches whose arguments are checked
 // against the kernel's reflected signature before the C call, so a wrong argument is an Error
-// naming it rather than memory read as the wrong type.
+// naming it rather than memory read as the wrong type. Host kernels ("cpu", "interp") take
+// slices; "cuda" kernels take device pointers and run on a stream.
 
 use std::marker::PhantomData;
 use std::ptr;
+use std::sync::Arc;
 
 use tri_sys as sys;
 
 use crate::context::{cstring, Context};
+use crate::device::{DevicePtr, Stream};
 use crate::error::{check, Error, Result};
 use crate::module::{Blob, DType, Module, ParamKind, TypeKind};
+use crate::plan::LaunchPlan;
 
 /// Where a kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Target {
     /// LLVM ORC JIT for the host CPU (the default).
     Cpu,
     /// The reference interpreter: slow and exact; with `checked`, a debugging tool.
     Interp,
+    /// NVIDIA GPUs: PTX launched through the CUDA driver on a stream, on device memory.
+    Cuda,
 }
 
 impl Target {
-    fn name(self) -> &'static str {
+    /// The target's name in the C API ("cpu").
+    pub fn name(self) -> &'static str {
         match self {
             Target::Cpu => "cpu",
             Target::Interp => "interp",
+            Target::Cuda => "cuda",
         }
+    }
+}
+
+/// Whether a target's kernels take device memory (Some(true)) or host memory (Some(false));
+/// None for a target this crate does not know.
+fn on_device(target: &str) -> Option<bool> {
+    match target {
+        "cpu" | "interp" => Some(false),
+        "cuda" => Some(true),
+        _ => None,
     }
 }
 
@@ -37,6 +56,11 @@ enum Setting {
     ConstFloat(String, f64),
     Align(u32, u32),
     Divisible(u32, u32),
+    NumWarps(i32),
+    NumStages(i32),
+    Arch(String),
+    LaunchSpecialization(bool, u32),
+    ArgSpecialization(u32, bool),
 }
 
 /// Collects compile options; `build` makes the C options object and reports the first setting
@@ -85,6 +109,43 @@ impl CompileOptionsBuilder {
         self
     }
 
+    /// Warps per program instance on GPU targets: 1, 2, 4 (the default), 8, 16 or 32. Host
+    /// targets ignore it.
+    pub fn num_warps(mut self, warps: i32) -> Self {
+        self.settings.push(Setting::NumWarps(warps));
+        self
+    }
+
+    /// How many iterations ahead a loop that feeds `dot` loads its operands, as stages (0: the
+    /// target's default; 1 to 4). The results do not change.
+    pub fn num_stages(mut self, stages: i32) -> Self {
+        self.settings.push(Setting::NumStages(stages));
+        self
+    }
+
+    /// The GPU architecture to compile for ("sm_80", "sm_90", "sm_90a"). Unset, the current
+    /// device's, which needs a driver; named, PTX is made on any machine.
+    pub fn arch(mut self, arch: &str) -> Self {
+        self.settings.push(Setting::Arch(arch.to_string()));
+        self
+    }
+
+    /// Launch-time specialization (on by default for Cuda, off for Cpu; Interp ignores it):
+    /// each launch classes its arguments (pointers aligned to 16, integers divisible by 16) and
+    /// runs a variant compiled for those classes, at most `max_variants` (16 at most; default 8)
+    /// of them. Off, the launch path never compiles.
+    pub fn launch_specialization(mut self, on: bool, max_variants: u32) -> Self {
+        self.settings.push(Setting::LaunchSpecialization(on, max_variants));
+        self
+    }
+
+    /// Takes runtime parameter `param` (below 32) out of launch-time specialization (false) or
+    /// puts it back (true, the default).
+    pub fn arg_specialization(mut self, param: u32, on: bool) -> Self {
+        self.settings.push(Setting::ArgSpecialization(param, on));
+        self
+    }
+
     pub fn build(self) -> Result<CompileOptions> {
         let mut options = CompileOptions::new()?;
         for s in &self.settings {
@@ -107,6 +168,18 @@ impl CompileOptionsBuilder {
                 }
                 Setting::Align(p, a) => check(unsafe { sys::tri_compile_options_set_arg_align(o, *p, *a) })?,
                 Setting::Divisible(p, d) => check(unsafe { sys::tri_compile_options_set_arg_divisible(o, *p, *d) })?,
+                Setting::NumWarps(w) => check(unsafe { sys::tri_compile_options_set_num_warps(o, *w) })?,
+                Setting::NumStages(s) => check(unsafe { sys::tri_compile_options_set_num_stages(o, *s) })?,
+                Setting::Arch(a) => {
+                    let c = cstring(a, "architecture")?;
+                    check(unsafe { sys::tri_compile_options_set_arch(o, c.as_ptr()) })?
+                }
+                Setting::LaunchSpecialization(on, max) => {
+                    check(unsafe { sys::tri_compile_options_set_launch_specialization(o, *on as i32, *max) })?
+                }
+                Setting::ArgSpecialization(p, on) => {
+                    check(unsafe { sys::tri_compile_options_set_arg_specialization(o, *p, *on as i32) })?
+                }
             }
         }
         Ok(options)
@@ -176,16 +249,28 @@ macro_rules! element {
 element!(i8 => I8, u8 => I8, i16 => I16, u16 => I16, i32 => I32, u32 => I32, i64 => I64, u64 => I64,
          f32 => F32, f64 => F64);
 
+/// What memory a pointer argument points into, so a launch can refuse host memory for a GPU
+/// kernel and device memory for a host one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Space {
+    Value,
+    Host,
+    Device,
+    /// Raw parts: the caller vouches for it.
+    Any,
+}
+
 /// One launch argument. Buffers borrow the slice for `'a`, so it cannot be freed or moved while
-/// the argument exists.
+/// the argument (or a launch plan holding it) exists.
 #[derive(Clone, Copy)]
 pub struct Arg<'a> {
     raw: sys::tri_arg,
+    space: Space,
     _borrow: PhantomData<&'a [u8]>,
 }
 
 impl<'a> Arg<'a> {
-    fn pointer(p: *const sys::c_void, extent: u64, dtype: DType) -> Arg<'a> {
+    fn pointer(p: *const sys::c_void, extent: u64, dtype: DType, space: Space) -> Arg<'a> {
         Arg {
             raw: sys::tri_arg {
                 value: sys::tri_arg_value { p },
@@ -193,28 +278,41 @@ impl<'a> Arg<'a> {
                 kind: sys::TRI_TYPE_POINTER,
                 dtype: dtype.raw(),
             },
+            space,
             _borrow: PhantomData,
         }
     }
 
-    /// A buffer the kernel only reads.
+    /// A host buffer the kernel only reads ("cpu" and "interp" kernels).
     pub fn slice<T: Element>(s: &'a [T]) -> Arg<'a> {
-        Arg::pointer(s.as_ptr() as *const sys::c_void, std::mem::size_of_val(s) as u64, T::DTYPE)
+        Arg::pointer(s.as_ptr() as *const sys::c_void, std::mem::size_of_val(s) as u64, T::DTYPE, Space::Host)
     }
 
-    /// A buffer the kernel may write.
+    /// A host buffer the kernel may write ("cpu" and "interp" kernels).
     pub fn slice_mut<T: Element>(s: &'a mut [T]) -> Arg<'a> {
-        Arg::pointer(s.as_mut_ptr() as *const sys::c_void, std::mem::size_of_val(s) as u64, T::DTYPE)
+        Arg::pointer(s.as_mut_ptr() as *const sys::c_void, std::mem::size_of_val(s) as u64, T::DTYPE, Space::Host)
+    }
+
+    /// `len` elements of `T` in device memory at `ptr`, for "cuda" kernels. Making the argument
+    /// is safe (it is an address); launching with it is `unsafe`, and there the memory must be
+    /// allocated, on the launch's device, until the work queued on it is done.
+    pub fn device<T: Element>(ptr: DevicePtr, len: usize) -> Arg<'a> {
+        Arg::device_bytes(ptr, (len * std::mem::size_of::<T>()) as u64, T::DTYPE)
+    }
+
+    /// Device memory of `extent` bytes (0: unknown) of element type `dtype` (bf16, f8 ...).
+    pub fn device_bytes(ptr: DevicePtr, extent: u64, dtype: DType) -> Arg<'a> {
+        Arg::pointer(ptr.0 as usize as *const sys::c_void, extent, dtype, Space::Device)
     }
 
     /// A pointer to memory this crate does not manage, `extent` bytes long (0: unknown), whose
-    /// elements are `dtype` (f16/bf16/f8 buffers go this way).
+    /// elements are `dtype` (f16/bf16/f8 buffers go this way). Accepted by every target.
     ///
     /// # Safety
     /// The memory must stay valid, and be usable by the kernel's target, for as long as the
     /// returned argument is used.
     pub unsafe fn from_raw_parts(ptr: *const std::ffi::c_void, extent: u64, dtype: DType) -> Arg<'a> {
-        Arg::pointer(ptr as *const sys::c_void, extent, dtype)
+        Arg::pointer(ptr as *const sys::c_void, extent, dtype, Space::Any)
     }
 
     fn int(v: i64, dtype: DType) -> Arg<'a> {
@@ -225,6 +323,7 @@ impl<'a> Arg<'a> {
                 kind: sys::TRI_TYPE_SCALAR,
                 dtype: dtype.raw(),
             },
+            space: Space::Value,
             _borrow: PhantomData,
         }
     }
@@ -237,6 +336,7 @@ impl<'a> Arg<'a> {
                 kind: sys::TRI_TYPE_SCALAR,
                 dtype: dtype.raw(),
             },
+            space: Space::Value,
             _borrow: PhantomData,
         }
     }
@@ -270,30 +370,112 @@ impl<'a> Arg<'a> {
 
     fn describe(&self) -> String {
         let d = DType::from_raw(self.raw.dtype).map(|d| d.name()).unwrap_or("an unknown type");
-        if self.raw.kind == sys::TRI_TYPE_POINTER {
-            format!("a buffer of {}", d)
-        } else {
-            format!("a {} value", d)
+        match self.space {
+            Space::Value => format!("a {} value", d),
+            Space::Host => format!("a host buffer of {}", d),
+            Space::Device => format!("a device buffer of {}", d),
+            Space::Any => format!("a buffer of {}", d),
         }
     }
 }
 
 #[derive(Clone, Debug)]
-struct RuntimeParam {
+pub(crate) struct RuntimeParam {
     name: String,
     pointer: bool,
     dtype: DType,
     text: String,
 }
 
+/// What a launch is checked against: the kernel's name, target and runtime parameters. Shared
+/// by the kernel and its launch plans.
+#[derive(Debug)]
+pub(crate) struct Signature {
+    pub(crate) name: String,
+    pub(crate) target: String,
+    params: Vec<RuntimeParam>,
+}
+
+impl Signature {
+    /// Whether the kernel takes device memory; Unsupported for a target this crate does not know.
+    pub(crate) fn on_device(&self) -> Result<bool> {
+        on_device(&self.target).ok_or_else(|| {
+            Error::new(
+                sys::TRI_ERROR_UNSUPPORTED,
+                format!(
+                    "kernel @{} was compiled for target \"{}\"; this crate launches \"cpu\" and \"interp\" kernels (host \
+                     memory) and \"cuda\" ones (device memory)",
+                    self.name, self.target
+                ),
+            )
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.params.len()
+    }
+
+    /// Checks argument `i` against parameter `i`: buffer or value, element type, memory space.
+    pub(crate) fn check_arg(&self, i: usize, a: &Arg) -> Result<()> {
+        let p = self.params.get(i).ok_or_else(|| {
+            Error::new(
+                sys::TRI_ERROR_LAUNCH_ARGS,
+                format!("kernel @{} takes {} arguments; there is no argument {}", self.name, self.params.len(), i),
+            )
+        })?;
+        let device = self.on_device()?;
+        let pointer = a.raw.kind == sys::TRI_TYPE_POINTER;
+        let wrong_space = (device && a.space == Space::Host) || (!device && a.space == Space::Device);
+        if pointer != p.pointer || a.raw.dtype != p.dtype.raw() || wrong_space {
+            let wanted = if !p.pointer {
+                format!("a {} value", p.dtype.name())
+            } else if device {
+                format!("a device buffer of {} (the kernel runs on the GPU)", p.dtype.name())
+            } else {
+                format!("a buffer of {}", p.dtype.name())
+            };
+            return Err(Error::new(
+                sys::TRI_ERROR_LAUNCH_ARGS,
+                format!(
+                    "argument {} (%{}) of kernel @{} is {}, so it takes {}, but {} was given",
+                    i,
+                    p.name,
+                    self.name,
+                    p.text,
+                    wanted,
+                    a.describe()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the count, then each argument.
+    pub(crate) fn check_args(&self, args: &[Arg]) -> Result<()> {
+        self.on_device()?;
+        if args.len() != self.params.len() {
+            let names: Vec<String> = self.params.iter().map(|p| format!("%{}: {}", p.name, p.text)).collect();
+            return Err(Error::new(
+                sys::TRI_ERROR_LAUNCH_ARGS,
+                format!(
+                    "kernel @{} takes {} arguments ({}), but {} were given",
+                    self.name,
+                    self.params.len(),
+                    names.join(", "),
+                    args.len()
+                ),
+            ));
+        }
+        args.iter().enumerate().try_for_each(|(i, a)| self.check_arg(i, a))
+    }
+}
+
 /// A kernel compiled for one target and one specialization. It keeps its module and context
 /// alive, so it may outlive the `Module` it came from.
 pub struct Kernel {
     raw: *mut sys::tri_kernel,
-    name: String,
-    target: String,
-    params: Vec<RuntimeParam>,
-    _ctx: Context,
+    sig: Arc<Signature>,
+    ctx: Context,
 }
 
 // SAFETY: tri.h: "A kernel may be launched from many threads at once", and tri_launch is
@@ -317,10 +499,8 @@ impl Kernel {
         check(unsafe { sys::tri_kernel_compile(module.as_raw(), cname.as_ptr(), options.raw, &mut raw) })?;
         let mut kernel = Kernel {
             raw,
-            name: name.to_string(),
-            target: options.target.clone(),
-            params: Vec::new(),
-            _ctx: module.context().clone(),
+            sig: Arc::new(Signature { name: name.to_string(), target: options.target.clone(), params: Vec::new() }),
+            ctx: module.context().clone(),
         };
         let mut count = 0u32;
         // SAFETY: live kernel; out-parameter.
@@ -343,17 +523,22 @@ impl Kernel {
                 format!("kernel @{} reflects {} runtime parameters but takes {} arguments", name, params.len(), count),
             ));
         }
-        kernel.params = params;
+        kernel.sig = Arc::new(Signature { name: name.to_string(), target: options.target.clone(), params });
         Ok(kernel)
     }
 
     pub fn name(&self) -> &str {
-        &self.name
+        &self.sig.name
+    }
+
+    /// The target it was compiled for ("cpu", "interp", "cuda").
+    pub fn target(&self) -> &str {
+        &self.sig.target
     }
 
     /// How many arguments a launch takes.
     pub fn arg_count(&self) -> usize {
-        self.params.len()
+        self.sig.len()
     }
 
     /// The specialized IR the kernel was compiled from.
@@ -361,7 +546,27 @@ impl Kernel {
         let mut blob = ptr::null_mut();
         // SAFETY: live kernel; out-parameter.
         check(unsafe { sys::tri_kernel_to_text(self.raw, &mut blob) })?;
-        Blob::from_raw(blob, &self._ctx).into_string()
+        Blob::from_raw(blob, &self.ctx).into_string()
+    }
+
+    /// Code the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
+    /// descriptor, JSON) for Cuda; "llvm" (LLVM IR after optimization) for Cuda, and for Cpu
+    /// when it keeps it. `ErrorKind::NotFound` when the target made nothing of that kind.
+    pub fn code(&self, kind: &str) -> Result<String> {
+        let ckind = cstring(kind, "code kind")?;
+        let mut blob = ptr::null_mut();
+        // SAFETY: live kernel, NUL-terminated kind, out-parameter.
+        check(unsafe { sys::tri_kernel_code(self.raw, ckind.as_ptr(), &mut blob) })?;
+        Blob::from_raw(blob, &self.ctx).into_string()
+    }
+
+    /// The variants launch-time specialization has made so far, as JSON (docs/capi.md,
+    /// "Variants"): `{"schema": 1, "max_variants": n, "variants": [{"key", "classes", "reason"}]}`.
+    pub fn variants(&self) -> Result<String> {
+        let mut blob = ptr::null_mut();
+        // SAFETY: live kernel; out-parameter.
+        check(unsafe { sys::tri_kernel_variants(self.raw, &mut blob) })?;
+        Blob::from_raw(blob, &self.ctx).into_string()
     }
 
     /// The raw handle, for calls this crate does not wrap. It stays valid while `self` lives.
@@ -369,70 +574,51 @@ impl Kernel {
         self.raw
     }
 
-    /// Checks `args` against the kernel's runtime parameters (count, buffer or value, dtype).
+    /// Checks `args` against the kernel's runtime parameters (count, buffer or value, dtype,
+    /// host or device memory).
     pub fn check_args(&self, args: &[Arg]) -> Result<()> {
-        if args.len() != self.params.len() {
-            let names: Vec<String> = self.params.iter().map(|p| format!("%{}: {}", p.name, p.text)).collect();
-            return Err(Error::new(
-                sys::TRI_ERROR_LAUNCH_ARGS,
-                format!(
-                    "kernel @{} takes {} arguments ({}), but {} were given",
-                    self.name,
-                    self.params.len(),
-                    names.join(", "),
-                    args.len()
-                ),
-            ));
-        }
-        for (i, (p, a)) in self.params.iter().zip(args).enumerate() {
-            let pointer = a.raw.kind == sys::TRI_TYPE_POINTER;
-            if pointer != p.pointer || a.raw.dtype != p.dtype.raw() {
-                let wanted = if p.pointer {
-                    "a buffer of ".to_string() + p.dtype.name()
-                } else {
-                    format!("a {} value", p.dtype.name())
-                };
-                return Err(Error::new(
-                    sys::TRI_ERROR_LAUNCH_ARGS,
-                    format!(
-                        "argument {} (%{}) of kernel @{} is {}, so it takes {}, but {} was given",
-                        i,
-                        p.name,
-                        self.name,
-                        p.text,
-                        wanted,
-                        a.describe()
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        self.sig.check_args(args)
     }
 
-    /// Runs the kernel over `grid` and returns when every program instance has finished.
+    /// Runs the kernel over `grid`. Host targets return when every program instance has
+    /// finished; a Cuda kernel is queued on the default stream (see `launch_on`).
     ///
     /// # Safety
     /// A kernel is code that reads and writes through its pointer arguments: it must stay
     /// within each buffer's extent and write only to buffers passed with `Arg::slice_mut` (or
-    /// raw parts the caller may write). The argument types are checked; what the kernel does
+    /// raw parts, or device memory, the caller may write). Device memory must stay allocated
+    /// until the queued work is done. The argument types are checked; what the kernel does
     /// with them cannot be, except by the interpreter's checked mode, which reports accesses
     /// outside the extents as an Error.
     pub unsafe fn launch(&self, grid: impl Into<Grid>, args: &[Arg]) -> Result<()> {
-        // A GPU target needs device pointers and a stream, which this crate does not pass yet.
-        if self.target != "cpu" && self.target != "interp" {
-            return Err(Error::new(
-                sys::TRI_ERROR_UNSUPPORTED,
-                format!(
-                    "kernel @{} was compiled for target \"{}\"; this crate launches host targets only (\"cpu\", \"interp\")",
-                    self.name, self.target
-                ),
-            ));
-        }
+        self.launch_on(ptr::null_mut(), grid, args)
+    }
+
+    /// Queues a Cuda kernel on `stream` (a `CUstream`; null is the default stream) and returns;
+    /// errors of the kernel itself surface at the caller's next synchronization. Host targets
+    /// take only a null stream (`ErrorKind::InvalidArgument` otherwise).
+    ///
+    /// # Safety
+    /// As for `launch`; `stream` must be a live stream of the device the memory is on.
+    pub unsafe fn launch_on(&self, stream: Stream, grid: impl Into<Grid>, args: &[Arg]) -> Result<()> {
         self.check_args(args)?;
         let Grid(x, y, z) = grid.into();
         let raw: Vec<sys::tri_arg> = args.iter().map(|a| a.raw).collect();
-        // No stream: the host targets run synchronously; GPU streams come with the "cuda" target.
-        check(sys::tri_launch(self.raw, x, y, z, ptr::null_mut(), raw.as_ptr(), raw.len() as u32))
+        check(sys::tri_launch(self.raw, x, y, z, stream, raw.as_ptr(), raw.len() as u32))
+    }
+
+    /// A prepared launch on the default stream: the grid and arguments checked and encoded once;
+    /// the plan's setters change one thing and `LaunchPlan::launch` runs it with no checking or
+    /// encoding. The plan borrows the slices it was given for `'a`.
+    pub fn plan<'a>(&self, grid: impl Into<Grid>, args: &[Arg<'a>]) -> Result<LaunchPlan<'a>> {
+        self.plan_on(ptr::null_mut(), grid, args)
+    }
+
+    /// A prepared launch on `stream` (see `launch_on`).
+    pub fn plan_on<'a>(&self, stream: Stream, grid: impl Into<Grid>, args: &[Arg<'a>]) -> Result<LaunchPlan<'a>> {
+        self.check_args(args)?;
+        let raw: Vec<sys::tri_arg> = args.iter().map(|a| a.raw).collect();
+        LaunchPlan::create(self.raw, self.sig.clone(), self.ctx.clone(), grid.into(), stream, &raw)
     }
 }
 
@@ -440,20 +626,22 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    // No GPU target can be compiled with this header; the kernel is relabelled to reach the check.
+    // No target newer than this crate exists; the kernel is relabelled to reach the check.
     #[test]
-    fn kernels_of_other_targets_are_not_launched_with_slices() {
+    fn kernels_of_unknown_targets_are_not_launched() {
         let ctx = Context::new().unwrap();
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples/vector_add.tri");
         let module = Module::from_file(&ctx, path).unwrap();
         let mut kernel = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
-        kernel.target = "cuda".to_string();
+        let params = kernel.sig.params.clone();
+        kernel.sig = Arc::new(Signature { name: "vector_add".to_string(), target: "tpu".to_string(), params });
         let x = vec![1.0f32; 4];
         let mut out = vec![0.0f32; 4];
+        let args = [Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(4)];
         // SAFETY: refused before the call.
-        let err = unsafe { kernel.launch(1, &[Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(4)]) }
-            .unwrap_err();
+        let err = unsafe { kernel.launch(1, &args) }.unwrap_err();
         assert_eq!(err.code(), sys::TRI_ERROR_UNSUPPORTED);
-        assert!(err.message().contains("target \"cuda\""), "{}", err);
+        assert!(err.message().contains("target \"tpu\""), "{}", err);
+        assert_eq!(kernel.plan(1, &args).err().unwrap().code(), sys::TRI_ERROR_UNSUPPORTED);
     }
 }

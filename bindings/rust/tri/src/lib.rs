@@ -1,9 +1,12 @@
 //! Safe Rust bindings of Tri, an embeddable JIT runtime for block-level kernels, on its C API
 //! (`tri-sys`). A [`Context`] reads IR into a [`Module`]; a module compiles a kernel for a target
-//! into a [`Kernel`] with [`CompileOptions`]; a kernel launches over a grid with [`Arg`]s, which
-//! are checked against its reflected signature before the call. Every failure is an [`Error`]
-//! with the C API's result code and message. Handles are released by Drop, in any order: a
-//! child keeps its parent alive, as in the C API.
+//! (the CPU, the interpreter, or CUDA GPUs) into a [`Kernel`] with [`CompileOptions`]; a kernel
+//! launches over a grid with [`Arg`]s (slices on the host targets, [`DevicePtr`]s on "cuda",
+//! queued on a [`Stream`]), which are checked against its reflected signature before the call,
+//! or through a prepared [`LaunchPlan`]. The context also lists CUDA devices and looks after the
+//! disk cache of compiled kernels. Every failure is an [`Error`] with the C API's result code
+//! and message. Handles are released by Drop, in any order: a child keeps its parent alive, as in
+//! the C API.
 //!
 //! ```no_run
 //! use tri::{Arg, CompileOptions, Context, Module, Target};
@@ -47,16 +50,43 @@
 //! out.push(1.0); // error: `out` is borrowed by `arg`
 //! let _ = arg;
 //! ```
+//!
+//! nor while a launch plan holds it:
+//!
+//! ```compile_fail
+//! # fn main() -> tri::Result<()> {
+//! # let ctx = tri::Context::new()?;
+//! # let module = tri::Module::from_file(&ctx, "examples/vector_add.tri")?;
+//! # let kernel = module.compile("vector_add", &tri::CompileOptions::new()?)?;
+//! let (x, mut out) = (vec![1.0f32; 4], vec![0.0f32; 4]);
+//! let mut plan = kernel.plan(1, &[tri::Arg::slice(&x), tri::Arg::slice(&x), tri::Arg::slice_mut(&mut out), tri::Arg::i32(4)])?;
+//! drop(out); // error: `out` is borrowed by the plan
+//! unsafe { plan.launch()? };
+//! # Ok(()) }
+//! ```
+//!
+//! A plan is used from one thread at a time (tri.h: plans are not thread-safe):
+//!
+//! ```compile_fail
+//! fn shared<T: Sync>() {}
+//! shared::<tri::LaunchPlan<'static>>(); // error: LaunchPlan is not Sync
+//! ```
 
+mod cache;
 mod context;
+mod device;
 mod error;
 mod kernel;
 mod module;
+mod plan;
 
+pub use cache::{CacheEntry, CacheStat, CacheStats};
 pub use context::{version, Context, ContextBuilder, HostAllocator, LogLevel};
+pub use device::{Device, DeviceAttr, DevicePtr, Stream};
 pub use error::{last_error_message, result_name, Error, ErrorKind, Result};
 pub use kernel::{Arg, CompileOptions, CompileOptionsBuilder, Element, Grid, Kernel, Target};
 pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, TypeKind};
+pub use plan::LaunchPlan;
 
 /// The raw C API, for what this crate does not wrap.
 pub use tri_sys as sys;

@@ -248,11 +248,20 @@ impl Module {
         self.raw
     }
 
-    /// The module as canonical IR text.
+    /// The module as canonical IR text (without comments: a function of the module alone).
     pub fn to_text(&self) -> Result<String> {
         let mut blob = ptr::null_mut();
         // SAFETY: live module; out-parameter.
         check(unsafe { sys::tri_module_to_text(self.raw, &mut blob) })?;
+        Blob::from_raw(blob, &self.ctx).into_string()
+    }
+
+    /// What `tri fmt` writes: the canonical text with the `//` comments of the text the module
+    /// was read from, each where it was (the same as `to_text` for a module read from binary IR).
+    pub fn to_text_with_comments(&self) -> Result<String> {
+        let mut blob = ptr::null_mut();
+        // SAFETY: live module; out-parameter.
+        check(unsafe { sys::tri_module_to_text_with_comments(self.raw, &mut blob) })?;
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
