@@ -308,8 +308,9 @@ TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* option
 /* Sets how a `for` loop that feeds a `dot` loads its operands: with n stages, n - 1 iterations
  * ahead (1: each iteration's data when it starts; 2: the next iteration's while this one
  * computes; the loads move before the loop and to the end of its body, masked off past the
- * last iteration, so the results are the same). 0 (the default) means the target's choice: 2
- * on "cuda", 1 elsewhere. Values above 4 are TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
+ * last iteration, so the results are the same). 0 (the default) means the target's choice: 3
+ * on "cuda" (where tensor-core operand tiles then arrive in shared memory by cp.async), 1
+ * elsewhere. Values above 4 are TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_stages(tri_compile_options* options, int32_t num_stages);
 /* Launch-time specialization, on by default for the "cuda" target and off by default for "cpu"
  * ("interp" ignores it): each tri_launch

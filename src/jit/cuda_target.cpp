@@ -342,7 +342,7 @@ class CudaTarget final : public target::Target {
   std::string_view name() const override { return "cuda"; }
   bool uses_stream() const override { return true; }
   bool specializes_at_launch() const override { return true; }
-  int default_num_stages() const override { return 2; }
+  int default_num_stages() const override { return 3; }
   Status compile(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
                  std::shared_ptr<const target::Executable>* out) const override {
     if (options.checked)

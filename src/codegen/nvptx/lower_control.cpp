@@ -104,6 +104,15 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
   std::vector<Shape> shapes(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     ring.slot[i] = !slots[i].is_scalar && g.smem_carried(op.regions[0], body.args[i + 1], &shapes[i]);
+  // Shared memory for the tiles, within what the architecture gives a block (227 KB on sm_90,
+  // 163 KB on sm_80, 99 KB on sm_86/89; 32 KB of that left for scratch): past it the tiles stay
+  // in registers.
+  uint64_t ring_bytes = 0;
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (ring.slot[i]) ring_bytes += static_cast<uint64_t>(shapes[i][0] * shapes[i][1] * 2);
+  const int sm = g.sm();
+  const uint64_t limit = sm >= 90 ? 232448 : sm == 80 || sm == 87 ? 166912 : sm >= 86 ? 101376 : 98304;
+  if (g.persist_bytes_ + ring_bytes + 32768 > limit) ring.slot.assign(slots.size(), false);
   // A tile passed on by the yield stays in shared memory only if where it goes does.
   for (bool changed = true; changed;) {
     changed = false;

@@ -99,6 +99,7 @@ class GpuLowering {
   EType etype(TypeId t) const;
   Shape shape(TypeId t) const;
   int threads() const { return 32 * opt_.num_warps; }
+  int sm() const { return opt_.sm; }
   Val scalar(llvm::Value* v, EType e) const;
   Val lazy(EType e, Shape s, Gen g) const;
   Val dist(EType e, Layout l, std::vector<llvm::Value*> regs) const;
