@@ -198,3 +198,51 @@ def triton_matmul(a, b, c):
         from triton.testing import do_bench
         _matmul_best[key] = min(MATMUL_CONFIGS, key=lambda cfg: do_bench(lambda: run(cfg), warmup=10, rep=50))
     run(_matmul_best[key])
+
+
+@triton.jit
+def attention_kernel(Q, K, V, O, sm_scale, stride_z, stride_h, stride_s, stride_d, H, N_CTX,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):
+    # The algorithm of examples/flash_attention.tri (FlashAttention forward with the online softmax
+    # in base 2), written the way Triton's tutorial writes its simple version.
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    off = (off_hz // H).to(tl.int64) * stride_z + (off_hz % H).to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + off + offs_m[:, None] * stride_s + offs_d[None, :] * stride_d, mask=offs_m[:, None] < N_CTX,
+                other=0.0)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX) if CAUSAL else N_CTX
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + offs_n
+        kt = tl.load(K + off + cols[None, :] * stride_s + offs_d[:, None] * stride_d, mask=cols[None, :] < N_CTX,
+                     other=0.0)
+        qk = tl.dot(q, kt) * qk_scale
+        valid = cols[None, :] < N_CTX
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(valid, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(V + off + cols[:, None] * stride_s + offs_d[None, :] * stride_d, mask=cols[:, None] < N_CTX,
+                    other=0.0)
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(O + off + offs_m[:, None] * stride_s + offs_d[None, :] * stride_d, out.to(tl.float16),
+             mask=offs_m[:, None] < N_CTX)
+
+
+def triton_attention(q, k, v, o, causal, block_m=128, block_n=64, warps=8, stages=3):
+    Z, H, N, D = q.shape
+    attention_kernel[(triton.cdiv(N, block_m), Z * H)](
+        q, k, v, o, 1.0 / D ** 0.5, q.stride(0), q.stride(1), q.stride(2), q.stride(3), H, N,
+        BLOCK_M=block_m, BLOCK_N=block_n, HEAD_DIM=D, CAUSAL=causal, num_warps=warps, num_stages=stages)
