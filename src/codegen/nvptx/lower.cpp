@@ -314,6 +314,15 @@ llvm::Value* GpuLowering::shfl_idx(llvm::Value* v, llvm::Value* src_lane) {
 
 std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, const std::vector<bool>& proj) {
   std::vector<int64_t> map;
+  if (v.bcast_src) {
+    std::vector<bool> p = proj;
+    for (size_t d = 0; d < p.size() && d < v.bcast_proj.size(); ++d) p[d] = p[d] || v.bcast_proj[d];
+    if (register_map(v.bcast_src->lay, to, p, &map)) {
+      std::vector<llvm::Value*> out;
+      for (int64_t r : map) out.push_back(v.bcast_src->regs[r]);
+      return out;
+    }
+  }
   if (register_map(v.lay, to, proj, &map)) {
     std::vector<llvm::Value*> out;
     for (int64_t r : map) out.push_back(v.regs[r]);
@@ -736,7 +745,10 @@ Status GpuLowering::lower_shape(OpId o) {
           break;
         }
       }
-      set(res, dist(e, l, convert(src, l, proj)));
+      Val r = dist(e, l, convert(src, l, proj));
+      r.bcast_src = std::make_shared<const Val>(src);
+      r.bcast_proj = proj;
+      set(res, std::move(r));
       return Status::ok();
     }
     case Opcode::ExpandDims: {

@@ -110,9 +110,7 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
   uint64_t ring_bytes = 0;
   for (size_t i = 0; i < slots.size(); ++i)
     if (ring.slot[i]) ring_bytes += static_cast<uint64_t>(shapes[i][0] * shapes[i][1] * 2);
-  const int sm = g.sm();
-  const uint64_t limit = sm >= 90 ? 232448 : sm == 80 || sm == 87 ? 166912 : sm >= 86 ? 101376 : 98304;
-  if (g.persist_bytes_ + ring_bytes + 32768 > limit) ring.slot.assign(slots.size(), false);
+  if (g.persist_bytes_ + ring_bytes + 32768 > g.smem_limit()) ring.slot.assign(slots.size(), false);
   // A tile passed on by the yield stays in shared memory only if where it goes does.
   for (bool changed = true; changed;) {
     changed = false;
@@ -180,17 +178,27 @@ Status GpuLowering::lower_for(OpId o) {
   std::vector<std::vector<llvm::Value*>> init_regs;
   const ir::BlockData& body_block = f_->block(op.regions[0]);
   const OpId yield = body_block.ops.empty() ? ir::kNoOp : body_block.ops.back();
-  bool any_smem = false;
   for (size_t i = 0; i < inits.size(); ++i) {
     const Val& init = val(inits[i]);
     slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
-    // An accumulator that a dot on tensor cores updates stays in the dot's layout.
+    // Per-row values carried next to tensor-core dots of as many rows (attention's running max
+    // and sum) are held the way the dots' accumulators hold their rows, so combining them with
+    // the dots' results moves no data.
+    if (yield != ir::kNoOp && !slots.back().is_scalar && slots.back().lay.rank() == 1) {
+      for (OpId x : body_block.ops) {
+        MmaLayouts ml;
+        if (f_->op(x).code == Opcode::Dot && mma_layouts(*f_, x, &ml) && ml.c.shape[0] == slots.back().lay.shape[0]) {
+          slots.back().lay = slice(ml.c, 1);
+          break;
+        }
+      }
+    }
+    // A value whose next value a dot on tensor cores makes (an accumulator, updated directly
+    // or rescaled first, as attention does) is held in the dot's layout.
     if (yield != ir::kNoOp && !slots.back().is_scalar) {
       const OpId def = f_->value(f_->op(yield).operands[i]).def_op;
       MmaLayouts ml;
-      if (def != ir::kNoOp && f_->op(def).code == Opcode::Dot && f_->op(def).operands[2] == body_block.args[i + 1] &&
-          mma_layouts(*f_, def, &ml))
-        slots.back().lay = ml.c;
+      if (def != ir::kNoOp && f_->op(def).code == Opcode::Dot && mma_layouts(*f_, def, &ml)) slots.back().lay = ml.c;
     }
     init_regs.push_back({});
   }
@@ -214,6 +222,30 @@ Status GpuLowering::lower_for(OpId o) {
       init_regs[i] = slot_regs(*this, s, init);
     }
   }
+  // Operands of the body's tensor-core dots that do not change in the loop (attention's Q) go to
+  // shared memory once, here, instead of once per iteration.
+  const std::map<ValueId, llvm::Value*> saved_hoisted = smem_hoisted_;
+  bool hoisted = false;
+  for (OpId x : body_block.ops) {
+    MmaLayouts ml;
+    if (f_->op(x).code != Opcode::Dot || !mma_layouts(*f_, x, &ml)) continue;
+    for (int k = 0; k < 2; ++k) {
+      const ValueId v = f_->op(x).operands[k];
+      const ir::ValueData& vd = f_->value(v);
+      const bool inside = vd.def_op == ir::kNoOp ? vd.def_block == op.regions[0]
+                                                 : f_->op(vd.def_op).parent == op.regions[0];
+      const Val& vv = val(v);
+      if (inside || smem_hoisted_.count(v) || vv.kind == Val::Kind::Smem || vv.kind == Val::Kind::Scalar) continue;
+      const Shape sh = this->shape(f_->type_of(v));
+      const uint64_t bytes = static_cast<uint64_t>(sh[0] * sh[1] * 2);
+      if (persist_bytes_ + bytes + 32768 > smem_limit()) continue;
+      llvm::Value* base = b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(alloc_persistent(bytes))));
+      mma_store_operand(vv, SmemTile{base, sh[0], sh[1]});
+      smem_hoisted_[v] = base;
+      hoisted = true;
+    }
+  }
+  if (hoisted) barrier();
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, "for.head", lf_);
   llvm::BasicBlock* body = llvm::BasicBlock::Create(c_, "for.body", lf_);
@@ -274,6 +306,7 @@ Status GpuLowering::lower_for(OpId o) {
   }
   async_dest_ = saved_dest;
   smem_war_done_ = saved_war;
+  smem_hoisted_ = saved_hoisted;
   llvm::Value* iv1 = b_.CreateAdd(iv, step);
   llvm::BasicBlock* latch = b_.GetInsertBlock();
   iv->addIncoming(iv1, latch);

@@ -55,6 +55,11 @@ struct Val {
   Layout lay;                     // Dist
   std::vector<llvm::Value*> regs; // Dist: one per register of lay
   llvm::Value* smem_base = nullptr; // Smem: byte offset (i32) of the tile in shared memory
+  // Dist values made by `broadcast` from registers: the source and its broadcast dimensions. A
+  // conversion to another layout takes the source's registers when that layout's threads hold
+  // the source's elements (a reduction's result broadcast back over an mma accumulator).
+  std::shared_ptr<const Val> bcast_src;
+  std::vector<bool> bcast_proj;
   // Dist values made by a load: the same load in another layout, valid while no store of the
   // program came between (epoch). A conversion re-loads (from cache) instead of exchanging
   // registers through shared memory, and the first load goes away when nothing else uses it.
@@ -100,6 +105,12 @@ class GpuLowering {
   Shape shape(TypeId t) const;
   int threads() const { return 32 * opt_.num_warps; }
   int sm() const { return opt_.sm; }
+  // Shared memory a block may have on this architecture (227 KB on sm_90, 163 KB on sm_80, 99 KB
+  // on sm_86/89).
+  uint64_t smem_limit() const {
+    const int s = opt_.sm;
+    return s >= 90 ? 232448 : s == 80 || s == 87 ? 166912 : s >= 86 ? 101376 : 98304;
+  }
   Val scalar(llvm::Value* v, EType e) const;
   Val lazy(EType e, Shape s, Gen g) const;
   Val dist(EType e, Layout l, std::vector<llvm::Value*> regs) const;
@@ -188,6 +199,9 @@ class GpuLowering {
   // Loads whose tile goes straight into a loop's shared-memory buffer (cp.async), and that
   // buffer's byte offset (lower_for sets it for the body it lowers).
   std::map<OpId, llvm::Value*> async_dest_;
+  // Dot operands defined outside the loop being lowered, written once into shared memory before
+  // it (their byte offsets): lower_dot_mma reads them there instead of staging them each time.
+  std::map<ValueId, llvm::Value*> smem_hoisted_;
   // A barrier once per loop iteration before its first write into a buffer whose tile it read.
   bool smem_war_done_ = false;
   void smem_war_barrier();

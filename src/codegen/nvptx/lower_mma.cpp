@@ -57,10 +57,17 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   const int64_t M = sa[0], K = sa[1], N = sb[1];
   if (M < 16 || N < 8 || K < 16) return no("the block is smaller than one m16n8k16 tile");
   // Warps: split the larger remaining extent (in instruction tiles) first.
+  // Warps: split the larger remaining extent (in instruction tiles) first; but a dot that shares
+  // its block with another dot (attention's two) puts all warps along M first, so that every
+  // dot of the block gives a row to the same warp and the row statistics between them (max,
+  // sum, rescaling) stay inside warps, as Triton does for chained dots.
+  bool chained = false;
+  for (OpId x : fn.block(op.parent).ops)
+    if (x != o && fn.op(x).code == Opcode::Dot) chained = true;
   int wm = 1, wn = 1;
   while (wm * wn < opt_.num_warps) {
     const bool m_ok = M / (16 * wm) >= 2, n_ok = N / (8 * wn) >= 2;
-    if (m_ok && (!n_ok || M / (16 * wm) >= N / (8 * wn))) wm *= 2;
+    if (m_ok && (chained || !n_ok || M / (16 * wm) >= N / (8 * wn))) wm *= 2;
     else if (n_ok) wn *= 2;
     else break;  // the rest of the warps hold copies
   }
@@ -181,8 +188,18 @@ llvm::Value* GpuLowering::persistent_base() {
 
 Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   const ir::OpData& op = f_->op(o);
-  const Val& av = val(op.operands[0]);
-  const Val& bv = val(op.operands[1]);
+  // An operand written to shared memory before the loop (lower_for) is read there.
+  auto in_smem = [&](ValueId v) {
+    Val x = val(v);
+    auto it = smem_hoisted_.find(v);
+    if (x.kind != Val::Kind::Smem && it != smem_hoisted_.end()) {
+      x.kind = Val::Kind::Smem;
+      x.smem_base = it->second;
+    }
+    return x;
+  };
+  const Val av = in_smem(op.operands[0]);
+  const Val bv = in_smem(op.operands[1]);
   const Val& cv = val(op.operands[2]);
   const bool bf16 = av.et.s == Scalar::BF16;
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = l.a.shape[1];
