@@ -373,7 +373,7 @@ std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
       return convert(v, l, std::vector<bool>(l.rank(), false));
     case Val::Kind::Smem: {
       // Element by element from the swizzled tile (lower_mma.cpp); dots read it with ldmatrix.
-      const SmemTile t{v.smem_base, v.shape[0], v.shape[1]};
+      const SmemTile t{v.smem_base, v.shape[0], v.shape[1], v.smem_col_major};
       std::vector<llvm::Value*> out;
       for (int64_t r = 0; r < l.nregs(); ++r) {
         Coord c = coords(l, r);

@@ -28,6 +28,7 @@ struct Slot {
   // on by the yield keeps its buffer, and new data is written into a buffer whose tile this
   // iteration consumed (lower_for).
   bool smem = false;
+  bool col_major = false;  // the tile's storage (SmemTile), from the init's layout
   Shape shape;
 };
 
@@ -79,6 +80,7 @@ static Val slot_val(GpuLowering& g, llvm::IRBuilder<>& b, const Slot& s, std::ve
     v.et = s.et;
     v.shape = s.shape;
     v.smem_base = regs[0];
+    v.smem_col_major = s.col_major;
     return v;
   }
   if (s.is_scalar) return g.scalar(regs[0], s.et);
@@ -139,7 +141,8 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
     if (ring.slot[j] && !passed[j]) free_slots.push_back(j);
   for (size_t i = 0; i < slots.size(); ++i) {
     if (!ring.slot[i] || slot_of_arg(yield.operands[i]) >= 0) continue;
-    auto it = std::find_if(free_slots.begin(), free_slots.end(), [&](size_t j) { return shapes[j] == shapes[i]; });
+    auto it = std::find_if(free_slots.begin(), free_slots.end(),
+                           [&](size_t j) { return shapes[j] == shapes[i] && slots[j].col_major == slots[i].col_major; });
     if (it == free_slots.end()) return SmemRing{std::vector<bool>(slots.size(), false), {}, 0};
     ring.dest[i] = *it;
     free_slots.erase(it);
@@ -205,6 +208,9 @@ Status GpuLowering::lower_for(OpId o) {
   // Operand tiles of such dots (pipeline_loads carries the next iterations' loads) live in shared
   // memory, one buffer each (smem_plan).
   SmemRing ring;
+  // A tile is stored the way its init's threads hold it (column-major for runs down the rows);
+  // a chain of tiles from one load shares it.
+  for (size_t i = 0; i < inits.size(); ++i) slots[i].col_major = prefers_col_major(val(inits[i]));
   if (yield != ir::kNoOp) ring = smem_plan(*this, *f_, o, slots);
   else ring.slot.assign(slots.size(), false);
   for (size_t i = 0; i < inits.size(); ++i) {
@@ -216,7 +222,7 @@ Status GpuLowering::lower_for(OpId o) {
       llvm::Value* buf = b_.CreateAdd(persistent_base(),
                                       b_.getInt32(static_cast<uint32_t>(alloc_persistent(
                                           static_cast<uint64_t>(s.shape[0] * s.shape[1] * 2)))));
-      mma_store_operand(init, SmemTile{buf, s.shape[0], s.shape[1]});  // read after the first barrier
+      mma_store_operand(init, SmemTile{buf, s.shape[0], s.shape[1], s.col_major});  // read after the first barrier
       init_regs[i] = {buf};
     } else {
       init_regs[i] = slot_regs(*this, s, init);
@@ -240,7 +246,7 @@ Status GpuLowering::lower_for(OpId o) {
       const uint64_t bytes = static_cast<uint64_t>(sh[0] * sh[1] * 2);
       if (persist_bytes_ + bytes + 32768 > smem_limit()) continue;
       llvm::Value* base = b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(alloc_persistent(bytes))));
-      mma_store_operand(vv, SmemTile{base, sh[0], sh[1]});
+      mma_store_operand(vv, SmemTile{base, sh[0], sh[1], prefers_col_major(vv)});
       smem_hoisted_[v] = base;
       hoisted = true;
     }
@@ -270,12 +276,14 @@ Status GpuLowering::lower_for(OpId o) {
     set(bd.args[i + 1], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
   // Where new tiles go: the buffer of a tile this iteration consumes (the loads that write them
   // with cp.async look themselves up here, lower_memory.cpp).
-  std::map<OpId, llvm::Value*> saved_dest = async_dest_;
+  std::map<OpId, SmemTile> saved_dest = async_dest_;
   std::map<size_t, llvm::Value*> dest;
   for (const auto& [pos, consumed] : ring.dest) {
     dest[pos] = slots[consumed].phis[0];
     const OpId def = f_->value(f_->op(yield).operands[pos]).def_op;
-    if (def != ir::kNoOp && f_->op(def).code == Opcode::Load) async_dest_[def] = slots[consumed].phis[0];
+    if (def != ir::kNoOp && f_->op(def).code == Opcode::Load)
+      async_dest_[def] = SmemTile{slots[consumed].phis[0], slots[consumed].shape[0], slots[consumed].shape[1],
+                                  slots[consumed].col_major};
   }
   bool saved_war = smem_war_done_;
   smem_war_done_ = false;
@@ -301,7 +309,7 @@ Status GpuLowering::lower_for(OpId o) {
     }
     // New data in registers: into the consumed tile's buffer, once every warp is done reading.
     smem_war_barrier();
-    mma_store_operand(y, SmemTile{dest.at(i), slots[i].shape[0], slots[i].shape[1]});
+    mma_store_operand(y, SmemTile{dest.at(i), slots[i].shape[0], slots[i].shape[1], slots[i].col_major});
     next.push_back({dest.at(i)});
   }
   async_dest_ = saved_dest;

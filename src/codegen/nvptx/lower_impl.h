@@ -55,6 +55,7 @@ struct Val {
   Layout lay;                     // Dist
   std::vector<llvm::Value*> regs; // Dist: one per register of lay
   llvm::Value* smem_base = nullptr; // Smem: byte offset (i32) of the tile in shared memory
+  bool smem_col_major = false;      // Smem: the tile is column-major (SmemTile)
   // Dist values made by `broadcast` from registers: the source and its broadcast dimensions. A
   // conversion to another layout takes the source's registers when that layout's threads hold
   // the source's elements (a reduction's result broadcast back over an mma accumulator).
@@ -83,9 +84,12 @@ class GpuElemEmitter final : public ElemEmitter {
 // accumulator C (m, n), with wm x wn warps tiling M and N.
 // A [rows x cols] 16-bit block in shared memory at byte offset `base` (i32), row-major with its
 // 16-byte chunks XOR-swizzled by row (lower_mma.cpp).
+// A column-major tile (col_major) is stored as the row-major tile of its transpose: an operand
+// whose threads hold runs along its rows (K^T loaded from K) is copied 16 bytes at a time too.
 struct SmemTile {
   llvm::Value* base = nullptr;
   int64_t rows = 0, cols = 0;
+  bool col_major = false;
 };
 
 struct MmaLayouts {
@@ -184,6 +188,8 @@ class GpuLowering {
   Status lower_dot_mma(OpId o, const MmaLayouts& l);
   llvm::Value* mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col);
   void mma_store_operand(const Val& v, const SmemTile& t);
+  // Whether a 16-bit operand is best stored column-major: its threads' runs go down the rows.
+  static bool prefers_col_major(const Val& v);
   // Whether block argument `arg` of loop body `body` can live in shared memory between
   // iterations: a 2-D 16-bit block whose only uses are as operand A or B of dots on tensor cores
   // directly in the body, or by the body's yield (lower_control.cpp requires that position to
@@ -198,7 +204,7 @@ class GpuLowering {
   llvm::GlobalVariable* persist_base_gv_ = nullptr;
   // Loads whose tile goes straight into a loop's shared-memory buffer (cp.async), and that
   // buffer's byte offset (lower_for sets it for the body it lowers).
-  std::map<OpId, llvm::Value*> async_dest_;
+  std::map<OpId, SmemTile> async_dest_;
   // Dot operands defined outside the loop being lowered, written once into shared memory before
   // it (their byte offsets): lower_dot_mma reads them there instead of staging them each time.
   std::map<ValueId, llvm::Value*> smem_hoisted_;

@@ -133,7 +133,7 @@ std::string vec_suffix(AccessShape as) {
 // layout the load would have, not volatile, and its `other` is absent or +0.
 bool GpuLowering::lower_load_async(OpId o) {
   const ir::OpData& op = f_->op(o);
-  llvm::Value* base = async_dest_.at(o);
+  const SmemTile t = async_dest_.at(o);
   ValueId res = op.results[0];
   const EType e = etype(f_->type_of(res));
   ValueId pv = f_->operand(o, "ptr"), mv = f_->operand(o, "mask"), ov = f_->operand(o, "other");
@@ -146,7 +146,9 @@ bool GpuLowering::lower_load_async(OpId o) {
     const ir::Attr& v = f_->attr(d, "value");
     if (!(v.kind == ir::Attr::Kind::Float ? v.f == 0 && !std::signbit(v.f) : v.i == 0)) return false;
   }
-  // The layout lower_load would pick.
+  // The layout lower_load would pick, with its runs along the tile's stored rows (dimension 1,
+  // or 0 for a column-major tile).
+  const int want = t.col_major ? 0 : 1;
   Layout l;
   int dim = -1, vec = 1;
   if (ptr.kind == Val::Kind::Dist) {
@@ -154,17 +156,16 @@ bool GpuLowering::lower_load_async(OpId o) {
     const int run = run_of(l, &dim);
     vec = std::min(run, mem_vec(pv, mv, dim, 2));
   } else {
-    dim = 1;
+    dim = want;
     vec = mem_vec(pv, mv, dim, 2);
     vec = static_cast<int>(std::min<int64_t>(vec, std::max<int64_t>(1, ptr.shape[0] * ptr.shape[1] / threads())));
-    l = blocked(ptr.shape, {1, 0}, vec, opt_.num_warps);
+    l = blocked(ptr.shape, want == 1 ? std::vector<int>{1, 0} : std::vector<int>{0, 1}, vec, opt_.num_warps);
     int d2;
     vec = std::min(vec, run_of(l, &d2));
   }
-  if (dim != 1 || vec < 2 || vec > 8) return false;
+  if (dim != want || vec < 2 || vec > 8) return false;
   const std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
   const std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
-  const SmemTile t{base, ptr.shape[0], ptr.shape[1]};
   const uint64_t dup = replicated_reg_mask(l);
   const int bytes = 2 * vec;
   const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
@@ -187,7 +188,8 @@ bool GpuLowering::lower_load_async(OpId o) {
   v.kind = Val::Kind::Smem;
   v.et = e;
   v.shape = ptr.shape;
-  v.smem_base = base;
+  v.smem_base = t.base;
+  v.smem_col_major = t.col_major;
   set(res, std::move(v));
   ++mem_epoch_;
   return true;

@@ -116,7 +116,12 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
 
 // The swizzle: chunk c of row r is stored at chunk c ^ ((r / rows_per_128B) % min(chunks_per_row,
 // 8)), so that ldmatrix's eight row reads of one 8x8 matrix hit eight different bank groups.
-llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col) {
+llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& tile, llvm::Value* row, llvm::Value* col) {
+  SmemTile t = tile;
+  if (t.col_major) {  // the row-major tile of the transpose
+    std::swap(row, col);
+    std::swap(t.rows, t.cols);
+  }
   const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
   const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
   const int64_t phases = std::min<int64_t>(chunks, 8);
@@ -130,12 +135,18 @@ llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& t, llvm::Value* row, l
 
 // Writes a 16-bit operand into its swizzled tile, each thread's run of consecutive elements
 // along the columns (up to 8: 16 bytes) as one store.
+bool GpuLowering::prefers_col_major(const Val& v) {
+  if (v.kind == Val::Kind::Smem) return v.smem_col_major;
+  return v.kind == Val::Kind::Dist && v.lay.rank() == 2 && !v.lay.reg.empty() && v.lay.reg[0] == Basis{1, 0};
+}
+
 void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
   Val d = as_dist(v);
   const Layout& l = d.lay;
   int vec = 1;
   for (size_t i = 0; i < l.reg.size() && vec < 8; ++i) {
-    if (l.reg[i] != Basis{0, int64_t(1) << i}) break;
+    const Basis unit = t.col_major ? Basis{int64_t(1) << i, 0} : Basis{0, int64_t(1) << i};
+    if (l.reg[i] != unit) break;
     vec *= 2;
   }
   const uint64_t dup = replicated_reg_mask(l);
@@ -193,6 +204,7 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     Val x = val(v);
     auto it = smem_hoisted_.find(v);
     if (x.kind != Val::Kind::Smem && it != smem_hoisted_.end()) {
+      x.smem_col_major = prefers_col_major(x);
       x.kind = Val::Kind::Smem;
       x.smem_base = it->second;
     }
@@ -207,7 +219,7 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   std::vector<llvm::Value*> acc = regs_in(cv, l.c);
   // Both operands in shared memory: a loop-carried tile is there already (lower_control.cpp);
   // the others are written to the scratch, A [M x K] at 0 and B [K x N] after it.
-  SmemTile ta{av.smem_base, M, K}, tb{bv.smem_base, K, N};
+  SmemTile ta{av.smem_base, M, K, prefers_col_major(av)}, tb{bv.smem_base, K, N, prefers_col_major(bv)};
   if (av.kind != Val::Kind::Smem || bv.kind != Val::Kind::Smem) {
     need_smem(static_cast<uint64_t>(M * K + K * N) * 2);
     barrier();  // earlier readers of the scratch are done
@@ -238,35 +250,46 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     for (int i = 0; i < n; ++i) out.push_back(n == 1 ? r : b_.CreateExtractValue(r, {static_cast<unsigned>(i)}));
     return out;
   };
-  // A (mi, ki) as 4 registers: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15), lane j*8+r8 giving
-  // the address of row r8 of matrix j (j bit 0: rows + 8, bit 1: k + 8).
+  // The address lane j*8 + r8 gives: row r8 of the stored 8x8 matrix j, whose logical origin
+  // is (r0, c0): a logical row in a row-major tile, a logical column in a column-major one.
+  auto lane_addr = [&](const SmemTile& t, llvm::Value* r0, llvm::Value* c0) {
+    return t.col_major ? mma_smem_offset(t, r0, b_.CreateAdd(c0, r8)) : mma_smem_offset(t, b_.CreateAdd(r0, r8), c0);
+  };
+  // A (mi, ki) as 4 registers: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) (j bit 0: rows + 8,
+  // bit 1: k + 8), with ldmatrix from a row-major tile and ldmatrix.trans from a column-major one.
   std::vector<std::vector<llvm::Value*>> a(static_cast<size_t>(mr * kr));
   for (int64_t mi = 0; mi < mr; ++mi)
     for (int64_t ki = 0; ki < kr; ++ki) {
-      llvm::Value* row = b_.CreateAdd(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * 16 * l.wm)), b_.CreateShl(warp_m, 4)),
-                                      b_.CreateAdd(r8, b_.CreateShl(j_lo, 3)));
-      llvm::Value* col = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateShl(j_hi, 3));
-      a[mi + mr * ki] = ldm(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, mma_smem_offset(ta, row, col), 4);
+      llvm::Value* r0 = b_.CreateAdd(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * 16 * l.wm)), b_.CreateShl(warp_m, 4)),
+                                     b_.CreateShl(j_lo, 3));
+      llvm::Value* c0 = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateShl(j_hi, 3));
+      a[mi + mr * ki] = ldm(ta.col_major ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                                         : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16,
+                            lane_addr(ta, r0, c0), 4);
     }
-  // B (nj, ki) as 2 registers, two n-tiles per ldmatrix.x4.trans: matrices (k 0-7 | 8-15) of
-  // tile nj, then of tile nj + 1 (j bit 0: k + 8, bit 1: the second tile).
+  // B (nj, ki) as 2 registers, two n-tiles per ldmatrix.x4: matrices (k 0-7 | 8-15) of tile nj,
+  // then of tile nj + 1 (j bit 0: k + 8, bit 1: the second tile); .trans from a row-major tile
+  // (k-major rows), plain from a column-major one.
   std::vector<std::vector<llvm::Value*>> bb(static_cast<size_t>(nr * kr));
   auto n_base = [&](int64_t nj) {
     return b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(nj * 8 * l.wn)), b_.CreateShl(warp_n, 3));
   };
   for (int64_t ki = 0; ki < kr; ++ki)
     for (int64_t nj = 0; nj < nr; nj += 2) {
-      llvm::Value* row = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateAdd(r8, b_.CreateShl(j_lo, 3)));
+      llvm::Value* r0 = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateShl(j_lo, 3));
+      const bool tr = !tb.col_major;
       if (nj + 1 < nr) {
-        llvm::Value* col = b_.CreateSelect(b_.CreateICmpNE(j_hi, b_.getInt32(0)), n_base(nj + 1), n_base(nj));
-        std::vector<llvm::Value*> r =
-            ldm(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, mma_smem_offset(tb, row, col), 4);
+        llvm::Value* c0 = b_.CreateSelect(b_.CreateICmpNE(j_hi, b_.getInt32(0)), n_base(nj + 1), n_base(nj));
+        std::vector<llvm::Value*> r = ldm(tr ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                                             : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16,
+                                          lane_addr(tb, r0, c0), 4);
         bb[nj + nr * ki] = {r[0], r[1]};
         bb[nj + 1 + nr * ki] = {r[2], r[3]};
       } else {
         // Lanes 16-31 of an .x2 give no addresses; theirs are computed anyway and ignored.
-        bb[nj + nr * ki] =
-            ldm(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16, mma_smem_offset(tb, row, n_base(nj)), 2);
+        bb[nj + nr * ki] = ldm(tr ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
+                                  : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16,
+                               lane_addr(tb, r0, n_base(nj)), 2);
       }
     }
   llvm::Function* mma = llvm::Intrinsic::getDeclaration(
