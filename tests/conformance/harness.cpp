@@ -687,7 +687,9 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
         size_t n = std::min(c.written, out.count()) * dtype_bytes(out.dtype());
         bool any = false;
         for (size_t i = 0; i < n && !any; ++i) any = bytes[i] != kSentinel;
-        if (!any) {
+        // Below 8 bytes a result can equal the sentinel (an i8 sum does one time in 256): the
+        // check would fail correct kernels at random, so it looks at larger outputs only.
+        if (!any && n >= 8) {
           ++cases;
           ++failed;
           details.push_back(c.what + ": the oracle stored nothing in " + g.names[c.buf] +

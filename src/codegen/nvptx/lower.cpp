@@ -331,30 +331,58 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   if (v.remat && v.epoch == mem_epoch_ && std::none_of(proj.begin(), proj.end(), [](bool p) { return p; }))
     return (*v.remat)(to);
   // Through shared memory: the owners write every element at its row-major index, then each
-  // thread reads what its registers need. The barrier before the writes keeps readers of the
-  // previous use of the scratch from seeing them.
+  // thread reads what its registers need, both in runs of consecutive elements along the last
+  // dimension where the layouts hold them (up to 16 bytes per access). The barrier before the
+  // writes keeps readers of the previous use of the scratch from seeing them.
   const int eb = elem_bytes(v.et);
   int64_t n = 1;
   for (int64_t d : v.lay.shape) n *= d;
   need_smem(static_cast<uint64_t>(n) * eb);
   llvm::Type* mt = mem_ty(v.et);
+  const int last = v.lay.rank() - 1;
+  // Elements per access: the low register bits that step along the last dimension by 1, 2, 4...
+  auto run = [&](const Layout& l, uint64_t dup) {
+    int w = 1;
+    while (w * 2 * eb <= 16 && static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(w * 2))) <= l.reg.size()) {
+      const size_t bit = static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(w)));
+      Basis unit(static_cast<size_t>(l.rank()), 0);
+      unit[static_cast<size_t>(last)] = w;
+      if (l.reg[bit] != unit || (dup >> bit & 1)) break;
+      w *= 2;
+    }
+    return w;
+  };
   barrier();
   const uint64_t dup = replicated_reg_mask(v.lay);
+  const int ww = last >= 0 && !v.et.ptr ? run(v.lay, dup) : 1;
   emit_if(owner(v.lay), [&] {
-    for (int64_t r = 0; r < v.lay.nregs(); ++r) {
+    for (int64_t r = 0; r < v.lay.nregs(); r += ww) {
       if (r & dup) continue;
       llvm::Value* off = b_.CreateMul(linear(coords(v.lay, r), v.lay.shape), b_.getInt32(eb));
-      b_.CreateAlignedStore(to_mem(v.regs[r], v.et), smem_ptr(off), llvm::Align(eb));
+      if (ww == 1) {
+        b_.CreateAlignedStore(to_mem(v.regs[r], v.et), smem_ptr(off), llvm::Align(eb));
+        continue;
+      }
+      llvm::Value* x = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, static_cast<unsigned>(ww)));
+      for (int i = 0; i < ww; ++i) x = b_.CreateInsertElement(x, to_mem(v.regs[r + i], v.et), i);
+      b_.CreateAlignedStore(x, smem_ptr(off), llvm::Align(eb * ww));
     }
   });
   barrier();
+  const int rw = last >= 0 && !v.et.ptr && !proj[static_cast<size_t>(last)] ? run(to, 0) : 1;
   std::vector<llvm::Value*> out;
-  for (int64_t r = 0; r < to.nregs(); ++r) {
+  for (int64_t r = 0; r < to.nregs(); r += rw) {
     Coord c = coords(to, r);
     for (size_t d = 0; d < c.size(); ++d)
       if (proj[d]) c[d] = b_.getInt32(0);
     llvm::Value* off = b_.CreateMul(linear(c, v.lay.shape), b_.getInt32(eb));
-    out.push_back(from_mem(b_.CreateAlignedLoad(mt, smem_ptr(off), llvm::Align(eb)), v.et));
+    if (rw == 1) {
+      out.push_back(from_mem(b_.CreateAlignedLoad(mt, smem_ptr(off), llvm::Align(eb)), v.et));
+      continue;
+    }
+    llvm::Type* vt = llvm::FixedVectorType::get(mt, static_cast<unsigned>(rw));
+    llvm::Value* x = b_.CreateAlignedLoad(vt, smem_ptr(off), llvm::Align(eb * rw));
+    for (int i = 0; i < rw; ++i) out.push_back(from_mem(b_.CreateExtractElement(x, static_cast<uint64_t>(i)), v.et));
   }
   return out;
 }
