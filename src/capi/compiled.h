@@ -49,6 +49,10 @@ struct ParamSig {
   std::string name;
   bool is_ptr = false;
   ir::Scalar dtype = ir::Scalar::I32;  // the scalar's type, or the pointee's
+  // For the warm launch path (Compiled::encode_and_classify): the tri_arg kind and dtype this
+  // parameter takes, and for an integer the mask of its width (0 for floats and pointers).
+  int32_t want_kind = 0, want_dtype = 0;
+  uint64_t int_mask = 0;
 };
 
 class Compiled {
@@ -72,6 +76,9 @@ class Compiled {
   // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
   // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
   uint64_t classify(const ArgValue* args, size_t n) const;
+  // encode_args and classify in one pass, for tri_launch: false when an argument does not match
+  // its parameter (encode_args then says how), else the encoded arguments and their class key.
+  bool encode_and_classify(const tri_arg* args, uint32_t n, ArgValue* out, uint64_t* key) const;
   // The variant for `key` (this object for key 0 or when specialization is off); compiles it
   // on first use (once, whatever the threads), or returns this object when the variant budget
   // is spent or the variant fails to compile. `log` receives one line per new variant.

@@ -280,8 +280,10 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
       heap_args.resize(num_args);
       av = heap_args.data();
     }
-    Status st = capi::encode_args(c, args, num_args, av);
-    if (!st.is_ok()) return set_error(st);
+    // One pass encodes and classes the arguments; a mismatch is explained by encode_args.
+    uint64_t key = 0;
+    if (num_args && !args) return set_error(capi::encode_args(c, args, num_args, av));
+    if (!c.encode_and_classify(args, num_args, av, &key)) return set_error(capi::encode_args(c, args, num_args, av));
     Grid grid{grid_x, grid_y, grid_z};
     if (grid_empty(grid)) return TRI_OK;  // an empty launch: nothing runs, on any target
     tri_context* ctx = kernel->module->context;
@@ -293,10 +295,9 @@ TRI_API tri_result tri_launch(const tri_kernel* kernel, uint32_t grid_x, uint32_
     env.cancel = capi::cancel_token(ctx);
     env.interp_memory_limit = ctx->options.interp_memory_limit;
     // The variant for these arguments' classes (capi/variants.cpp).
-    const uint64_t key = c.classify(av, num_args);
     const capi::Compiled* v = c.find_variant(key);
     if (!v) v = c.variant(key, [ctx](const std::string& m) { ctx->log(TRI_LOG_INFO, m); });
-    st = v->exe->launch(grid, av, num_args, env);
+    Status st = v->exe->launch(grid, av, num_args, env);
     if (!st.is_ok()) ctx->log(TRI_LOG_ERROR, st.message());
     return set_error(st);
   });
