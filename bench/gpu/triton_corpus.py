@@ -1,0 +1,973 @@
+"""The Triton corpus on a GPU: every kernel of TRI_EXPORTS in tests/import/kernels.py and
+tests/triton/kernels.py run twice on the same torch CUDA tensors, once by Triton itself (the
+@triton.jit function, launched with the export's constexprs and the grid tests/triton/test_corpus.py
+uses) and once by Tri (the committed TTIR fixture, tests/*/ttir/NAME.ttir, imported and compiled
+for target "cuda", launched on torch's current stream), and Tri's outputs are compared with
+Triton's: bit for bit for integer outputs and for outputs both compute exactly, within a
+tolerance chosen per output otherwise (Tri's exp, div and sqrt are correctly rounded or close to
+it where Triton uses the hardware approximations; summation orders differ). The dropout kernel
+(Philox through tl.rand) is also checked bit for bit against the NumPy Philox of test_corpus.py.
+Each kernel runs at the sizes test_corpus.py uses ("test") and at larger ones for timing
+("bench"); none is a multiple of the block, and every output carries guard elements (and row
+padding) that no kernel may write, which the comparison covers.
+
+Times are medians of triton.testing.do_bench (CUDA events, L2 flushed between repetitions): Tri
+through a prepared LaunchPlan, Triton through kernel[grid](...). Ratio is Tri ms / Triton ms (below
+1: Tri is faster). A kernel that fails to import, compile, launch or compare is a row with its
+error, the script goes on, and it exits with status 1 at the end.
+
+--device cpu runs the Tri side alone on NumPy arrays (target "cpu"; no torch or Triton needed) and
+compares with NumPy references, which shakes out the argument lists here without a GPU.
+
+usage (from the repository root):
+  TRI_LIBRARY=build/src/libtri.so.0 PYTHONPATH=bindings/python/src \\
+      python3 bench/gpu/triton_corpus.py [--out DIR] [--sizes test,bench] [--only NAME,...] [--device cuda|cpu]
+Writes DIR/triton-corpus.json and DIR/triton-corpus.md (DIR default .), and prints the table.
+"""
+
+import argparse
+import ast
+import datetime
+import importlib.util
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "bindings" / "python" / "src"))
+
+import tri  # noqa: E402
+
+CORPORA = {"import": ROOT / "tests" / "import", "triton": ROOT / "tests" / "triton"}
+GUARD = 8
+SENTINEL = -777.0
+NUM_WARPS = 4  # Triton's default, and Tri's
+WARMUP_MS, REP_MS = 10, 50
+
+
+# ---------------------------------------------------------------- the exports, read without Triton
+
+@dataclass
+class Export:
+    corpus: str
+    name: str  # the TRI_EXPORTS key, the fixture's stem
+    kernel: str  # the @triton.jit function's name
+    signature: Dict[str, str]
+    constexprs: Dict[str, Any]
+    options: Dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.corpus}/{self.name}"
+
+    @property
+    def fixture(self) -> Path:
+        return CORPORA[self.corpus] / "ttir" / f"{self.name}.ttir"
+
+
+def read_exports(corpus: str) -> Dict[str, Export]:
+    """TRI_EXPORTS of tests/CORPUS/kernels.py from its syntax tree (module-level string constants
+    such as F32 are resolved), so the CPU mode needs no Triton."""
+    path = CORPORA[corpus] / "kernels.py"
+    tree = ast.parse(path.read_text())
+    names: Dict[str, Any] = {}
+
+    def value(node):
+        if isinstance(node, ast.Name):
+            return names[node.id]
+        if isinstance(node, ast.Dict):
+            return {value(k): value(v) for k, v in zip(node.keys, node.values)}
+        return ast.literal_eval(node)
+
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            continue
+        target = node.targets[0].id
+        if target != "TRI_EXPORTS":
+            try:
+                names[target] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+            continue
+        out = {}
+        for k, v in zip(node.value.keys, node.value.values):
+            name = ast.literal_eval(k)
+            kw = {a.arg: a.value for a in v.keywords}
+            out[name] = Export(corpus, name, kw["kernel"].id, value(kw["signature"]),
+                               value(kw["constexprs"]) if "constexprs" in kw else {},
+                               value(kw["options"]) if "options" in kw else {})
+        return out
+    raise SystemExit(f"{path} has no TRI_EXPORTS")
+
+
+def load_triton_module(corpus: str):
+    """tests/CORPUS/kernels.py imported (it needs triton), under a name of its own."""
+    path = CORPORA[corpus] / "kernels.py"
+    spec = importlib.util.spec_from_file_location(f"tri_corpus_{corpus}_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---------------------------------------------------------------- cases
+
+@dataclass
+class Tol:
+    """How one output is compared. kind: "exact" (bit for bit; NaN equals NaN), "close"
+    (|got - want| <= atol + rtol * |want|), "bound" (|got - want| <= bound, an array), "range"
+    (element 0 in [lo, hi], the rest as initialized: a result the order of programs picks).
+    ref_exact: also bit for bit against the NumPy reference on the GPU."""
+    kind: str = "exact"
+    atol: float = 0.0
+    rtol: float = 0.0
+    bound: Optional[np.ndarray] = None
+    lo: int = 0
+    hi: int = 0
+    ref_exact: bool = False
+
+
+@dataclass
+class Case:
+    export: str  # "import/vadd"
+    size: str  # "test" or "bench"
+    label: str  # what the size is, for the table
+    grid: Tuple[int, ...]
+    # Every runtime parameter by name: NumPy arrays (inputs, or outputs' initial contents) and scalars.
+    args: Dict[str, Any]
+    outs: Dict[str, Tol]  # the outputs among args, and how each is compared
+    ref: Optional[Callable[[], Dict[str, np.ndarray]]] = None  # each output's expected full buffer
+    note: str = ""
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def uniform(seed, n, lo, hi):
+    return rng(seed).uniform(lo, hi, n).astype(np.float32)
+
+
+def out(n, dtype=np.float32, fill=SENTINEL):
+    return np.full(n + GUARD, fill, dtype=dtype)
+
+
+def filled(buf, n, values):
+    """buf's initial contents (guards, padding) with the first n elements replaced by values."""
+    want = buf.astype(np.float64) if buf.dtype.kind == "f" else buf.copy()
+    want[:n] = np.asarray(values).ravel()
+    return want
+
+
+def padded_rows(buf, rows, stride, cols, values):
+    """buf's initial contents with rows x cols of a rows x stride matrix replaced by values."""
+    want = buf.astype(np.float64) if buf.dtype.kind == "f" else buf.copy()
+    m = want[:rows * stride].reshape(rows, stride)
+    m[:, :cols] = values
+    return want
+
+
+CASES: Dict[str, Callable[[str], List[Case]]] = {}
+
+
+def case(fn):
+    CASES[fn.__name__[len("case_"):]] = fn
+    return fn
+
+
+# ---------------------------------------------------------------- tests/import/kernels.py
+
+@case
+def case_vadd(size):
+    n = 1000 if size == "test" else (1 << 22) + 17  # BLOCK 64
+    x, y = uniform(1, n, -10, 10), uniform(2, n, -10, 10)
+    o = out(n)
+    return [Case("import/vadd", size, f"n={n}", (cdiv(n, 64),), dict(x_ptr=x, y_ptr=y, out_ptr=o, n=n),
+                 {"out_ptr": Tol("exact")}, lambda: {"out_ptr": filled(o, n, x + y)})]
+
+
+@case
+def case_softmax(size):
+    # BLOCK 128; a persistent loop: fewer programs than rows.
+    rows, cols, in_stride, out_stride, programs = (7, 100, 100, 104, 3) if size == "test" else \
+        (16411, 100, 100, 104, 528)
+    x = uniform(3, rows * in_stride, -4, 4)
+    o = out(rows * out_stride)
+
+    def ref():
+        v = x.reshape(rows, in_stride)[:, :cols].astype(np.float64)
+        e = np.exp(v - v.max(axis=1, keepdims=True))
+        return {"out_ptr": padded_rows(o, rows, out_stride, cols, e / e.sum(axis=1, keepdims=True))}
+
+    return [Case("import/softmax", size, f"{rows}x{cols} ({programs} programs)", (programs,),
+                 dict(out_ptr=o, in_ptr=x, in_row_stride=in_stride, out_row_stride=out_stride, n_rows=rows,
+                      n_cols=cols),
+                 {"out_ptr": Tol("close", 1e-7, 2e-5)}, ref)]
+
+
+def layer_norm_reference(x, w, b, eps):
+    x = x.astype(np.float64)
+    mean = x.mean(axis=1)
+    var = ((x - mean[:, None]) ** 2).mean(axis=1)
+    rstd = 1 / np.sqrt(var + eps)
+    return (x - mean[:, None]) * rstd[:, None] * w + b, mean, rstd
+
+
+@case
+def case_layer_norm_fwd(size):
+    rows, n, stride, eps = (5, 77, 80, 1e-5) if size == "test" else (4096, 1000, 1008, 1e-5)  # BLOCK 32
+    x = uniform(4, rows * stride, -3, 3)
+    w, b = uniform(5, n, 0.5, 1.5), uniform(6, n, -1, 1)
+    y, mean, rstd = out(rows * stride), out(rows), out(rows)
+
+    def ref():
+        want_y, want_mean, want_rstd = layer_norm_reference(x.reshape(rows, stride)[:, :n], w, b, eps)
+        return {"Y": padded_rows(y, rows, stride, n, want_y), "Mean": filled(mean, rows, want_mean),
+                "Rstd": filled(rstd, rows, want_rstd)}
+
+    return [Case("import/layer_norm_fwd", size, f"{rows}x{n}", (rows,),
+                 dict(X=x, Y=y, W=w, B=b, Mean=mean, Rstd=rstd, stride=stride, N=n, eps=eps),
+                 {"Y": Tol("close", 2e-5, 1e-5), "Mean": Tol("close", 1e-6, 1e-5), "Rstd": Tol("close", 1e-6, 1e-5)},
+                 ref)]
+
+
+@case
+def case_matmul(size):
+    # f16, blocks of 16 grouped by 2 rows, leaky-ReLU epilogue; f32 accumulation, one rounding to
+    # f16 (Tri and Triton may differ by an f16 ulp where their f32 sums do).
+    M, N, K = (37, 45, 40) if size == "test" else (509, 515, 500)
+    a = uniform(7, M * K, -1, 1).astype(np.float16)
+    b = uniform(8, K * N, -1, 1).astype(np.float16)
+    c = out(M * N, np.float16)
+
+    def ref():
+        s = a.reshape(M, K).astype(np.float64) @ b.reshape(K, N).astype(np.float64)
+        return {"c_ptr": filled(c, M * N, np.where(s >= 0, s, 0.01 * s))}
+
+    return [Case("import/matmul", size, f"{M}x{N}x{K} f16", (cdiv(M, 16) * cdiv(N, 16),),
+                 dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M, N=N, K=K, stride_am=K, stride_ak=1, stride_bk=N, stride_bn=1,
+                      stride_cm=N, stride_cn=1),
+                 {"c_ptr": Tol("close", 2.5e-6 * K, 1.5e-3)}, ref)]
+
+
+@case
+def case_matmul_tf32(size):
+    # f32 inputs, tf32 dot (inputs rounded to 10 bits on both sides, maybe not the same way), f16 out.
+    M, N, K = (33, 20, 50) if size == "test" else (257, 260, 300)
+    a, b = uniform(21, M * K, -1, 1), uniform(22, K * N, -1, 1)
+    c = out(M * N, np.float16)
+    a64, b64 = a.reshape(M, K).astype(np.float64), b.reshape(K, N).astype(np.float64)
+    want = a64 @ b64
+    bound = np.zeros(c.size)
+    bound[:M * N] = (np.abs(a64) @ np.abs(b64) * 2.0 ** -8 + np.abs(want) * 2.0 ** -9 + 1e-5).ravel()
+    return [Case("import/matmul_tf32", size, f"{M}x{N}x{K} f32 (tf32)", (cdiv(M, 16) * cdiv(N, 16),),
+                 dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M, N=N, K=K, stride_am=K, stride_ak=1, stride_bk=N, stride_bn=1,
+                      stride_cm=N, stride_cn=1),
+                 {"c_ptr": Tol("bound", bound=bound)}, lambda: {"c_ptr": filled(c, M * N, want)})]
+
+
+@case
+def case_gelu(size):
+    n = 200 if size == "test" else (1 << 22) + 5  # BLOCK 64
+    x = uniform(9, n, -5, 5)
+    y, yt = out(n), out(n)
+
+    def ref():
+        v = x.astype(np.float64)
+        erf = np.vectorize(math.erf)
+        return {"y_ptr": filled(y, n, 0.5 * v * (1 + erf(v * 0.7071067811865476))),
+                "y_tanh_ptr": filled(yt, n, 0.5 * v * (1 + np.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3))))}
+
+    return [Case("import/gelu", size, f"n={n}", (cdiv(n, 64),), dict(x_ptr=x, y_ptr=y, y_tanh_ptr=yt, n=n),
+                 {"y_ptr": Tol("close", 1e-6, 1e-5), "y_tanh_ptr": Tol("close", 1e-6, 1e-5)}, ref)]
+
+
+@case
+def case_reduce_scan(size):
+    # sum, max, a (value, index) argmax with a custom combine, cumsum, a product scan and a reverse
+    # integer cumsum; one row of at most 64 (BLOCK) per program.
+    rows, cols, stride = (6, 50, 50) if size == "test" else (16381, 50, 53)
+    x = uniform(10, rows * stride, 0.5, 1.5)
+    x[2 * stride + 7] = x[2 * stride + 30] = 2.0  # a tie: the first index wins
+    s, m, cs, cp = out(rows), out(rows), out(rows * stride), out(rows * stride)
+    am, ic = out(rows, np.int32, -1), out(rows * stride, np.int32, -1)
+
+    def ref():
+        v = x.reshape(rows, stride)[:, :cols].astype(np.float64)
+        return {"sum_ptr": filled(s, rows, v.sum(axis=1)),
+                "max_ptr": filled(m, rows, v.max(axis=1).astype(np.float32)),
+                "argmax_ptr": filled(am, rows, np.argmax(v, axis=1)),
+                "cumsum_ptr": padded_rows(cs, rows, stride, cols, np.cumsum(v, axis=1)),
+                "cumprod_ptr": padded_rows(cp, rows, stride, cols, np.cumprod(v, axis=1)),
+                "icum_ptr": padded_rows(ic, rows, stride, cols, np.tile(np.arange(cols, 0, -1), (rows, 1)))}
+
+    return [Case("import/reduce_scan", size, f"{rows}x{cols}", (rows,),
+                 dict(x_ptr=x, sum_ptr=s, max_ptr=m, argmax_ptr=am, cumsum_ptr=cs, cumprod_ptr=cp, icum_ptr=ic,
+                      n_cols=cols, stride=stride),
+                 {"sum_ptr": Tol("close", 1e-5, 2e-5), "max_ptr": Tol("exact"), "argmax_ptr": Tol("exact"),
+                  "cumsum_ptr": Tol("close", 1e-5, 2e-5), "cumprod_ptr": Tol("close", 1e-5, 2e-5),
+                  "icum_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_atomics(size):
+    # A histogram (atomic_add on gathered addresses), atomic_max, and an atomic_cas claim flag
+    # (whichever program arrives first: any id + 1 in 1..programs).
+    n, bins = (100, 8) if size == "test" else ((1 << 20) + 3, 64)  # BLOCK 32
+    programs = cdiv(n, 32)
+    x = rng(11).integers(0, bins, n).astype(np.int32)
+    hist, mx, flag = out(bins, np.int32, 0), out(1, np.int32, -5), out(1, np.int32, 0)
+
+    def ref():
+        return {"bins_ptr": filled(hist, bins, np.bincount(x, minlength=bins)), "max_ptr": filled(mx, 1, [x.max()])}
+
+    return [Case("import/atomics", size, f"n={n}, {bins} bins", (programs,),
+                 dict(x_ptr=x, bins_ptr=hist, max_ptr=mx, flag_ptr=flag, n=n),
+                 {"bins_ptr": Tol("exact"), "max_ptr": Tol("exact"), "flag_ptr": Tol("range", lo=1, hi=programs)},
+                 ref)]
+
+
+@case
+def case_attn_fwd(size):
+    # heads x S positions (blocks of 16, the last masked), head dimension 16, f16.
+    heads, S, D, sm_scale = (2, 40, 16, 0.25) if size == "test" else (32, 1000, 16, 0.25)
+    q, k, v = (uniform(seed, heads * S * D, -1, 1).astype(np.float16) for seed in (12, 13, 14))
+    o = out(heads * S * D, np.float16)
+
+    def ref():
+        q64, k64, v64 = (a.astype(np.float64).reshape(heads, S, D) for a in (q, k, v))
+        s = q64 @ k64.transpose(0, 2, 1) * sm_scale
+        p = np.exp(s - s.max(axis=2, keepdims=True))
+        return {"Out": filled(o, heads * S * D, (p / p.sum(axis=2, keepdims=True)) @ v64)}
+
+    return [Case("import/attn_fwd", size, f"{heads} heads x {S} x {D} f16", (cdiv(S, 16), heads),
+                 dict(Q=q, K=k, V=v, Out=o, sm_scale=sm_scale, seq_len=S), {"Out": Tol("close", 2e-3, 5e-3)}, ref)]
+
+
+@case
+def case_control(size):
+    # A device-function call in both arms of an if, split/join of pairs, a while loop. BLOCK 16.
+    n = 40 if size == "test" else 100003
+    B, programs = 16, cdiv(n, 16)
+    x = uniform(15, n, -2, 2)
+    o, steps = out(n), out(programs, np.int32, -1)
+
+    def ref():
+        pid = np.arange(programs)
+        even = pid % 2 == 0
+        scale = np.where(even, 2, -1).astype(np.float32)
+        shift = np.where(even, 1, 0.5).astype(np.float32)
+        a = pid.astype(np.float32) * scale + shift
+        xp = np.zeros(programs * B, np.float32)
+        xp[:n] = x
+        y = xp.reshape(programs, B) * a[:, None]
+        swapped = y.reshape(programs, B // 2, 2)[:, :, ::-1].reshape(-1)
+        value = y.astype(np.float64).sum(axis=1)
+        k = np.zeros(programs, np.int64)
+        for _ in range(64):
+            go = (value < 1000.0) & (k < 64)
+            value = np.where(go, value * 2 + 1, value)
+            k += go
+        return {"out_ptr": filled(o, n, swapped[:n]), "steps_ptr": filled(steps, programs, k)}
+
+    return [Case("import/control", size, f"n={n}", (programs,), dict(x_ptr=x, out_ptr=o, steps_ptr=steps, n=n),
+                 {"out_ptr": Tol("exact"), "steps_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_checked_sqrt(size):
+    # debug=True (Triton's own overflow checks and the device_assert stay in); only inputs that
+    # pass the assert here: a failed assert stops the CUDA context for the rest of the run.
+    n = 70 if size == "test" else (1 << 22) + 1  # BLOCK 32
+    x = uniform(16, n, 0, 9)
+    o = out(n)
+    return [Case("import/checked_sqrt", size, f"n={n}", (cdiv(n, 32),), dict(x_ptr=x, out_ptr=o, n=n),
+                 {"out_ptr": Tol("close", 0, 1e-6)}, lambda: {"out_ptr": filled(o, n, np.sqrt(x))},
+                 note="assert not triggered")]
+
+
+def philox_uniform(offsets, seed):
+    """Triton's tl.rand (as test_corpus.py has it): Philox 4x32 with 10 rounds on counter (offset,
+    0, 0, 0) and key (seed lo, seed hi), first output to a uniform float in [0, 1)."""
+    mask = np.uint64(0xFFFFFFFF)
+    c0 = offsets.astype(np.uint64)
+    c1 = np.zeros_like(c0)
+    c2 = np.zeros_like(c0)
+    c3 = np.zeros_like(c0)
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
+    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for _ in range(10):
+        p0, p2 = c0, c2
+        c0 = ((B * p2) >> np.uint64(32)) ^ c1 ^ k0
+        c2 = ((A * p0) >> np.uint64(32)) ^ c3 ^ k1
+        c1 = (B * p2) & mask
+        c3 = (A * p0) & mask
+        k0 = (k0 + np.uint64(0x9E3779B9)) & mask
+        k1 = (k1 + np.uint64(0xBB67AE85)) & mask
+    x = c0.astype(np.uint32).view(np.int32)
+    x = np.where(x < 0, ~x, x)
+    return x.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+@case
+def case_dropout(size):
+    # The keep mask is Philox (integer arithmetic): the zeros must be the same elements on both
+    # sides; x / (1 - p) is correctly rounded in Tri (bit for bit with NumPy), and may be Triton's
+    # approximate division.
+    n, p, seed = (300, 0.3, 1234) if size == "test" else ((1 << 22) + 7, 0.3, 1234)  # BLOCK 64
+    x = uniform(17, n, -1, 1)
+    o = out(n)
+
+    def ref():
+        keep = philox_uniform(np.arange(n), seed) > np.float32(p)
+        assert n // 2 < keep.sum() < n * 9 // 10, "the reference's mask is degenerate"
+        return {"output_ptr": filled(o, n, np.where(keep, x / (np.float32(1) - np.float32(p)), np.float32(0)))}
+
+    return [Case("import/dropout", size, f"n={n}", (cdiv(n, 64),), dict(x_ptr=x, output_ptr=o, n_elements=n, p=p,
+                                                                        seed=seed),
+                 {"output_ptr": Tol("close", 0, 1e-6, ref_exact=True)}, ref)]
+
+
+@case
+def case_layer_norm_bwd_dx(size):
+    # dx per row, and dw/db partial sums in GROUP_SIZE_M = 4 groups under a spin lock
+    # (atomic_cas / atomic_xchg); the order rows take a lock in varies, so do the partial sums'
+    # last bits. BLOCK_SIZE_N 128: rows of at most 128.
+    M, N, stride, G = (10, 100, 100, 4) if size == "test" else (1024, 100, 104, 4)
+    x, dy, w = uniform(18, M * stride, -2, 2), uniform(19, M * stride, -1, 1), uniform(20, N, 0.5, 1.5)
+    x2 = x.reshape(M, stride)[:, :N].astype(np.float64)
+    mean = x2.mean(axis=1).astype(np.float32)
+    rstd = (1 / np.sqrt(((x2 - x2.mean(axis=1, keepdims=True)) ** 2).mean(axis=1) + 1e-5)).astype(np.float32)
+    dx = out(M * stride)
+    pdw, pdb = np.zeros(G * N, np.float32), np.zeros(G * N, np.float32)
+    lock = np.zeros(2 * G, np.int32)
+
+    def ref():
+        dy2 = dy.reshape(M, stride)[:, :N].astype(np.float64)
+        xhat = (x2 - mean[:, None].astype(np.float64)) * rstd[:, None]
+        wdy = w.astype(np.float64) * dy2
+        c1 = (xhat * wdy).sum(axis=1, keepdims=True) / N
+        c2 = wdy.sum(axis=1, keepdims=True) / N
+        want_dx = (wdy - (xhat * c1 + c2)) * rstd[:, None]
+        group = np.arange(M) % G
+        want_dw = np.stack([(dy2 * xhat)[group == g].sum(axis=0) for g in range(G)])
+        want_db = np.stack([dy2[group == g].sum(axis=0) for g in range(G)])
+        want_lock = np.array([0] * G + [1 if g < M else 0 for g in range(G)], np.int32)
+        return {"DX": padded_rows(dx, M, stride, N, want_dx), "DW": want_dw.ravel(), "DB": want_db.ravel(),
+                "Lock": want_lock}
+
+    partial = Tol("close", 1e-4 + 1e-6 * (M // G), 1e-4)
+    return [Case("import/layer_norm_bwd_dx", size, f"{M}x{N}, {G} groups", (M,),
+                 dict(DX=dx, DY=dy, DW=pdw, DB=pdb, X=x, W=w, Mean=mean, Rstd=rstd, Lock=lock, stride=stride, N=N),
+                 {"DX": Tol("close", 1e-5, 1e-4), "DW": partial, "DB": partial, "Lock": Tol("exact")}, ref)]
+
+
+@case
+def case_layer_norm_bwd_dwdb(size):
+    # The partial sums (here random, the same on both sides) summed over their M rows, BLOCK_SIZE_M
+    # = 4 rows at a time, by programs of 32 columns. In test_corpus.py M is the 4 groups of dx's.
+    M, N = (4, 100) if size == "test" else (1024, 4099)
+    pdw, pdb = uniform(40, M * N, -1, 1), uniform(41, M * N, -1, 1)
+    fdw, fdb = out(N), out(N)
+
+    def ref():
+        return {"FINAL_DW": filled(fdw, N, pdw.reshape(M, N).astype(np.float64).sum(axis=0)),
+                "FINAL_DB": filled(fdb, N, pdb.reshape(M, N).astype(np.float64).sum(axis=0))}
+
+    tol = Tol("close", 1e-5 + 2e-6 * M, 1e-4)
+    return [Case("import/layer_norm_bwd_dwdb", size, f"{M}x{N}", (cdiv(N, 32),),
+                 dict(DW=pdw, DB=pdb, FINAL_DW=fdw, FINAL_DB=fdb, M=M, N=N), {"FINAL_DW": tol, "FINAL_DB": tol}, ref)]
+
+
+# ---------------------------------------------------------------- tests/triton/kernels.py
+
+@case
+def case_histogram(size):
+    n, bins, lo, width = (1000, 16, -4.0, 0.5) if size == "test" else ((1 << 22) + 9, 16, -4.0, 0.5)  # BLOCK 64
+    x = (rng(30).standard_normal(n) * 2.5).astype(np.float32)
+    counts = out(bins, np.int32, 0)
+
+    def ref():
+        b = np.floor((x - np.float32(lo)) * np.float32(1 / width)).astype(np.int32).clip(0, bins - 1)
+        return {"bins_ptr": filled(counts, bins, np.bincount(b, minlength=bins))}
+
+    return [Case("triton/histogram", size, f"n={n}", (cdiv(n, 64),),
+                 dict(x_ptr=x, bins_ptr=counts, n=n, lo=lo, inv_width=1 / width), {"bins_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_argmax(size):
+    rows, cols, stride = (5, 150, 152) if size == "test" else (4096, 1000, 1024)  # BLOCK 32
+    x = rng(31).standard_normal(rows * stride).astype(np.float32).reshape(rows, stride)
+    x[:, cols:] = 1e30  # the row padding is past n_cols: the mask must keep it out
+    x[1, 10] = x[1, 100] = 50.0  # a tie across blocks: the first wins
+    x[2, 131] = x[2, 149] = 60.0  # a tie inside a block
+    x[3, 0] = 70.0  # the first column
+    x[4, cols - 1] = 80.0  # the last column
+    x = x.ravel()
+    mx, idx = out(rows), out(rows, np.int32, -1)
+
+    def ref():
+        v = x.reshape(rows, stride)[:, :cols]
+        return {"max_ptr": filled(mx, rows, v.max(axis=1)), "idx_ptr": filled(idx, rows, np.argmax(v, axis=1))}
+
+    return [Case("triton/argmax", size, f"{rows}x{cols}", (rows,),
+                 dict(x_ptr=x, max_ptr=mx, idx_ptr=idx, n_cols=cols, stride=stride),
+                 {"max_ptr": Tol("exact"), "idx_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_cumsum(size):
+    rows, cols, stride = (4, 100, 101) if size == "test" else (4096, 1000, 1001)  # BLOCK 32
+    x = uniform(32, rows * stride, -1, 2)
+    o = out(rows * stride)
+
+    def ref():
+        v = x.reshape(rows, stride)[:, :cols].astype(np.float64)
+        return {"out_ptr": padded_rows(o, rows, stride, cols, np.cumsum(v, axis=1))}
+
+    # f32 running sums of up to cols terms of at most 2, in different orders.
+    return [Case("triton/cumsum", size, f"{rows}x{cols}", (rows,), dict(x_ptr=x, out_ptr=o, n_cols=cols, stride=stride),
+                 {"out_ptr": Tol("close", 1e-5 + 8e-7 * cols, 1e-5)}, ref)]
+
+
+@case
+def case_rms_norm(size):
+    rows, cols, stride, eps = (6, 77, 80, 1e-6) if size == "test" else (4096, 1000, 1008, 1e-6)  # BLOCK 32
+    x, w = uniform(33, rows * stride, -3, 3), uniform(34, cols, 0.5, 1.5)
+    o, rstd = out(rows * stride), out(rows)
+
+    def ref():
+        v = x.reshape(rows, stride)[:, :cols].astype(np.float64)
+        want_rstd = 1 / np.sqrt((v * v).mean(axis=1) + eps)
+        return {"out_ptr": padded_rows(o, rows, stride, cols, v * want_rstd[:, None] * w),
+                "rstd_ptr": filled(rstd, rows, want_rstd)}
+
+    return [Case("triton/rms_norm", size, f"{rows}x{cols}", (rows,),
+                 dict(x_ptr=x, w_ptr=w, out_ptr=o, rstd_ptr=rstd, n_cols=cols, stride=stride, eps=eps),
+                 {"out_ptr": Tol("close", 1e-5, 1e-5), "rstd_ptr": Tol("close", 1e-6, 1e-5)}, ref)]
+
+
+@case
+def case_transpose(size):
+    M, N = (37, 21) if size == "test" else (4099, 2053)  # 16 x 8 tiles, masked on both axes
+    x = uniform(35, M * N, -5, 5)
+    o = out(M * N)
+    return [Case("triton/transpose", size, f"{M}x{N}", (cdiv(M, 16), cdiv(N, 8)), dict(x_ptr=x, out_ptr=o, M=M, N=N),
+                 {"out_ptr": Tol("exact")}, lambda: {"out_ptr": filled(o, M * N, x.reshape(M, N).T)})]
+
+
+# ---------------------------------------------------------------- comparing
+
+class Mismatch(Exception):
+    pass
+
+
+def compare(what: str, got: np.ndarray, want: np.ndarray, tol: Tol, initial: np.ndarray) -> float:
+    """Raises Mismatch naming the first bad element; returns the largest absolute difference
+    (0 for outputs compared bit for bit)."""
+    got = np.asarray(got).ravel()
+    if tol.kind == "range":
+        if not tol.lo <= int(got[0]) <= tol.hi:
+            raise Mismatch(f"{what}: element 0 is {got[0]}, expected {tol.lo}..{tol.hi}")
+        if not np.array_equal(got[1:], initial.ravel()[1:]):
+            raise Mismatch(f"{what}: an element past 0 (a guard) was written")
+        return 0.0
+    want = np.asarray(want).ravel()
+    if got.shape != want.shape:
+        raise Mismatch(f"{what}: {got.size} elements, expected {want.size}")
+    if got.dtype.kind in "iu" and want.dtype.kind in "iu":
+        bad = got.astype(np.int64) != want.astype(np.int64)
+        err = 0.0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise Mismatch(f"{what}: {int(bad.sum())} of {bad.size} elements differ; element {i} is {got[i]}, "
+                           f"expected {want[i]}")
+        return err
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    both_nan = np.isnan(g) & np.isnan(w)
+    diff = np.where(both_nan, 0.0, np.abs(g - w))
+    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN on one side only
+    if tol.kind == "exact":
+        bad = (g != w) & ~both_nan
+        how = "bit for bit"
+    elif tol.kind == "close":
+        bad = ~(diff <= tol.atol + tol.rtol * np.abs(w))
+        how = f"atol {tol.atol:g}, rtol {tol.rtol:g}"
+    elif tol.kind == "bound":
+        bad = ~(diff <= tol.bound)
+        how = "tf32 bound"
+    else:
+        raise ValueError(tol.kind)
+    err = float(diff.max()) if diff.size else 0.0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise Mismatch(f"{what}: {int(bad.sum())} of {bad.size} elements off ({how}); element {i} is {g[i]!r}, "
+                       f"expected {w[i]!r}; max |diff| {err:.3g}")
+    return err
+
+
+# ---------------------------------------------------------------- running
+
+@dataclass
+class Row:
+    kernel: str
+    size: str
+    label: str
+    tri_ms: Optional[float] = None
+    triton_ms: Optional[float] = None
+    max_error: Optional[float] = None
+    status: str = "ok"
+    failed: bool = False
+    skipped: bool = False
+    notes: List[str] = field(default_factory=list)
+
+
+class Failed(Exception):
+    """A stage that failed: "import", "compile", "launch", "compare", "triton", ... and why (an
+    exception, or a message)."""
+
+    def __init__(self, stage, err):
+        self.stage, self.err = stage, err
+        if isinstance(err, str):
+            self.text = err
+        elif isinstance(err, tri.TriError):
+            self.text = f"{err.name}: {err.message}"
+        else:
+            self.text = f"{type(err).__name__}: {err}"
+        super().__init__(f"{stage}: {self.text}")
+
+
+def stage(name, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Failed:
+        raise
+    except Exception as e:  # noqa: BLE001 - every failure becomes a row
+        if os.environ.get("TRI_CORPUS_TRACEBACK"):
+            traceback.print_exc()
+        raise Failed(name, e) from e
+
+
+class Runner:
+    def __init__(self, device: str, exports: Dict[str, Export]):
+        self.device = device
+        self.exports = exports
+        self.ctx = tri.Context()
+        self.modules: Dict[str, Any] = {}
+        self.kernels: Dict[str, Any] = {}
+        self.triton_modules: Dict[str, Any] = {}
+        if device == "cuda":
+            import torch  # noqa: F401
+            from triton.testing import do_bench
+            self.torch = torch
+            self.do_bench = do_bench
+
+    # -- Tri
+    def tri_kernel(self, ex: Export):
+        if ex.key not in self.kernels:
+            path = ex.fixture
+            module = stage("import", self.ctx.module, path.read_text(), str(path.relative_to(ROOT)))
+            if self.device == "cuda":
+                k = stage("compile", module.compile, ex.kernel, target="cuda", num_warps=NUM_WARPS)
+            else:
+                k = stage("compile", module.compile, ex.kernel, target="cpu")
+            names = [p.name for p in k.params]
+            if names != list(ex.signature):
+                raise Failed("compile", RuntimeError(f"the fixture's kernel takes {names}, TRI_EXPORTS says "
+                                                     f"{list(ex.signature)}"))
+            self.modules[ex.key], self.kernels[ex.key] = module, k
+        return self.kernels[ex.key]
+
+    # -- Triton
+    def triton_fn(self, ex: Export):
+        if ex.corpus not in self.triton_modules:
+            self.triton_modules[ex.corpus] = stage("triton import", load_triton_module, ex.corpus)
+        return getattr(self.triton_modules[ex.corpus], ex.kernel)
+
+    def run(self, c: Case) -> Row:
+        ex = self.exports[c.export]
+        row = Row(c.export, c.size, c.label)
+        if c.note:
+            row.notes.append(c.note)
+        try:
+            if self.device == "cuda":
+                self.run_cuda(c, ex, row)
+            else:
+                self.run_cpu(c, ex, row)
+        except Failed as f:
+            row.failed = True
+            row.status = f"FAIL ({f})"
+        return row
+
+    def ordered(self, k, values: Dict[str, Any]):
+        return [values[p.name] for p in k.params]
+
+    @staticmethod
+    def check_all(c: Case, got: Dict[str, np.ndarray], other: Dict[str, np.ndarray], against: str,
+                  only_ref_exact: bool = False) -> Tuple[float, List[str]]:
+        """Every output of got against other (Triton's outputs, or NumPy's references: there an
+        output with ref_exact is compared bit for bit, and one without a reference is left out):
+        the largest difference and what was off."""
+        err, bad = 0.0, []
+        for name, tol in c.outs.items():
+            if against == "NumPy":
+                if only_ref_exact and not tol.ref_exact:
+                    continue
+                if tol.kind != "range" and name not in other:
+                    continue
+                tol = Tol("exact") if tol.ref_exact else tol
+            try:
+                err = max(err, compare(f"{name} vs {against}", got[name], other.get(name), tol, c.args[name]))
+            except Mismatch as e:
+                bad.append(str(e))
+                if tol.kind != "range" and np.size(got[name]) == np.size(other[name]):
+                    d = np.abs(np.asarray(got[name], np.float64).ravel() - np.asarray(other[name], np.float64).ravel())
+                    err = max(err, float(np.nanmax(d)) if d.size else 0.0)
+        return err, bad
+
+    def run_cpu(self, c: Case, ex: Export, row: Row):
+        k = self.tri_kernel(ex)
+        bufs = {n: (v.copy() if n in c.outs else v) for n, v in c.args.items()}
+        stage("launch", k.launch, c.grid, *self.ordered(k, bufs))
+        want = stage("reference", c.ref) if c.ref else {}
+        row.max_error, bad = self.check_all(c, bufs, want, "NumPy")
+        times = []
+        for _ in range(5 if c.size == "test" else 2):
+            t0 = time.perf_counter()
+            stage("launch", k.launch, c.grid, *self.ordered(k, bufs))
+            times.append((time.perf_counter() - t0) * 1e3)
+        row.tri_ms = statistics.median(times)
+        row.notes.append("vs NumPy (cpu target)")
+        if bad:
+            raise Failed("compare", "; ".join(bad))
+
+    def run_cuda(self, c: Case, ex: Export, row: Row):
+        torch = self.torch
+        dev = torch.device("cuda")
+
+        def to_dev(a):
+            return torch.from_numpy(np.ascontiguousarray(a)).to(dev)
+
+        inputs = {n: (to_dev(v) if isinstance(v, np.ndarray) else v) for n, v in c.args.items() if n not in c.outs}
+
+        def fresh():
+            return {**inputs, **{n: to_dev(c.args[n]) for n in c.outs}}
+
+        # Triton's own kernel: the reference. Should it fail, Tri still runs, against NumPy.
+        fn = None
+        tt_args = fresh()
+        tt_launch = lambda: fn[c.grid](**tt_args, **ex.constexprs, num_warps=NUM_WARPS, **ex.options)  # noqa: E731
+        tt_failed = None
+        try:
+            fn = self.triton_fn(ex)
+            stage("triton", tt_launch)
+            stage("triton", torch.cuda.synchronize)
+        except Failed as f:
+            tt_failed = f
+        # Tri on the TTIR fixture, on the same inputs, fresh outputs, torch's current stream.
+        k = self.tri_kernel(ex)
+        tri_args = fresh()
+        stream = torch.cuda.current_stream()
+        stage("launch", k.launch, c.grid, *self.ordered(k, tri_args), stream=stream)
+        stage("launch", torch.cuda.synchronize)
+        got = {n: tri_args[n].cpu().numpy() for n in c.outs}
+        problems: List[str] = []
+        bad: List[str] = []
+        if tt_failed is None:
+            ref = {n: tt_args[n].cpu().numpy() for n in c.outs}
+            row.max_error, bad = self.check_all(c, got, ref, "Triton")
+            problems += bad
+        else:
+            problems.append(tt_failed.text)
+        exact_vs_numpy = any(t.ref_exact for t in c.outs.values())
+        if c.ref and (tt_failed is not None or bad or exact_vs_numpy):
+            want = stage("reference", c.ref)
+            # With Triton's outputs in agreement, only the ref_exact outputs (dropout's) go to
+            # NumPy; otherwise every output does, to tell which side is off.
+            err, bad_ref = self.check_all(c, got, want, "NumPy", only_ref_exact=tt_failed is None and not bad)
+            if tt_failed is not None:
+                row.max_error = err
+            if tt_failed is None and not bad:
+                problems += bad_ref
+                row.notes.append("bit for bit vs NumPy")
+            else:
+                problems.append("Tri vs NumPy: " + ("; ".join(bad_ref) if bad_ref else "ok"))
+        # Timing: Tri through a prepared plan (arguments encoded once), Triton through kernel[grid].
+        plan = stage("launch", k.plan, c.grid, *self.ordered(k, tri_args), stream=stream)
+        row.tri_ms = stage("timing", self.do_bench, plan.launch, warmup=WARMUP_MS, rep=REP_MS, return_mode="median")
+        plan.close()
+        if tt_failed is None:
+            row.triton_ms = stage("timing", self.do_bench, tt_launch, warmup=WARMUP_MS, rep=REP_MS,
+                                  return_mode="median")
+        if problems:
+            raise Failed("triton" if tt_failed is not None else "compare", "; ".join(problems))
+
+
+# ---------------------------------------------------------------- output
+
+def fmt_ms(v):
+    return "-" if v is None else (f"{v:.4f}" if v < 1 else f"{v:.3f}")
+
+
+def fmt_err(r: Row):
+    if r.max_error is None:
+        return "-"
+    return "0" if r.max_error == 0 else f"{r.max_error:.2e}"
+
+
+def table(rows: List[Row]) -> str:
+    lines = ["| kernel | size | Tri ms | Triton ms | ratio | max error | status |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        ratio = "-" if not (r.tri_ms and r.triton_ms) else f"{r.tri_ms / r.triton_ms:.2f}"
+        status = r.status + (f" ({'; '.join(r.notes)})" if r.notes and not r.failed else "")
+        status = status.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r.kernel} | {r.label} | {fmt_ms(r.tri_ms)} | {fmt_ms(r.triton_ms)} | {ratio} | "
+                     f"{fmt_err(r)} | {status} |")
+    return "\n".join(lines)
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=".", help="folder for triton-corpus.json and triton-corpus.md (default .)")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cuda: Tri next to Triton on the GPU; cpu: Tri's cpu target against NumPy")
+    ap.add_argument("--sizes", default="test,bench", help="test (test_corpus.py's sizes), bench (larger), or both")
+    ap.add_argument("--only", default="", help="comma-separated export names (vadd,softmax,...) or corpus/name")
+    ap.add_argument("--timeout", type=float, default=90.0,
+                    help="seconds one kernel (both sides, both timings) may take before the run is stopped "
+                         "with what it has (0: no limit)")
+    args = ap.parse_args(argv)
+    sizes = [s for s in args.sizes.split(",") if s]
+    for s in sizes:
+        if s not in ("test", "bench"):
+            ap.error(f"--sizes: {s!r} is neither test nor bench")
+    only = {s for s in args.only.split(",") if s}
+
+    exports: Dict[str, Export] = {}
+    for corpus in CORPORA:
+        for ex in read_exports(corpus).values():
+            exports[ex.key] = ex
+    # Every export must have a case here (the corpus grows: this script must grow with it). A
+    # case function is named after its export (case_vadd: vadd), and export names are unique
+    # across the two corpora.
+    by_name = {ex.name: ex.key for ex in exports.values()}
+    rows: List[Row] = []
+    for ex in sorted(exports.values(), key=lambda e: e.key):
+        if ex.name not in CASES:
+            rows.append(Row(ex.key, "-", "-", status="FAIL (no case in bench/gpu/triton_corpus.py)", failed=True))
+    for name in sorted(set(CASES) - set(by_name)):
+        rows.append(Row(name, "-", "-", status="FAIL (a case for an export TRI_EXPORTS does not have)", failed=True))
+    unknown = {s for s in only if s not in by_name and s not in exports}
+    if unknown:
+        ap.error(f"--only: no export named {', '.join(sorted(unknown))}")
+    selected: List[Case] = []
+    for name in sorted(set(CASES) & set(by_name), key=lambda n: by_name[n]):
+        if only and name not in only and by_name[name] not in only:
+            continue
+        for size in sizes:
+            for c in CASES[name](size):
+                if c.export != by_name[name]:
+                    raise SystemExit(f"case_{name} makes a case for {c.export}")
+                selected.append(c)
+
+    runner = Runner(args.device, exports)
+    meta = {"date": datetime.date.today().isoformat(), "commit": git_commit(), "device": args.device,
+            "command": "python3 bench/gpu/triton_corpus.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "tri": ".".join(map(str, tri.version()))}
+    if args.device == "cuda":
+        import torch
+        import triton
+        meta.update(gpu=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__)
+    t_start = time.perf_counter()
+    outdir = Path(args.out)
+    lock = threading.Lock()
+    current: List[Optional[Case]] = [None]
+
+    def watchdog():
+        # A kernel that never ends (a lock that is never released, say) blocks the GPU: write what
+        # there is, with the hung kernel failed, and leave.
+        with lock:
+            c = current[0]
+            if c is not None:
+                rows.append(Row(c.export, c.size, c.label, status=f"FAIL (timeout: still running after "
+                                                                     f"{args.timeout:g} s; the run was stopped)",
+                                failed=True))
+                for later in selected[selected.index(c) + 1:]:
+                    rows.append(Row(later.export, later.size, later.label, status="FAIL (not run: the run was "
+                                                                                  "stopped by a timeout)",
+                                    failed=True))
+            write_results(outdir, rows, meta, args.device, t_start)
+        os._exit(1)
+
+    for c in selected:
+        timer = threading.Timer(args.timeout, watchdog) if args.timeout > 0 else None
+        with lock:
+            current[0] = c
+        if timer:
+            timer.daemon = True
+            timer.start()
+        r = runner.run(c)
+        if timer:
+            timer.cancel()
+        with lock:
+            current[0] = None
+            rows.append(r)
+        print(f"  {r.kernel} {r.label}: {fmt_ms(r.tri_ms)} / {fmt_ms(r.triton_ms)} ms, {r.status}", flush=True)
+    with lock:
+        return write_results(outdir, rows, meta, args.device, t_start)
+
+
+def write_results(outdir: Path, rows: List[Row], meta: Dict[str, Any], device: str, t_start: float) -> int:
+    """Prints the table and writes triton-corpus.md and .json to outdir; 1 if any row failed."""
+    meta["seconds"] = round(time.perf_counter() - t_start, 1)
+    md = table(rows)
+    failed = [r for r in rows if r.failed]
+    if device == "cuda":
+        how = ("medians of triton.testing.do_bench (Tri through a LaunchPlan); ratio = Tri ms / Triton ms; "
+               "max error = largest |Tri - Triton| over the outputs")
+    else:
+        how = ("Tri's cpu target alone (no Triton): ms = median wall time of a few synchronous launches; "
+               "max error = largest |Tri - NumPy| over the outputs")
+    header = f"Triton corpus on {meta.get('gpu', device)} ({meta['date']}, commit {meta['commit'] or '?'}): {how}."
+    text = f"{header}\n\n{md}\n\n{len(rows) - len(failed)} of {len(rows)} rows ok.\n"
+    print()
+    print(text, flush=True)
+    outdir.mkdir(parents=True, exist_ok=True)
+    json_rows = []
+    for r in rows:
+        json_rows.append({"workload": f"{r.kernel} {r.label}", "unit": "ms", "higher_is_better": False,
+                          "tri": r.tri_ms, "triton": r.triton_ms, "kernel": r.kernel, "size": r.size,
+                          "max_error": r.max_error, "status": r.status, "notes": r.notes})
+    (outdir / "triton-corpus.json").write_text(json.dumps({**meta, "rows": json_rows}, indent=1) + "\n")
+    (outdir / "triton-corpus.md").write_text(text)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
