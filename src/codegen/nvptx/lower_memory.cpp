@@ -430,6 +430,18 @@ Status GpuLowering::lower_atomic(OpId o) {
   ValueId mv = f_->operand(o, "mask");
   const int eb = elem_bytes(e);
   llvm::AtomicOrdering ord = atomic_ordering(enum_attr(*f_, o, "order"));
+  // LLVM 19's NVPTX backend writes `atom` without its memory order (relaxed), so the order is
+  // made of fences: release and acq_rel fence before the atomic, acquire and acq_rel after, at
+  // the op's scope. Measured on the H100: a spin lock over block loads and stores
+  // (tests/run/spin_lock.tri) lost updates without them.
+  const int64_t order = enum_attr(*f_, o, "order");
+  const bool release = order == 2 || order == 3, acquire = order == 1 || order == 3;
+  const int64_t scope = enum_attr(*f_, o, "scope");
+  auto fence = [&] {
+    const char* text = scope == 0 ? "fence.acq_rel.cta;" : scope == 2 ? "fence.acq_rel.sys;" : "fence.acq_rel.gpu;";
+    llvm::InlineAsm* f = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), text, "~{memory}", true);
+    b_.CreateCall(f, {});
+  };
   auto one = [&](llvm::Value* p, llvm::Value* cmp, llvm::Value* v) -> llvm::Value* {
     if (!cas) return em_.atomic_lane(*f_, o, p, v, e);
     llvm::Type* it = b_.getIntNTy(eb * 8);
@@ -459,10 +471,19 @@ Status GpuLowering::lower_atomic(OpId o) {
     return static_cast<llvm::Value*>(phi);
   };
   if (ptr.kind == Val::Kind::Scalar) {
-    // Thread 0 performs it; the old value reaches the others through shared memory.
+    // Thread 0 performs it; the old value reaches the others through shared memory. A release
+    // (release or acq_rel: a lock's release) must order every thread's earlier memory operations,
+    // not only thread 0's: a barrier first. Without it a spin lock over a critical section of
+    // block loads and stores (Triton's layer-norm backward) let the next holder read partial sums
+    // some warps had not stored yet.
+    if (release) {
+      fence();  // each thread's earlier writes, before the barrier that precedes thread 0's atomic
+      barrier();
+    }
     llvm::Value* cond = b_.CreateICmpEQ(tid_, b_.getInt32(0));
     if (mv != ir::kNoValue) cond = b_.CreateAnd(cond, val(mv).s);
     llvm::Value* r = guarded(cond, ptr.s, cas ? val(op.operands[1]).s : nullptr, val(op.operands[cas ? 2 : 1]).s);
+    if (acquire) fence();  // before the barrier after which every thread reads
     need_smem(8);
     barrier();
     emit_if(b_.CreateICmpEQ(tid_, b_.getInt32(0)),
@@ -472,7 +493,11 @@ Status GpuLowering::lower_atomic(OpId o) {
     return Status::ok();
   }
   Layout l = ptr.kind == Val::Kind::Dist ? ptr.lay : default_layout(ptr.shape, e);
-  if (!cas && combine_atomic(o, l)) return Status::ok();
+  if (release) fence();
+  if (!cas && combine_atomic(o, l)) {
+    if (acquire) fence();
+    return Status::ok();
+  }
   std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
   std::vector<llvm::Value*> cmps = cas ? regs_in(val(op.operands[1]), l) : std::vector<llvm::Value*>();
   std::vector<llvm::Value*> vals = regs_in(val(op.operands[cas ? 2 : 1]), l);
@@ -488,6 +513,7 @@ Status GpuLowering::lower_atomic(OpId o) {
   }
   for (int64_t r = 0; r < l.nregs(); ++r)
     if (r & dup) out[r] = out[r & ~dup];
+  if (acquire) fence();
   Val v = dist(e, l, std::move(out));
   if (uses(res) != 0 && (replicated_lane_mask(l) || replicated_warp_mask(l))) {
     // Replicated threads did not perform the atomic: give them the owners' results.
