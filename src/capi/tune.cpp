@@ -18,7 +18,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "cache/key.h"
 #include "capi/handles.h"
@@ -77,7 +79,9 @@ bool read_whole(const std::string& path, std::string* out) {
 
 // Writes to a temporary file beside `path` and renames it into place, so readers see a whole file.
 bool write_atomic(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // The process and the thread: two threads storing the same key write different files.
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return false;

@@ -308,6 +308,55 @@ static void test_tune_export_import_frozen(void** state) {
   tri_context_destroy(c);
 }
 
+/* A kernel that may run only on fresh input: it asserts that *flag is 0 and then sets it. Every
+ * launch of the tuning (warm-up and repetitions of every config) must see *flag restored to 0,
+ * or the launch fails and, with no config left, so does tri_tune. */
+static const char kOnce[] =
+    "kernel @once(%flag: ptr<i32>) constexpr(UNUSED: i32 = 1) {\n"
+    "  %v = load %flag : i32\n"
+    "  %zero = const[value=0] : i32\n"
+    "  %fresh = cmp[pred=eq] %v, %zero : i1\n"
+    "  assert[msg=\"flag already set: a trial saw another's output\"] %fresh\n"
+    "  %one = const[value=1] : i32\n"
+    "  store %flag, %one\n"
+    "  return\n"
+    "}\n";
+
+static void test_tune_restores_before_every_launch(void** state) {
+  (void)state;
+  tri_context* c = make_context("");
+  tri_module* m = NULL;
+  assert_int_equal(tri_module_create(c, kOnce, sizeof kOnce - 1, "once.tri", &m), TRI_OK);
+  tri_tune_space* s = NULL;
+  assert_int_equal(tri_tune_space_create(&s), TRI_OK);
+  const char* names[] = {"UNUSED"};
+  int64_t v1 = 1, v2 = 2;
+  assert_int_equal(tri_tune_space_add_config(s, names, &v1, 1, 4, 1, NULL), TRI_OK);
+  assert_int_equal(tri_tune_space_add_config(s, names, &v2, 1, 4, 1, NULL), TRI_OK);
+  assert_int_equal(tri_tune_space_set_repetitions(s, 5), TRI_OK);
+  int32_t flag = 0;
+  tri_arg a;
+  memset(&a, 0, sizeof a);
+  a.kind = TRI_TYPE_POINTER;
+  a.dtype = TRI_DTYPE_I32;
+  a.value.p = &flag;
+  a.extent = sizeof flag;
+  tri_kernel* k = NULL;
+  tri_blob* r = NULL;
+  assert_int_equal(tri_tune(m, "once", NULL, s, 1, 1, 1, NULL, &a, 1, 0, NULL, NULL, NULL, &k, &r), TRI_OK);
+  assert_false(has(r, "flag already set"));
+  assert_int_equal(flag, 0);
+  assert_int_equal(tri_launch(k, 1, 1, 1, NULL, &a, 1), TRI_OK);
+  assert_int_equal(flag, 1);
+  /* The kernel itself does fail on stale input: the check above can fail. */
+  assert_int_equal(tri_launch(k, 1, 1, 1, NULL, &a, 1), TRI_ERROR_RUNTIME);
+  tri_blob_destroy(r);
+  tri_kernel_destroy(k);
+  tri_tune_space_destroy(s);
+  tri_module_destroy(m);
+  tri_context_destroy(c);
+}
+
 static void test_tune_errors(void** state) {
   (void)state;
   tri_context* c = make_context("");
@@ -363,6 +412,7 @@ int main(void) {
       cmocka_unit_test(test_tune_skips_failure_and_restores),
       cmocka_unit_test(test_tune_persists),
       cmocka_unit_test(test_tune_export_import_frozen),
+      cmocka_unit_test(test_tune_restores_before_every_launch),
       cmocka_unit_test(test_tune_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
