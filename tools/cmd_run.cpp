@@ -157,6 +157,10 @@ bool parse_double(const std::string& s, double* out) {
   return !s.empty() && *end == '\0';
 }
 
+}  // namespace
+
+namespace tri_tool {
+
 // Builds one argument from its SPEC, for parameter `p`.
 bool make_arg(const std::string& name, const std::string& spec, const ParamInfo& p, ArgInput* out,
               std::string* error) {
@@ -316,6 +320,10 @@ bool make_arg(const std::string& name, const std::string& spec, const ParamInfo&
   }
   return parse_element(value, out->dtype, &out->scalar_bits, error);
 }
+
+}  // namespace tri_tool
+
+namespace {
 
 void print_summary(const ArgInput& a, const HostBuffer& b) {
   std::printf("  %%%-12s %-16s", a.name.c_str(), describe_shape(b.dtype(), b.shape()).c_str());

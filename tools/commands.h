@@ -4,6 +4,10 @@
 // usage error.
 #pragma once
 
+#include <string>
+
+#include "kernel_runner.h"
+
 // tri run FILE --kernel NAME [options]: runs one kernel on inputs described on the command line
 // and saves its outputs as .npy (docs/testing.md).
 int tri_cmd_run(int argc, char** argv);
@@ -22,3 +26,15 @@ int tri_cmd_import(int argc, char** argv);
 // tri cache stats|ls|verify|clear|prune|export|import [--dir DIR]: looks after a disk cache of
 // compiled kernels (docs/cache.md).
 int tri_cmd_cache(int argc, char** argv);
+
+// tri tune FILE --kernel NAME --config C... [options]: tunes one kernel over a list of configs on
+// a host target, prints every config's time and the winner, and stores the result
+// (docs/tune.md).
+int tri_cmd_tune(int argc, char** argv);
+
+namespace tri_tool {
+// Makes runtime argument `name` of parameter `p` from a `tri run --arg` SPEC (rand:, fill:,
+// zeros:, iota:, npy:, npy-cast:, or a scalar); false with a message (tools/cmd_run.cpp).
+bool make_arg(const std::string& name, const std::string& spec, const ParamInfo& p, ArgInput* out,
+              std::string* error);
+}  // namespace tri_tool

@@ -29,6 +29,7 @@ const char* const kUsage =
     "  compile FILE [--target sm_90] ...   write a kernel's PTX and launch descriptor (no GPU needed)\n"
     "  import FILE.ttir [-o OUT]           convert Triton's TTIR to Tri IR; print what was mapped\n"
     "  cache stats|ls|verify|clear|prune|export|import   look after the disk cache of compiled kernels\n"
+    "  tune FILE --kernel NAME --config C...  time a kernel under each config and keep the fastest\n"
     "  help [COMMAND]                      show this text or a command's\n"
     "\n"
     "Options:\n"
@@ -368,13 +369,15 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (args[1] == "run" || args[1] == "test" || args[1] == "compile" || args[1] == "import" || args[1] == "cache") {
+    if (args[1] == "run" || args[1] == "test" || args[1] == "compile" || args[1] == "import" || args[1] == "cache" ||
+        args[1] == "tune") {
       char flag[] = "--help";
       char* sub[] = {argv[2], flag, nullptr};
       return args[1] == "run"      ? tri_cmd_run(2, sub)
              : args[1] == "test"   ? tri_cmd_test(2, sub)
              : args[1] == "import" ? tri_cmd_import(2, sub)
              : args[1] == "cache"  ? tri_cmd_cache(2, sub)
+             : args[1] == "tune"   ? tri_cmd_tune(2, sub)
                                    : tri_cmd_compile(2, sub);
     }
     const char* h = help_for(args[1]);
@@ -387,6 +390,7 @@ int main(int argc, char** argv) {
   if (cmd == "compile") return tri_cmd_compile(argc - 1, argv + 1);
   if (cmd == "import") return tri_cmd_import(argc - 1, argv + 1);
   if (cmd == "cache") return tri_cmd_cache(argc - 1, argv + 1);
+  if (cmd == "tune") return tri_cmd_tune(argc - 1, argv + 1);
   const char* help = help_for(cmd);
   if (!help) return usage_error(cmd[0] == '-' ? "unknown option '" + cmd + "'" : "unknown command '" + cmd + "'");
 

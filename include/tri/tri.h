@@ -433,6 +433,104 @@ TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan);
 /* Releases the plan; NULL is allowed. Since 0.2. */
 TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
 
+/* ---- Autotuning -----------------------------------------------------------------------------
+ * tri_tune compiles one kernel under each config of a space (constexpr values, warps, stages),
+ * times a launch of each, keeps the fastest and returns it compiled, with every config's time as
+ * JSON (docs/tune.md). Results are stored by key beside the context's disk cache, so a later
+ * call with the same key (in this process or another) benchmarks nothing; they can be exported
+ * to a file and imported elsewhere, and a frozen mode never benchmarks. The key is the kernel's
+ * module text, its name, the base compile options, the space, the values of the space's key
+ * arguments (optionally rounded up to a power of two), the types of all arguments, the target
+ * and what it runs on (the CPU model and features), and Tri's version. Benchmarking runs on
+ * the host targets ("cpu", "interp"); "cuda" kernels can use stored and imported results and
+ * the frozen mode, but benchmarking them is TRI_ERROR_UNSUPPORTED in this version. */
+typedef struct tri_tune_space tri_tune_space;
+
+/* Creates an empty space: no configs, no key arguments, 10 timed repetitions per config. Not
+ * thread-safe (like options). The caller owns *out_space. Since 0.2. */
+TRI_API tri_result tri_tune_space_create(tri_tune_space** out_space);
+/* Releases a space; NULL is allowed. Since 0.2. */
+TRI_API void tri_tune_space_destroy(tri_tune_space* space);
+/* Appends a config: `count` constexpr values by name (names copied; they add to or replace the
+ * base options' values), num_warps (1, 2, 4, 8, 16 or 32) and num_stages (0 to 4; as
+ * tri_compile_options_set_num_stages). Configs are numbered from 0 in the order added; the
+ * number is the tie-break (below). *out_index (may be NULL) receives it. Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (a bad warps or stages value, a NULL name, names NULL with count
+ * above 0). Since 0.2. */
+TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* const* names, const int64_t* values,
+                                             uint32_t count, int32_t num_warps, int32_t num_stages,
+                                             uint32_t* out_index);
+/* Sets the key arguments: runtime parameters (0-based among them, as tri_launch numbers its
+ * arguments) that must be integer scalars, whose values select a result; with bucket nonzero
+ * each value is rounded up to a power of two first (1000 and 1024 share a result). Replaces an
+ * earlier key. Since 0.2. */
+TRI_API tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t* params, uint32_t count,
+                                          int32_t bucket);
+/* Sets the timed launches per config (1 to 10000; default 10). Each config is launched once
+ * untimed first; its time is the median of the timed ones. Since 0.2. */
+TRI_API tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_t repetitions);
+
+/* Flags for tri_tune. */
+#define TRI_TUNE_FROZEN 1  /* never benchmark: a key with no stored or imported result uses config 0 (logged) */
+#define TRI_TUNE_RETUNE 2  /* ignore stored and imported results: benchmark, then store the new result */
+
+/* Receives each config as it finishes benchmarking: its index, the number of configs, its
+ * status (TRI_OK, or the error that skipped it) and its median time in nanoseconds (0 when
+ * skipped). Called on the thread that called tri_tune. */
+typedef void (*tri_tune_progress_fn)(void* user, uint32_t config, uint32_t count, tri_result status,
+                                     double median_ns);
+/* Gives config `config`'s grid: grid points to three values (x, y, z) that hold the grid
+ * passed to tri_tune and may be changed (a grid that depends on a block size). Called on the
+ * thread that called tri_tune. */
+typedef void (*tri_tune_grid_fn)(void* user, uint32_t config, uint32_t* grid);
+
+/* Tunes kernel `name` of the module over `space` and returns the chosen config compiled (the
+ * options are `options`, NULL for defaults, with the config's constexprs, warps and stages).
+ * The arguments are tri_launch's; a pointer argument the kernel stores to (or updates
+ * atomically) must have its extent set: its bytes are saved before and restored before every
+ * launch and after the last, so each launch sees the same inputs and the call leaves the
+ * buffers as it found them. All configs compile at once on the context's threads; a config
+ * whose compile or launch fails is skipped, its error kept in the result and logged at
+ * TRI_LOG_WARNING. Configs run one at a time. The choice: the fastest median; configs within 1%
+ * of it tie, and the lowest index among them wins, so the same measurements always choose the
+ * same config. A stored or imported result for the key is used without benchmarking
+ * (TRI_TUNE_RETUNE ignores them); with TRI_TUNE_FROZEN nothing is benchmarked. progress,
+ * grid_fn (either may be NULL) and user are as their types say. *out_result (may be NULL)
+ * receives the result as JSON: every config with its status, error and times, the chosen
+ * index, and where the result came from (docs/tune.md). Errors: TRI_ERROR_INVALID_ARGUMENT (an
+ * empty space, a key parameter out of range or not an integer scalar, a written pointer with
+ * extent 0, a stream on a host target), TRI_ERROR_NOT_FOUND (no such kernel),
+ * TRI_ERROR_LAUNCH_ARGS (arguments that do not match the kernel), TRI_ERROR_UNSUPPORTED
+ * (benchmarking on "cuda"), the error of the first config when no config compiles and runs, or
+ * of the chosen config's compile. The caller owns *out_kernel (and *out_result). Since 0.2. */
+TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_compile_options* options,
+                            const tri_tune_space* space, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                            void* stream, const tri_arg* args, uint32_t num_args, uint32_t flags,
+                            tri_tune_progress_fn progress, tri_tune_grid_fn grid_fn, void* user,
+                            tri_kernel** out_kernel, tri_blob** out_result);
+
+/* Writes every tuning result the context knows (stored in its cache directory, made or
+ * imported in this context) to a JSON file at `path` (replacing it). *out_count (may be NULL)
+ * receives the number written. Errors: TRI_ERROR_IO. Since 0.2. */
+TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint32_t* out_count);
+/* Reads a file tri_tune_export wrote and makes its results the context's answers for their
+ * keys (ahead of stored ones), so an application can ship its tuning and never tune on a
+ * user's machine. A result made on another device or by another Tri version is kept but never
+ * matches a key here (the key includes both); one of another version is logged at
+ * TRI_LOG_WARNING. Errors: TRI_ERROR_IO,
+ * TRI_ERROR_CORRUPT_BINARY (not an export, or a damaged result: nothing is imported),
+ * TRI_ERROR_UNSUPPORTED_VERSION. *out_imported (may be NULL) receives the count. Since 0.2. */
+TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint32_t* out_imported);
+
+/* Counters for tri_tune_stat, counting this context's calls since it was made. */
+#define TRI_TUNE_STAT_TRIALS 0   /* configs benchmarked */
+#define TRI_TUNE_STAT_STORED 1   /* tri_tune calls answered by a stored or imported result */
+#define TRI_TUNE_STAT_DEFAULTS 2 /* frozen tri_tune calls that found no result and used config 0 */
+
+/* One counter (TRI_TUNE_STAT_*) into *out_value; an unknown one is
+ * TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
+TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* out_value);
+
 /* ---- Disk cache ----------------------------------------------------------------------------
  * Compiled kernels ("cpu": object code; "cuda": PTX) are kept in one file per kernel in the
  * context's cache directory (tri_context_options_set_cache_dir), so a later process compiles

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,12 @@ struct tri_context {
   std::atomic<uint64_t> cancel_epoch{0};
   // Where `print` ops' text goes (the log at TRI_LOG_INFO), made once so that launches build
   // no std::function.
+  // Tuning results (capi/tune.cpp): by key (32 hex digits), the result's JSON and whether it
+  // was imported (tri_tune_import) rather than measured or read from the disk here; and the
+  // counters tri_tune_stat reads.
+  std::mutex tune_mu;
+  std::map<std::string, std::pair<std::string, bool>> tune_results;
+  std::atomic<uint64_t> tune_trials{0}, tune_stored{0}, tune_defaults{0};
   tri::PrintSink print_sink = [this](const std::string& text) { log(TRI_LOG_INFO, text); };
 
   void log(int32_t level, const std::string& message) const;
@@ -106,6 +113,16 @@ struct tri_module {
   const uint32_t* by_name = nullptr;  // function indices sorted by name
 
   tri::capi::CompileCache kernels;  // compiled specializations, by key (capi/kernel.cpp)
+};
+
+struct tri_compile_options {
+  tri::capi::CompileRequest req;
+};
+
+// A handle on a compiled specialization that its module caches (capi/kernel.cpp).
+struct tri_kernel {
+  tri_module* module;  // holds a reference
+  std::shared_ptr<tri::capi::Compiled> compiled;
 };
 
 // Bytes handed to the caller. One allocation from the hook holds this header and then the bytes.

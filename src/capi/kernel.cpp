@@ -15,15 +15,6 @@ using namespace tri;
 using tri::capi::guard;
 using tri::capi::set_error;
 
-struct tri_compile_options {
-  capi::CompileRequest req;
-};
-
-struct tri_kernel {
-  tri_module* module;  // holds a reference
-  std::shared_ptr<capi::Compiled> compiled;
-};
-
 // A prepared launch: the encoded arguments and the variant they select, kept between launches.
 struct tri_launch_plan {
   tri_module* module;  // holds a reference

@@ -49,6 +49,11 @@ pub const TRI_DTYPE_F32: i32 = 7;
 pub const TRI_DTYPE_F64: i32 = 8;
 pub const TRI_DTYPE_F8E4M3: i32 = 9;
 pub const TRI_DTYPE_F8E5M2: i32 = 10;
+pub const TRI_TUNE_FROZEN: i32 = 1;
+pub const TRI_TUNE_RETUNE: i32 = 2;
+pub const TRI_TUNE_STAT_TRIALS: i32 = 0;
+pub const TRI_TUNE_STAT_STORED: i32 = 1;
+pub const TRI_TUNE_STAT_DEFAULTS: i32 = 2;
 pub const TRI_CACHE_STAT_HITS: i32 = 0;
 pub const TRI_CACHE_STAT_MISSES: i32 = 1;
 pub const TRI_CACHE_STAT_STORES: i32 = 2;
@@ -111,9 +116,16 @@ pub struct tri_launch_plan {
     _opaque: [u8; 0],
     _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
+#[repr(C)]
+pub struct tri_tune_space {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
 pub type tri_log_fn = Option<unsafe extern "C" fn(user: *mut c_void, level: i32, message: *const c_char)>;
 pub type tri_alloc_fn = Option<unsafe extern "C" fn(self_: *mut c_void, size: usize, align: usize) -> *mut c_void>;
 pub type tri_free_fn = Option<unsafe extern "C" fn(self_: *mut c_void, ptr: *mut c_void, size: usize)>;
+pub type tri_tune_progress_fn = Option<unsafe extern "C" fn(user: *mut c_void, config: u32, count: u32, status: tri_result, median_ns: f64)>;
+pub type tri_tune_grid_fn = Option<unsafe extern "C" fn(user: *mut c_void, config: u32, grid: *mut u32)>;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union tri_arg_value {
@@ -192,6 +204,15 @@ extern "C" {
     pub fn tri_launch_plan_set_stream(plan: *mut tri_launch_plan, stream: *mut c_void) -> tri_result;
     pub fn tri_launch_plan_launch(plan: *mut tri_launch_plan) -> tri_result;
     pub fn tri_launch_plan_destroy(plan: *mut tri_launch_plan);
+    pub fn tri_tune_space_create(out_space: *mut *mut tri_tune_space) -> tri_result;
+    pub fn tri_tune_space_destroy(space: *mut tri_tune_space);
+    pub fn tri_tune_space_add_config(space: *mut tri_tune_space, names: *mut *const c_char, values: *const i64, count: u32, num_warps: i32, num_stages: i32, out_index: *mut u32) -> tri_result;
+    pub fn tri_tune_space_set_key(space: *mut tri_tune_space, params: *const u32, count: u32, bucket: i32) -> tri_result;
+    pub fn tri_tune_space_set_repetitions(space: *mut tri_tune_space, repetitions: u32) -> tri_result;
+    pub fn tri_tune(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, space: *const tri_tune_space, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32, flags: u32, progress: tri_tune_progress_fn, grid_fn: tri_tune_grid_fn, user: *mut c_void, out_kernel: *mut *mut tri_kernel, out_result: *mut *mut tri_blob) -> tri_result;
+    pub fn tri_tune_export(context: *mut tri_context, path: *const c_char, out_count: *mut u32) -> tri_result;
+    pub fn tri_tune_import(context: *mut tri_context, path: *const c_char, out_imported: *mut u32) -> tri_result;
+    pub fn tri_tune_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
     pub fn tri_cache_dir(context: *mut tri_context, out_path: *mut *const c_char) -> tri_result;
     pub fn tri_cache_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
     pub fn tri_cache_list(context: *mut tri_context, verify: i32, out_text: *mut *mut tri_blob) -> tri_result;

@@ -1,0 +1,506 @@
+// Autotuning through the C API: tri_tune_space_*, tri_tune, tri_tune_export / _import and
+// tri_tune_stat (docs/tune.md).
+//
+// Why this driver is in capi and not in src/tune: a tuning run compiles candidates through the
+// module's compile cache and launches them through kernel handles, and both live here; the rules
+// it applies (the key's fields, which buffers to restore, the median, the tie rule, the JSON of
+// a result) are src/tune's, which depends on nothing above ir and cache.
+//
+// Flow of one call: key -> a result the context holds (imported, or made earlier) -> a result
+// file in <cache dir>/tune/<key>.json -> (frozen: config 0) -> compile every config at once on
+// the context's pool -> launch each config alone (warm-up, then the repetitions, the written
+// buffers restored before every launch) -> choose -> store. The chosen kernel goes back compiled.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "cache/key.h"
+#include "capi/handles.h"
+#include "target/target.h"
+#include "tune/tune.h"
+
+using namespace tri;
+using tri::capi::guard;
+using tri::capi::set_error;
+
+struct tri_tune_space {
+  std::vector<tune::Config> configs;
+  std::vector<uint32_t> key;
+  bool bucket = false;
+  uint32_t repetitions = 10;
+};
+
+namespace {
+
+const char* dtype_text(int32_t d) {
+  static const char* const kNames[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
+  return d >= 0 && d <= TRI_DTYPE_F8E5M2 ? kNames[d] : "?";
+}
+
+std::string version_text() {
+  return std::to_string(TRI_VERSION_MAJOR) + "." + std::to_string(TRI_VERSION_MINOR) + "." +
+         std::to_string(TRI_VERSION_PATCH);
+}
+
+// A key argument's value as its type reads it (tri_arg uses the low bits).
+int64_t int_value(const tri_arg& a) {
+  switch (a.dtype) {
+    case TRI_DTYPE_I1: return a.value.i & 1;
+    case TRI_DTYPE_I8: return static_cast<int8_t>(a.value.i);
+    case TRI_DTYPE_I16: return static_cast<int16_t>(a.value.i);
+    case TRI_DTYPE_I32: return static_cast<int32_t>(a.value.i);
+    default: return a.value.i;
+  }
+}
+
+// The directory of result files, "" when the disk cache is off.
+std::string results_dir(tri_context* c) {
+  cache::DiskCache* d = capi::context_disk_cache(c);
+  if (!d->enabled()) return std::string();
+  return d->dir() + "/tune";
+}
+
+bool read_whole(const std::string& path, std::string* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  *out = ss.str();
+  return !f.bad();
+}
+
+// Writes to a temporary file beside `path` and renames it into place, so readers see a whole file.
+bool write_atomic(const std::string& path, const std::string& bytes) {
+  // The process and the thread: two threads storing the same key write different files.
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return false;
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+// A result for `key` from the context's memory, then from its cache directory; false when none
+// (or an unusable file, which is logged and ignored). *imported says which kind it was.
+bool find_result(tri_context* c, const std::string& key, size_t configs, tune::Result* out, bool* imported) {
+  std::string json;
+  bool from_memory = false;
+  {
+    std::lock_guard<std::mutex> lock(c->tune_mu);
+    auto it = c->tune_results.find(key);
+    if (it != c->tune_results.end()) {
+      json = it->second.first;
+      *imported = it->second.second;
+      from_memory = true;
+    }
+  }
+  if (!from_memory) {
+    std::string dir = results_dir(c);
+    if (dir.empty() || !read_whole(dir + "/" + key + ".json", &json)) return false;
+    *imported = false;
+  }
+  tune::Result r;
+  Status st = tune::from_json(json, &r);
+  if (st.is_ok() && (r.key != key || r.configs.size() != configs))
+    st = Status(Code::CorruptBinary, "it is for another key or space");
+  if (!st.is_ok()) {
+    c->log(TRI_LOG_WARNING, "tri_tune: ignoring the stored result " + key + ": " + st.message());
+    return false;
+  }
+  *out = std::move(r);
+  return true;
+}
+
+void store_result(tri_context* c, const tune::Result& r) {
+  std::string json = tune::to_json(r, "stored");
+  {
+    std::lock_guard<std::mutex> lock(c->tune_mu);
+    c->tune_results[r.key] = {json, false};
+  }
+  std::string dir = results_dir(c);
+  if (dir.empty()) return;
+  ::mkdir(dir.c_str(), 0777);
+  if (!write_atomic(dir + "/" + r.key + ".json", json))
+    c->log(TRI_LOG_WARNING, "tri_tune: could not write the result file " + dir + "/" + r.key + ".json");
+}
+
+tri_compile_options config_options(const tri_compile_options* base, const tune::Config& cfg) {
+  tri_compile_options o;
+  if (base) o = *base;
+  for (const auto& kv : cfg.constexprs) o.req.constexprs[kv.first] = ir::Attr::of_int(kv.second);
+  o.req.options.num_warps = cfg.num_warps;
+  o.req.options.num_stages = cfg.num_stages;
+  return o;
+}
+
+// Compiles config `i`; on failure, its status and message.
+tri_kernel* compile_config(tri_module* m, const char* name, const tri_compile_options* base, const tune::Config& cfg,
+                           tune::Trial* t) {
+  tri_compile_options o = config_options(base, cfg);
+  tri_kernel* k = nullptr;
+  tri_result rc = tri_kernel_compile(m, name, &o, &k);
+  if (rc != TRI_OK) {
+    t->status = rc;
+    t->error = capi::last_error();
+    return nullptr;
+  }
+  return k;
+}
+
+struct KernelSet {
+  std::vector<tri_kernel*> k;
+  ~KernelSet() {
+    for (tri_kernel* x : k) tri_kernel_destroy(x);
+  }
+};
+
+}  // namespace
+
+extern "C" {
+
+TRI_API tri_result tri_tune_space_create(tri_tune_space** out_space) {
+  return guard([&] {
+    TRI_CHECK_ARG(out_space);
+    *out_space = new tri_tune_space();
+    return TRI_OK;
+  });
+}
+
+TRI_API void tri_tune_space_destroy(tri_tune_space* space) { delete space; }
+
+TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* const* names, const int64_t* values,
+                                             uint32_t count, int32_t num_warps, int32_t num_stages,
+                                             uint32_t* out_index) {
+  TRI_CHECK_ARG(space);
+  return guard([&] {
+    if (count && (!names || !values))
+      return set_error(Code::InvalidArgument, "tri_tune_space_add_config: names or values is NULL with count " +
+                                                  std::to_string(count));
+    if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))
+      return set_error(Code::InvalidArgument, "tri_tune_space_add_config: " + std::to_string(num_warps) +
+                                                  " warps; use 1, 2, 4, 8, 16 or 32");
+    if (num_stages < 0 || num_stages > 4)
+      return set_error(Code::InvalidArgument, "tri_tune_space_add_config: " + std::to_string(num_stages) +
+                                                  " stages; 0 (the target's default) and 1 to 4 are supported");
+    tune::Config c;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (!names[i] || !*names[i])
+        return set_error(Code::InvalidArgument,
+                         "tri_tune_space_add_config: constexpr name " + std::to_string(i) + " is NULL or empty");
+      c.constexprs.emplace_back(names[i], values[i]);
+    }
+    c.num_warps = num_warps;
+    c.num_stages = num_stages;
+    space->configs.push_back(std::move(c));
+    if (out_index) *out_index = static_cast<uint32_t>(space->configs.size() - 1);
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t* params, uint32_t count,
+                                          int32_t bucket) {
+  TRI_CHECK_ARG(space);
+  if (count && !params)
+    return set_error(Code::InvalidArgument, "tri_tune_space_set_key: params is NULL with count " + std::to_string(count));
+  return guard([&] {
+    space->key.assign(params, params + count);
+    space->bucket = bucket != 0;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_t repetitions) {
+  TRI_CHECK_ARG(space);
+  if (repetitions < 1 || repetitions > 10000)
+    return set_error(Code::InvalidArgument, "tri_tune_space_set_repetitions: " + std::to_string(repetitions) +
+                                                " repetitions; 1 to 10000 are allowed");
+  space->repetitions = repetitions;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_compile_options* options,
+                            const tri_tune_space* space, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                            void* stream, const tri_arg* args, uint32_t num_args, uint32_t flags,
+                            tri_tune_progress_fn progress, tri_tune_grid_fn grid_fn, void* user,
+                            tri_kernel** out_kernel, tri_blob** out_result) {
+  TRI_CHECK_ARG(module);
+  TRI_CHECK_ARG(name);
+  TRI_CHECK_ARG(space);
+  TRI_CHECK_ARG(out_kernel);
+  if (num_args && !args) return set_error(Code::InvalidArgument, "tri_tune: args is NULL with num_args above 0");
+  return guard([&]() -> tri_result {
+    tri_context* ctx = module->context;
+    const size_t n = space->configs.size();
+    if (n == 0) return set_error(Code::InvalidArgument, "tri_tune: the space has no config");
+    const ir::Function* fn = nullptr;
+    for (const auto& f : module->ir->functions)
+      if (f->name == name && f->is_kernel) fn = f.get();
+    if (!fn) return set_error(Code::NotFound, std::string("tri_tune: the module has no kernel @") + name);
+    if (num_args != fn->params.size())
+      return set_error(Code::LaunchArgs, std::string("tri_tune: kernel @") + name + " takes " +
+                                             std::to_string(fn->params.size()) + " runtime arguments, not " +
+                                             std::to_string(num_args));
+    static const tri_compile_options kDefaults;
+    const capi::CompileRequest& req = (options ? *options : kDefaults).req;
+    const target::Target* t = target::find(req.target);
+    if (!t) return set_error(Code::Unsupported, "tri_tune: target \"" + req.target + "\" is not in this build");
+    if (stream && !t->uses_stream())
+      return set_error(Code::InvalidArgument, "tri_tune: a stream was given for target \"" + req.target +
+                                                  "\", which runs on the host (pass NULL)");
+
+    // ---- the key
+    tune::Result res;
+    res.kernel = name;
+    res.target = req.target;
+    res.version = version_text();
+    res.configs = space->configs;
+    Status st = t->cache_identity(*module->ir, *fn, req.options, &res.device);
+    if (!st.is_ok()) return set_error(st);
+    if (res.device.empty()) res.device = "host";
+    for (uint32_t p : space->key) {
+      if (p >= num_args || args[p].kind != TRI_TYPE_SCALAR || args[p].dtype > TRI_DTYPE_I64)
+        return set_error(Code::InvalidArgument, "tri_tune: key parameter " + std::to_string(p) +
+                                                    (p < num_args ? " (%" + fn->params[p].name + ")" : std::string()) +
+                                                    " is not an integer scalar argument");
+      int64_t v = int_value(args[p]);
+      res.key_values.emplace_back(fn->params[p].name, space->bucket ? tune::bucket_pow2(v) : v);
+    }
+    for (uint32_t i = 0; i < num_args; ++i)
+      res.dtypes.push_back(args[i].kind == TRI_TYPE_POINTER ? std::string("ptr<") + dtype_text(args[i].dtype) + ">"
+                                                            : std::string(dtype_text(args[i].dtype)));
+    cache::KeyBuilder kb;
+    kb.add("what", "tri tune result 1").add("module", ir::print_text(*module->ir)).add("kernel", res.kernel);
+    kb.add("options", req.key(name)).add("target", res.target).add("device", res.device).add("tri", res.version);
+    std::string space_text = space->bucket ? "bucket;" : "exact;";
+    for (uint32_t p : space->key) space_text += std::to_string(p) + ",";
+    for (const tune::Config& c : space->configs) space_text += ";" + tune::config_text(c);
+    kb.add("space", space_text);
+    std::string key_text;
+    for (const auto& kv : res.key_values) key_text += kv.first + "=" + std::to_string(kv.second) + ";";
+    for (const std::string& d : res.dtypes) key_text += d + ",";
+    kb.add("key", key_text);
+    res.key = kb.finish().hex();
+    std::string what = std::string("tri_tune: @") + name + " (key " + res.key.substr(0, 8) + ")";
+
+    // ---- a result known already, or frozen
+    tune::Result known;
+    bool imported = false;
+    const char* source = nullptr;
+    if (!(flags & TRI_TUNE_RETUNE) && find_result(ctx, res.key, n, &known, &imported)) {
+      res = std::move(known);
+      source = imported ? "imported" : "stored";
+      ctx->tune_stored.fetch_add(1);
+    } else if (flags & TRI_TUNE_FROZEN) {
+      res.trials.assign(n, tune::Trial());
+      res.best = 0;
+      source = "default";
+      ctx->tune_defaults.fetch_add(1);
+      ctx->log(TRI_LOG_WARNING, what + ": frozen and no result for this key; using config 0 (" +
+                                    tune::config_text(res.configs[0]) + ")");
+    }
+    if (source) {
+      tune::Trial unused;
+      tri_kernel* k = compile_config(module, name, options, res.configs[res.best], &unused);
+      if (!k) return unused.status;  // the compile set the message
+      if (out_result) {
+        tri_result rc = capi::make_blob(ctx, tune::to_json(res, source), "tri_tune", out_result);
+        if (rc != TRI_OK) {
+          tri_kernel_destroy(k);
+          return rc;
+        }
+      }
+      *out_kernel = k;
+      return TRI_OK;
+    }
+    if (t->uses_stream())
+      return set_error(Code::Unsupported, what + ": benchmarking on target \"" + req.target +
+                                              "\" is not implemented yet; import a result (tri_tune_import) or use "
+                                              "TRI_TUNE_FROZEN");
+
+    // ---- written buffers, saved now and restored before every launch
+    std::vector<bool> written = tune::written_params(*fn);
+    std::vector<std::pair<uint32_t, std::string>> saved;
+    for (uint32_t i = 0; i < num_args; ++i) {
+      if (!written[i] || args[i].kind != TRI_TYPE_POINTER || !args[i].value.p) continue;
+      if (args[i].extent == 0)
+        return set_error(Code::InvalidArgument, what + ": argument " + std::to_string(i) + " (%" + fn->params[i].name +
+                                                    ") is written by the kernel and its extent is 0: give the "
+                                                    "buffer's size so that trials can restore it");
+      saved.emplace_back(i, std::string(static_cast<const char*>(args[i].value.p), args[i].extent));
+    }
+    auto restore = [&] {
+      for (const auto& s : saved) std::memcpy(const_cast<void*>(args[s.first].value.p), s.second.data(), s.second.size());
+    };
+
+    // ---- compile every config at once
+    res.trials.assign(n, tune::Trial());
+    KernelSet ks;
+    ks.k.assign(n, nullptr);
+    auto compile_one = [&](uint64_t i) {
+      try {
+        ks.k[i] = compile_config(module, name, options, res.configs[i], &res.trials[i]);
+      } catch (...) {
+        res.trials[i].status = TRI_ERROR_INTERNAL;
+        res.trials[i].error = "internal error while compiling";
+      }
+    };
+    ThreadPool* pool = nullptr;
+    if (n > 1 && capi::context_pool(ctx, &pool).is_ok() && pool->size() > 0) {
+      st = pool->run(n, compile_one);
+      if (!st.is_ok()) pool = nullptr;
+    } else {
+      pool = nullptr;
+    }
+    if (!pool)
+      for (uint64_t i = 0; i < n; ++i) compile_one(i);
+
+    // ---- benchmark one at a time
+    for (size_t i = 0; i < n; ++i) {
+      tune::Trial& tr = res.trials[i];
+      if (ks.k[i]) {
+        uint32_t grid[3] = {grid_x, grid_y, grid_z};
+        if (grid_fn) grid_fn(user, static_cast<uint32_t>(i), grid);
+        ctx->tune_trials.fetch_add(1);
+        for (uint32_t r = 0; r <= space->repetitions; ++r) {  // r == 0 is the warm-up
+          restore();
+          auto t0 = std::chrono::steady_clock::now();
+          tri_result rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
+          auto t1 = std::chrono::steady_clock::now();
+          if (rc != TRI_OK) {
+            tr.status = rc;
+            tr.error = capi::last_error();
+            tr.times_ns.clear();
+            break;
+          }
+          if (r > 0) tr.times_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+        }
+        if (tr.status == TRI_OK) {
+          tr.measured = true;
+          tr.median_ns = tune::median(tr.times_ns);
+        }
+      }
+      if (tr.status != TRI_OK)
+        ctx->log(TRI_LOG_WARNING, what + ": config " + std::to_string(i) + " (" + tune::config_text(res.configs[i]) +
+                                      ") skipped: " + tr.error);
+      if (progress) progress(user, static_cast<uint32_t>(i), static_cast<uint32_t>(n), tr.status, tr.median_ns);
+    }
+    restore();
+
+    int best = tune::choose(res.trials);
+    if (best < 0)
+      return set_error(static_cast<Code>(res.trials[0].status),
+                       what + ": no config compiled and ran; config 0 (" + tune::config_text(res.configs[0]) +
+                           "): " + res.trials[0].error);
+    res.best = best;
+    store_result(ctx, res);
+    char line[64];
+    std::snprintf(line, sizeof line, "%.3f us", res.trials[best].median_ns / 1e3);
+    ctx->log(TRI_LOG_INFO, what + ": chose config " + std::to_string(best) + " (" +
+                               tune::config_text(res.configs[best]) + "), median " + line + ", of " +
+                               std::to_string(n) + " configs");
+    if (out_result) {
+      tri_result rc = capi::make_blob(ctx, tune::to_json(res, "benchmark"), "tri_tune", out_result);
+      if (rc != TRI_OK) return rc;
+    }
+    *out_kernel = ks.k[best];
+    ks.k[best] = nullptr;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint32_t* out_count) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(path);
+  return guard([&] {
+    std::map<std::string, std::string> all;  // by key: sorted, so the file is the same every time
+    std::string dir = results_dir(context);
+    if (!dir.empty()) {
+      if (DIR* d = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(d)) {
+          std::string f = e->d_name;
+          cache::Key k;
+          if (f.size() != 37 || f.compare(32, 5, ".json") != 0 || !cache::parse_key_hex(f.substr(0, 32), &k)) continue;
+          std::string json;
+          tune::Result r;
+          if (read_whole(dir + "/" + f, &json) && tune::from_json(json, &r).is_ok() && r.key == f.substr(0, 32))
+            all[r.key] = json;
+        }
+        ::closedir(d);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(context->tune_mu);
+      for (const auto& kv : context->tune_results) all[kv.first] = kv.second.first;
+    }
+    std::vector<std::string> results;
+    for (auto& kv : all) results.push_back(kv.second);
+    if (!write_atomic(path, tune::join_export(results)))
+      return set_error(Code::Io, std::string("tri_tune_export: cannot write '") + path + "'");
+    if (out_count) *out_count = static_cast<uint32_t>(results.size());
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint32_t* out_imported) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(path);
+  return guard([&] {
+    std::string text;
+    if (!read_whole(path, &text)) return set_error(Code::Io, std::string("tri_tune_import: cannot read '") + path + "'");
+    std::vector<std::string> parts;
+    Status st = tune::split_export(text, &parts);
+    if (!st.is_ok()) return set_error(st.code(), std::string("tri_tune_import: ") + path + ": " + st.message());
+    std::vector<tune::Result> rs(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      st = tune::from_json(parts[i], &rs[i]);
+      if (!st.is_ok())
+        return set_error(st.code(), std::string("tri_tune_import: ") + path + ": result " + std::to_string(i) + ": " +
+                                        st.message());
+    }
+    std::string here = version_text();
+    for (const tune::Result& r : rs)
+      if (r.version != here)
+        context->log(TRI_LOG_WARNING, "tri_tune_import: the result for @" + r.kernel + " (key " + r.key.substr(0, 8) +
+                                          ") was made by Tri " + r.version + ", not " + here +
+                                          ": it will not be used");
+    {
+      std::lock_guard<std::mutex> lock(context->tune_mu);
+      for (size_t i = 0; i < rs.size(); ++i) context->tune_results[rs[i].key] = {tune::to_json(rs[i], "imported"), true};
+    }
+    if (out_imported) *out_imported = static_cast<uint32_t>(rs.size());
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* out_value) {
+  TRI_CHECK_ARG(context);
+  TRI_CHECK_ARG(out_value);
+  switch (stat) {
+    case TRI_TUNE_STAT_TRIALS: *out_value = context->tune_trials.load(); return TRI_OK;
+    case TRI_TUNE_STAT_STORED: *out_value = context->tune_stored.load(); return TRI_OK;
+    case TRI_TUNE_STAT_DEFAULTS: *out_value = context->tune_defaults.load(); return TRI_OK;
+    default:
+      return set_error(Code::InvalidArgument, "tri_tune_stat: " + std::to_string(stat) + " is not a TRI_TUNE_STAT_* value");
+  }
+}
+
+}  // extern "C"
