@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "device_memory.h"
 #include "host_data.h"
 #include "kernel_runner.h"
 
@@ -32,8 +33,10 @@ const char kUsage[] =
     "  --arg NAME=SPEC  a runtime argument, as `tri run` takes it (rand:, fill:, zeros:, iota:, npy:, V)\n"
     "  --key NAME       an integer argument whose value selects the result (repeatable)\n"
     "  --bucket         round key values up to a power of two\n"
-    "  --target T       cpu (default) or interp\n"
-    "  --grid G         each size a number or N/CONST: ceil(N / the config's constexpr CONST)\n"
+    "  --target T       cpu (default), interp, or cuda (buffers copied to device memory; timed with\n"
+    "                   CUDA events on the default stream)\n"
+    "  --grid G         each size a number or N/CONST[/CONST...]: N divided by the config's\n"
+    "                   constexprs, rounding up\n"
     "  --const NAME=V   a constexpr value every config shares\n"
     "  --repeat N       timed launches per config\n"
     "  --cache-dir DIR  where results are stored (default: the context's cache directory)\n"
@@ -47,10 +50,11 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
-// One grid size: a number, or N/CONST (divided by a constexpr of the config, rounded up).
+// One grid size: a number, or N/CONST[/CONST...] (divided by constexprs of the config, each
+// division rounded up: a matmul's programs are M*N/BM/BN).
 struct GridDim {
   uint64_t n = 1;
-  std::string by;  // constexpr name, or empty
+  std::vector<std::string> by;  // constexpr names, or none
 };
 
 struct GridSpec {
@@ -63,20 +67,20 @@ void grid_of(void* user, uint32_t config, uint32_t* grid) {
   GridSpec* g = static_cast<GridSpec*>(user);
   for (size_t d = 0; d < g->dims.size(); ++d) {
     const GridDim& dim = g->dims[d];
-    if (dim.by.empty()) {
-      grid[d] = static_cast<uint32_t>(dim.n);
-      continue;
+    uint64_t n = dim.n;
+    for (const std::string& by : dim.by) {
+      int64_t v = 0;
+      for (const auto& kv : g->configs[config])
+        if (kv.first == by) v = kv.second;
+      if (v <= 0) {
+        if (g->error.empty())
+          g->error = "config " + std::to_string(config) + " has no positive constexpr " + by + " for --grid";
+        n = 0;  // an empty launch: the config measures nothing and says why below
+        break;
+      }
+      n = (n + static_cast<uint64_t>(v) - 1) / static_cast<uint64_t>(v);
     }
-    int64_t v = 0;
-    for (const auto& kv : g->configs[config])
-      if (kv.first == dim.by) v = kv.second;
-    if (v <= 0) {
-      if (g->error.empty())
-        g->error = "config " + std::to_string(config) + " has no positive constexpr " + dim.by + " for --grid";
-      grid[d] = 0;  // an empty launch: the config measures nothing and says why below
-      continue;
-    }
-    grid[d] = static_cast<uint32_t>((dim.n + static_cast<uint64_t>(v) - 1) / static_cast<uint64_t>(v));
+    grid[d] = static_cast<uint32_t>(n);
   }
 }
 
@@ -215,7 +219,13 @@ int tri_cmd_tune(int argc, char** argv) {
       if (d.empty() || *end || n < 1 || n > 0xffffffffll || (slash != std::string::npos && slash + 1 == d.size()))
         return usage_error("bad --grid '" + grid_text + "'");
       g.n = static_cast<uint64_t>(n);
-      if (slash != std::string::npos) g.by = d.substr(slash + 1);
+      for (size_t at = slash; at != std::string::npos;) {
+        const size_t next_slash = d.find('/', at + 1);
+        const std::string name = d.substr(at + 1, next_slash == std::string::npos ? std::string::npos : next_slash - at - 1);
+        if (name.empty()) return usage_error("bad --grid '" + grid_text + "'");
+        g.by.push_back(name);
+        at = next_slash;
+      }
       grid.dims.push_back(g);
       pos = comma + 1;
     }
@@ -301,6 +311,15 @@ int tri_cmd_tune(int argc, char** argv) {
     for (const ParamInfo* p : runtime) found = found || p->name == s.first;
     if (!found) return usage_error("kernel @" + kernel + " has no runtime parameter %" + s.first);
   }
+  // On "cuda" the buffers go to device memory (freed at exit: the process ends right after).
+  const bool gpu = target == "cuda";
+  if (gpu) {
+    std::string why;
+    if (!device_init(&why)) {
+      std::fprintf(stderr, "tri tune: skipped: no CUDA device (%s)\n", why.c_str());
+      return 1;
+    }
+  }
   for (size_t i = 0; i < runtime.size(); ++i) {
     const ParamInfo& p = *runtime[i];
     ArgInput& a = inputs[i];
@@ -312,6 +331,14 @@ int tri_cmd_tune(int argc, char** argv) {
       arg.kind = TRI_TYPE_POINTER;
       arg.value.p = a.buffer.data();
       arg.extent = a.buffer.byte_size();
+      if (gpu) {
+        const uint64_t dev = device_upload(a.buffer.data(), a.buffer.byte_size());
+        if (!dev) {
+          std::fprintf(stderr, "tri tune: cannot copy --arg %s to device memory\n", p.name.c_str());
+          return 1;
+        }
+        arg.value.p = reinterpret_cast<const void*>(static_cast<uintptr_t>(dev));
+      }
     } else {
       if (!a.is_scalar || a.dtype != p.dtype) return usage_error("--arg " + p.name + " must be a scalar " + p.type_text);
       arg.kind = TRI_TYPE_SCALAR;

@@ -24,6 +24,7 @@
 
 #include "cache/key.h"
 #include "capi/handles.h"
+#include "cuda/driver.h"
 #include "target/target.h"
 #include "tune/tune.h"
 
@@ -331,12 +332,18 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       *out_kernel = k;
       return TRI_OK;
     }
-    if (t->uses_stream())
-      return set_error(Code::Unsupported, what + ": benchmarking on target \"" + req.target +
-                                              "\" is not implemented yet; import a result (tri_tune_import) or use "
-                                              "TRI_TUNE_FROZEN");
+    // GPU targets are timed with CUDA events on the caller's stream (the driver's clock, not the
+    // host's), with a 256 MB memset between repetitions so that no trial finds its inputs in L2.
+    const bool gpu = t->uses_stream();
+    const cuda::Api* api = nullptr;
+    if (gpu) {
+      st = cuda::driver(&api);
+      if (!st.is_ok()) return set_error(st);
+    }
+    auto cu = [&](cuda::CUresult r, const char* call) -> Status { return cuda::check(r, call); };
 
-    // ---- written buffers, saved now and restored before every launch
+    // ---- written buffers, saved now and restored before every launch (device buffers through
+    // host copies)
     std::vector<bool> written = tune::written_params(*fn);
     std::vector<std::pair<uint32_t, std::string>> saved;
     for (uint32_t i = 0; i < num_args; ++i) {
@@ -345,11 +352,45 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
         return set_error(Code::InvalidArgument, what + ": argument " + std::to_string(i) + " (%" + fn->params[i].name +
                                                     ") is written by the kernel and its extent is 0: give the "
                                                     "buffer's size so that trials can restore it");
-      saved.emplace_back(i, std::string(static_cast<const char*>(args[i].value.p), args[i].extent));
+      std::string copy(args[i].extent, '\0');
+      if (gpu) {
+        st = cu(api->cuMemcpyDtoH(copy.data(), reinterpret_cast<cuda::CUdeviceptr>(args[i].value.p), copy.size()),
+                "cuMemcpyDtoH");
+        if (!st.is_ok()) return set_error(st);
+      } else {
+        std::memcpy(copy.data(), args[i].value.p, copy.size());
+      }
+      saved.emplace_back(i, std::move(copy));
     }
     auto restore = [&] {
-      for (const auto& s : saved) std::memcpy(const_cast<void*>(args[s.first].value.p), s.second.data(), s.second.size());
+      for (const auto& s : saved) {
+        if (gpu)
+          api->cuMemcpyHtoD(reinterpret_cast<cuda::CUdeviceptr>(args[s.first].value.p), s.second.data(), s.second.size());
+        else
+          std::memcpy(const_cast<void*>(args[s.first].value.p), s.second.data(), s.second.size());
+      }
     };
+    cuda::CUevent ev0 = nullptr, ev1 = nullptr;
+    cuda::CUdeviceptr flush = 0;
+    const size_t flush_bytes = size_t(256) << 20;
+    if (gpu) {
+      st = cu(api->cuEventCreate(&ev0, 0), "cuEventCreate");
+      if (st.is_ok()) st = cu(api->cuEventCreate(&ev1, 0), "cuEventCreate");
+      if (st.is_ok() && api->cuMemAlloc(&flush, flush_bytes) != 0) flush = 0;  // no flush when memory is short
+      if (!st.is_ok()) return set_error(st);
+    }
+    struct Events {
+      const cuda::Api* api;
+      cuda::CUevent a, b;
+      cuda::CUdeviceptr f;
+      ~Events() {
+        if (!api) return;
+        if (a) api->cuEventDestroy(a);
+        if (b) api->cuEventDestroy(b);
+        if (f) api->cuMemFree(f);
+      }
+    } events{api, ev0, ev1, flush};
+    cuda::CUstream cs = static_cast<cuda::CUstream>(stream);
 
     // ---- compile every config at once
     res.trials.assign(n, tune::Trial());
@@ -382,16 +423,35 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
         ctx->tune_trials.fetch_add(1);
         for (uint32_t r = 0; r <= space->repetitions; ++r) {  // r == 0 is the warm-up
           restore();
-          auto t0 = std::chrono::steady_clock::now();
-          tri_result rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
-          auto t1 = std::chrono::steady_clock::now();
+          double ns = 0;
+          tri_result rc = TRI_OK;
+          if (gpu) {
+            if (flush) api->cuMemsetD32(flush, static_cast<unsigned>(r), flush_bytes / 4);
+            api->cuEventRecord(ev0, cs);
+            rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
+            api->cuEventRecord(ev1, cs);
+            float ms = 0;
+            if (rc == TRI_OK) {
+              Status es = cu(api->cuEventSynchronize(ev1), "cuEventSynchronize");
+              if (es.is_ok()) es = cu(api->cuEventElapsedTime(&ms, ev0, ev1), "cuEventElapsedTime");
+              if (!es.is_ok()) {
+                rc = set_error(es);
+              }
+            }
+            ns = double(ms) * 1e6;
+          } else {
+            auto t0 = std::chrono::steady_clock::now();
+            rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
+            auto t1 = std::chrono::steady_clock::now();
+            ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+          }
           if (rc != TRI_OK) {
             tr.status = rc;
             tr.error = capi::last_error();
             tr.times_ns.clear();
             break;
           }
-          if (r > 0) tr.times_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+          if (r > 0) tr.times_ns.push_back(ns);
         }
         if (tr.status == TRI_OK) {
           tr.measured = true;
