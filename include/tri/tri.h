@@ -441,9 +441,9 @@ TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
  * to a file and imported elsewhere, and a frozen mode never benchmarks. The key is the kernel's
  * module text, its name, the base compile options, the space, the values of the space's key
  * arguments (optionally rounded up to a power of two), the types of all arguments, the target
- * and what it runs on (the CPU model and features), and Tri's version. Benchmarking runs on
- * the host targets ("cpu", "interp"); "cuda" kernels can use stored and imported results and
- * the frozen mode, but benchmarking them is TRI_ERROR_UNSUPPORTED in this version. */
+ * and what it runs on (the CPU model and features), and Tri's version. Host targets ("cpu",
+ * "interp") are timed with a steady clock; "cuda" with CUDA events on the caller's stream, the
+ * L2 cleared between repetitions (that path has not yet run on a GPU: docs/tune.md). */
 typedef struct tri_tune_space tri_tune_space;
 
 /* Creates an empty space: no configs, no key arguments, 10 timed repetitions per config. Not
@@ -500,8 +500,8 @@ typedef void (*tri_tune_grid_fn)(void* user, uint32_t config, uint32_t* grid);
  * index, and where the result came from (docs/tune.md). Errors: TRI_ERROR_INVALID_ARGUMENT (an
  * empty space, a key parameter out of range or not an integer scalar, a written pointer with
  * extent 0, a stream on a host target), TRI_ERROR_NOT_FOUND (no such kernel),
- * TRI_ERROR_LAUNCH_ARGS (arguments that do not match the kernel), TRI_ERROR_UNSUPPORTED
- * (benchmarking on "cuda"), the error of the first config when no config compiles and runs, or
+ * TRI_ERROR_LAUNCH_ARGS (arguments that do not match the kernel), a driver error on "cuda",
+ * the error of the first config when no config compiles and runs, or
  * of the chosen config's compile. The caller owns *out_kernel (and *out_result). Since 0.2. */
 TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_compile_options* options,
                             const tri_tune_space* space, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
