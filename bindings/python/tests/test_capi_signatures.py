@@ -30,7 +30,8 @@ def expected(ctype: str):
         if base == "void":
             return {None}
         if base in HEADER.fnptrs:
-            return {_capi.LOG_FN} if base == "tri_log_fn" else set()
+            return {{"tri_log_fn": _capi.LOG_FN, "tri_tune_progress_fn": _capi.TUNE_PROGRESS_FN,
+                     "tri_tune_grid_fn": _capi.TUNE_GRID_FN}.get(base)} - {None}
         return {SCALARS[base]}
     if stars == 1 and base == "char":
         return {ctypes.c_char_p}
@@ -63,6 +64,15 @@ def test_the_log_callback_matches_the_header():
     assert _capi.LOG_FN._restype_ is None and fp.ret == "void"
     assert list(_capi.LOG_FN._argtypes_) == [ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p]
     assert [p.ctype for p in fp.params] == ["void*", "int32_t", "const char*"]
+
+
+def test_the_tune_callbacks_match_the_header():
+    for name, fn in (("tri_tune_progress_fn", _capi.TUNE_PROGRESS_FN), ("tri_tune_grid_fn", _capi.TUNE_GRID_FN)):
+        fp = HEADER.fnptrs[name]
+        assert fn._restype_ is None and fp.ret == "void"
+        assert len(fn._argtypes_) == len(fp.params)
+        for a, p in zip(fn._argtypes_, fp.params):
+            assert a in expected(p.ctype), f"{name}: {p.name} is {a} in ctypes, {p.ctype} in tri.h"
 
 
 def test_tri_arg_layout():

@@ -19,6 +19,7 @@ arguments checked against the kernel's reflected signature before the call.
 """
 
 import ctypes
+import dataclasses
 import enum
 import json
 import os
@@ -448,6 +449,31 @@ class Context(_Owner):
         finally:
             self._h.release()
 
+    def tune_export(self, path: Union[str, os.PathLike]) -> int:
+        """Writes every tuning result this context knows to a JSON file (tri_tune_export);
+        returns how many."""
+        n = ctypes.c_uint32()
+        self._call(_lib.tri_tune_export, os.fsencode(path), ctypes.byref(n))
+        return n.value
+
+    def tune_import(self, path: Union[str, os.PathLike]) -> int:
+        """Makes the results of a tune_export file this context's answers (tri_tune_import);
+        returns how many were imported."""
+        n = ctypes.c_uint32()
+        self._call(_lib.tri_tune_import, os.fsencode(path), ctypes.byref(n))
+        return n.value
+
+    def tune_stat(self) -> Dict[str, int]:
+        """This context's tuning counters: "trials" (configs benchmarked), "stored" (calls
+        answered by a stored or imported result), "defaults" (frozen calls that found none)."""
+        out = {}
+        for label, which in (("trials", C.TRI_TUNE_STAT_TRIALS), ("stored", C.TRI_TUNE_STAT_STORED),
+                             ("defaults", C.TRI_TUNE_STAT_DEFAULTS)):
+            v = ctypes.c_uint64()
+            self._call(_lib.tri_tune_stat, which, ctypes.byref(v))
+            out[label] = v.value
+        return out
+
     def cancel(self) -> None:
         """Stops every launch of this context on a host target ("cpu", "interp") running now:
         each raises TriError with ErrorCode.CANCELLED. Launches made afterwards run normally;
@@ -671,6 +697,84 @@ class Module(_Owner):
             raise TypeError("compile() takes a CompileOptions or keyword options, not both")
         return Kernel(self, name, options or CompileOptions(**kwargs))
 
+    def tune(self, name: str, configs: Sequence[Mapping[str, int]], *args: Any,
+             grid: Union["GridLike", Callable[[Mapping[str, int]], "GridLike"]],
+             options: Optional[CompileOptions] = None, key: Sequence[str] = (), bucket: bool = False,
+             repetitions: int = 10, frozen: bool = False, retune: bool = False,
+             stream: Any = None) -> Tuple["Kernel", Dict[str, Any]]:
+        """Autotunes kernel `name` (tri_tune, docs/tune.md) and returns the chosen config compiled
+        with the result as a dict (every config's status and times, "best", "source": benchmark,
+        stored, imported or default).
+
+        `configs`: one mapping per config of constexpr values, plus optional "num_warps" and
+        "num_stages". `args` are launch()'s; buffers the kernel writes are restored between
+        trials. `grid` is a grid, or a function of a config's mapping giving its grid. `key`:
+        names of integer parameters whose values select a stored result (`bucket` rounds them up
+        to powers of two). `frozen` never benchmarks; `retune` ignores stored results."""
+        opts_py = options or CompileOptions()
+        if not configs:
+            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, "tune: give at least one config")
+        # Arguments are encoded as a launch of this kernel would encode them.
+        enc = Kernel.__new__(Kernel)
+        enc.module, enc.name, enc.options, enc._target = self, name, opts_py, opts_py.target
+        enc.params = self.function(name).runtime_params
+        handle = enc._launch_stream(args, stream)
+        encoded = enc._encode_all(args, handle)
+        raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
+        if enc._on_device():
+            enc._sync(handle, encoded)
+        names = [p.name for p in enc.params]
+        space = _out_handle()
+        _check(_lib.tri_tune_space_create(ctypes.byref(space)))
+        opts = None
+        try:
+            for cfg in configs:
+                consts = {k: int(v) for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+                cnames = (ctypes.c_char_p * max(len(consts), 1))(*(k.encode() for k in consts))
+                cvalues = (ctypes.c_int64 * max(len(consts), 1))(*consts.values())
+                _check(_lib.tri_tune_space_add_config(space, cnames, cvalues, len(consts), int(cfg.get("num_warps", 4)),
+                                                      int(cfg.get("num_stages", 0)), None))
+            idx = []
+            for k in key:
+                if k not in names:
+                    raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"tune: kernel @{name} has no runtime parameter %{k}")
+                idx.append(names.index(k))
+            keys = (ctypes.c_uint32 * max(len(idx), 1))(*idx)
+            _check(_lib.tri_tune_space_set_key(space, keys, len(idx), 1 if bucket else 0))
+            _check(_lib.tri_tune_space_set_repetitions(space, repetitions))
+            if callable(grid):
+                fixed = (1, 1, 1)
+                grids = [_grid(grid(cfg)) for cfg in configs]
+
+                def grid_cb(_user, config, out):
+                    for d in range(3):
+                        out[d] = grids[config][d]
+                grid_fn = C.TUNE_GRID_FN(grid_cb)
+            else:
+                fixed = _grid(grid)
+                grid_fn = C.TUNE_GRID_FN()
+            opts = _make_options(opts_py)
+            flags = (C.TRI_TUNE_FROZEN if frozen else 0) | (C.TRI_TUNE_RETUNE if retune else 0)
+            out_k, out_r = _out_handle(), _out_handle()
+            m = self._h.acquire()
+            try:
+                _check(_lib.tri_tune(m, name.encode(), opts, space, *fixed, ctypes.c_void_p(handle), raw, len(encoded),
+                                     flags, C.TUNE_PROGRESS_FN(), grid_fn, None, ctypes.byref(out_k),
+                                     ctypes.byref(out_r)))
+            finally:
+                self._h.release()
+        finally:
+            _lib.tri_tune_space_destroy(space)
+            if opts is not None:
+                _lib.tri_compile_options_destroy(opts)
+        result = json.loads(_blob_bytes(out_r).decode())
+        chosen = dict(configs[result["best"]])
+        consts = {k: v for k, v in chosen.items() if k not in ("num_warps", "num_stages")}
+        kopts = dataclasses.replace(opts_py, constexprs={**dict(opts_py.constexprs), **consts},
+                                    num_warps=chosen.get("num_warps", opts_py.num_warps),
+                                    num_stages=chosen.get("num_stages", opts_py.num_stages))
+        return Kernel._adopt(self, name, kopts, out_k.value), result
+
 
 def _make_options(o: CompileOptions) -> ctypes.c_void_p:
     opts = _out_handle()
@@ -744,6 +848,15 @@ class Kernel(_Owner):
     tri.Buffer on the host targets; device arrays (__cuda_array_interface__ or DLPack: torch,
     CuPy) or tri.DevicePtr on "cuda". Scalars: Python numbers. It keeps its module and context
     alive and may be launched from several threads at once."""
+
+    @classmethod
+    def _adopt(cls, module: "Module", name: str, options: "CompileOptions", handle: int) -> "Kernel":
+        """A Kernel around a handle the library made (tri_tune's chosen kernel)."""
+        k = cls.__new__(cls)
+        k.module, k.name, k.options, k._target = module, name, options, options.target
+        k._h = _Handle(handle, _lib.tri_kernel_destroy, f"kernel @{name}")
+        k.params = module.function(name).runtime_params
+        return k
 
     def __init__(self, module: Module, name: str, options: CompileOptions):
         self.module = module

@@ -74,6 +74,11 @@ TRI_CACHE_STAT_ENTRIES = 9
 TRI_CACHE_STAT_BYTES = 10
 TRI_CACHE_STAT_MAX_BYTES = 11
 TRI_CACHE_STAT_ENABLED = 12
+TRI_TUNE_FROZEN = 1
+TRI_TUNE_RETUNE = 2
+TRI_TUNE_STAT_TRIALS = 0
+TRI_TUNE_STAT_STORED = 1
+TRI_TUNE_STAT_DEFAULTS = 2
 
 TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR = 0
 TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR = 1
@@ -98,6 +103,9 @@ class Arg(ctypes.Structure):
 
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
+TUNE_PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int32,
+                                    ctypes.c_double)
+TUNE_GRID_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
 
 _p = ctypes.POINTER
 _handle = ctypes.c_void_p
@@ -171,6 +179,16 @@ PROTOTYPES = {
     "tri_cache_prune": (_result, [_handle, _u64, _p(_u64)]),
     "tri_cache_export": (_result, [_handle, _str, _p(_u32)]),
     "tri_cache_import": (_result, [_handle, _str, _p(_u32)]),
+    "tri_tune_space_create": (_result, [_out_handle]),
+    "tri_tune_space_destroy": (None, [_handle]),
+    "tri_tune_space_add_config": (_result, [_handle, _p(_str), _p(_i64), _u32, _i32, _i32, _p(_u32)]),
+    "tri_tune_space_set_key": (_result, [_handle, _p(_u32), _u32, _i32]),
+    "tri_tune_space_set_repetitions": (_result, [_handle, _u32]),
+    "tri_tune": (_result, [_handle, _str, _handle, _handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32, _u32,
+                           TUNE_PROGRESS_FN, TUNE_GRID_FN, ctypes.c_void_p, _out_handle, _out_handle]),
+    "tri_tune_export": (_result, [_handle, _str, _p(_u32)]),
+    "tri_tune_import": (_result, [_handle, _str, _p(_u32)]),
+    "tri_tune_stat": (_result, [_handle, _i32, _p(_u64)]),
     "tri_device_count": (_result, [_handle, _p(_u32)]),
     "tri_device_attribute": (_result, [_handle, _u32, _i32, _p(_i64)]),
     "tri_device_name": (_result, [_handle, _u32, ctypes.c_char_p, _size, _p(_size)]),

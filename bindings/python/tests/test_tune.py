@@ -1,0 +1,72 @@
+"""Autotuning from Python (Module.tune over tri_tune, docs/tune.md) on the CPU target: a failing
+config is skipped and reported, the chosen kernel computes the right result, buffers the kernel
+writes come back as they were, a second call reuses the stored result without benchmarking, and a
+result exported from one context is used by another in frozen mode."""
+
+import numpy as np
+import pytest
+
+import tri
+from conftest import EXAMPLES
+
+N = 5000
+CONFIGS = [{"BLOCK": 256, "num_warps": 4}, {"BLOCK": 100}, {"BLOCK": 1024, "num_stages": 1}]
+
+
+def grid_of(cfg):
+    return (N + cfg["BLOCK"] - 1) // cfg["BLOCK"]
+
+
+def inputs():
+    rng = np.random.default_rng(3)
+    return rng.standard_normal(N).astype(np.float32), np.arange(N, dtype=np.float32), np.full(N, 7.0, np.float32)
+
+
+def test_tune_chooses_stores_and_exports(tmp_path):
+    x, y, out = inputs()
+    with tri.Context(cache_dir=tmp_path / "cache") as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        k, res = m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, options=tri.CompileOptions(target="cpu"),
+                        key=["n"], repetitions=3)
+        assert res["source"] == "benchmark"
+        assert res["best"] in (0, 2)
+        failed = [c for c in res["configs"] if c["index"] == 1][0]
+        assert failed["status"] != 0 and failed["error"]
+        assert np.all(out == 7.0), "tune must leave the written buffer as it found it"
+        k.launch(grid_of(CONFIGS[res["best"]]), x, y, out, N)
+        np.testing.assert_array_equal(out, x + y)
+        assert ctx.tune_stat()["trials"] == 2
+        # The same call again: the stored result, nothing benchmarked.
+        _, again = m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, options=tri.CompileOptions(target="cpu"),
+                          key=["n"], repetitions=3)
+        assert again["source"] == "stored" and again["best"] == res["best"]
+        assert ctx.tune_stat() == {"trials": 2, "stored": 1, "defaults": 0}
+        assert ctx.tune_export(tmp_path / "tuned.json") == 1
+    # Another context with no cache: frozen, from the exported file.
+    with tri.Context(cache_dir="") as ctx2:
+        m2 = ctx2.load(EXAMPLES / "vector_add.tri")
+        _, none = m2.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, options=tri.CompileOptions(target="cpu"),
+                          key=["n"], frozen=True)
+        assert none["source"] == "default" and ctx2.tune_stat()["defaults"] == 1
+        assert ctx2.tune_import(tmp_path / "tuned.json") == 1
+        k2, imported = m2.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of,
+                               options=tri.CompileOptions(target="cpu"), key=["n"], frozen=True)
+        assert imported["source"] == "imported" and imported["best"] == res["best"]
+        assert ctx2.tune_stat()["trials"] == 0
+        out[:] = 0
+        k2.launch(grid_of(CONFIGS[imported["best"]]), x, y, out, N)
+        np.testing.assert_array_equal(out, x + y)
+
+
+def test_tune_errors(ctx):
+    m = ctx.load(EXAMPLES / "vector_add.tri")
+    x, y, out = inputs()
+    with pytest.raises(tri.TriError) as e:
+        m.tune("vector_add", [], x, y, out, N, grid=1, options=tri.CompileOptions(target="cpu"))
+    assert e.value.code == tri.ErrorCode.INVALID_ARGUMENT
+    with pytest.raises(tri.TriError) as e:
+        m.tune("vector_add", CONFIGS, x, y, out, N, grid=1, options=tri.CompileOptions(target="cpu"), key=["nope"])
+    assert "no runtime parameter %nope" in e.value.message
+    with pytest.raises(tri.TriError) as e:
+        m.tune("vector_add", CONFIGS, x, y, N, grid=1, options=tri.CompileOptions(target="cpu"))
+    assert e.value.code == tri.ErrorCode.LAUNCH_ARGS
