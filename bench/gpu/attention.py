@@ -6,8 +6,6 @@ TFLOP/s = 4 B H L^2 D / time (half that when causal).
 usage: python3 bench/gpu/attention.py [--out DIR] [--commit SHA] [--shape B,H,L,D]
 Writes DIR/attention-bench.json (PERF.md's shape) and DIR/attention-bench.md."""
 import argparse
-import datetime
-import json
 import os
 import sys
 
@@ -17,6 +15,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import anchors  # noqa: E402
+import report  # noqa: E402
 from tri_ctypes import Tri  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -77,23 +76,7 @@ def main():
         rows.append({"workload": name, "unit": "TFLOP/s", "higher_is_better": True, "tri": best[0], "triton": tt,
                      "sdpa": sd, "target": sd, "tri_config": list(best[1])})
         print(f"  {name}: tri {best[0]:.0f} {best[1]}, triton {tt:.0f}, sdpa {sd:.0f}", flush=True)
-    res = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), "commit": a.commit,
-           "command": "python3 bench/gpu/attention.py", "triton": triton.__version__, "torch": torch.__version__,
-           "rows": rows}
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "attention-bench.json"), "w") as f:
-        json.dump(res, f, indent=1)
-    table = [f"GPU: {res['gpu']}, Triton {triton.__version__}, torch {torch.__version__}, commit {a.commit}", "",
-             "| workload | Tri TFLOP/s (BLOCK_M, BLOCK_N, warps, stages) | Triton | SDPA | Tri/SDPA | Tri/Triton |",
-             "|---|---|---|---|---|---|"]
-    for r in rows:
-        table.append(f"| {r['workload']} | {r['tri']:.0f} {tuple(r['tri_config'])} | {r['triton']:.0f} | {r['sdpa']:.0f} | "
-                     f"{r['tri'] / r['sdpa']:.2f} | {r['tri'] / r['triton']:.2f} |")
-    text = "\n".join(table + ["", "every configuration:"] + lines)
-    with open(os.path.join(a.out, "attention-bench.md"), "w") as f:
-        f.write(text + "\n")
-    print("\n".join(table))
-
+    report.write(a.out, "attention", a.commit, rows, lines, "BLOCK_M, BLOCK_N, warps, stages", "sdpa", "SDPA")
 
 if __name__ == "__main__":
     main()

@@ -7,8 +7,6 @@ listed in the output. TFLOP/s = 2 M N K / median time (triton.testing.do_bench).
 usage: python3 bench/gpu/matmul.py [--out DIR] [--commit SHA] [--sizes 1024,4096,8192]
 Writes DIR/matmul-bench.json (PERF.md's shape) and DIR/matmul-bench.md; prints the table last."""
 import argparse
-import datetime
-import json
 import os
 import sys
 
@@ -18,6 +16,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import anchors  # noqa: E402
+import report  # noqa: E402
 from tri_ctypes import Tri  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -87,23 +86,7 @@ def main():
                  "cublas": cb, "target": cb, "tri_config": list(best[1])}
             rows.append(r)
             print(f"  {name}: tri {best[0]:.0f} {best[1]}, triton {tt:.0f}, cublas {cb:.0f}", flush=True)
-    res = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), "commit": a.commit,
-           "command": "python3 bench/gpu/matmul.py", "triton": triton.__version__, "torch": torch.__version__,
-           "rows": rows}
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "matmul-bench.json"), "w") as f:
-        json.dump(res, f, indent=1)
-    table = [f"GPU: {res['gpu']}, Triton {triton.__version__}, torch {torch.__version__}, commit {a.commit}", "",
-             "| workload | Tri TFLOP/s (BM, BN, BK, GROUP_M, warps, stages) | Triton | cuBLAS | Tri/cuBLAS | Tri/Triton |",
-             "|---|---|---|---|---|---|"]
-    for r in rows:
-        table.append(f"| {r['workload']} | {r['tri']:.0f} {tuple(r['tri_config'])} | {r['triton']:.0f} | {r['cublas']:.0f} | "
-                     f"{r['tri'] / r['cublas']:.2f} | {r['tri'] / r['triton']:.2f} |")
-    text = "\n".join(table + ["", "every configuration:"] + lines)
-    with open(os.path.join(a.out, "matmul-bench.md"), "w") as f:
-        f.write(text + "\n")
-    print("\n".join(table))
-
+    report.write(a.out, "matmul", a.commit, rows, lines, "BM, BN, BK, GROUP_M, warps, stages", "cublas", "cuBLAS")
 
 if __name__ == "__main__":
     main()
