@@ -137,33 +137,19 @@ uint64_t encode_scalar(Scalar s, const tri_arg& a) {
 }  // namespace
 
 bool Compiled::encode_and_classify(const tri_arg* args, uint32_t n, ArgValue* out, uint64_t* key) const {
-  const bool on = (req.specialize_at_launch == CompileRequest::Spec::Default ? target->specializes_at_launch_by_default()
-                                                                             : req.specialize_at_launch == CompileRequest::Spec::On) &&
-                  target->specializes_at_launch();
-  uint64_t k = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const ParamSig& p = params[i];
     const tri_arg& a = args[i];
     if (a.kind != p.want_kind || a.dtype != p.want_dtype) return false;
-    const bool classed = on && i < 32 && !(req.unclassed >> i & 1);
     if (p.is_ptr) {
       out[i].bits = reinterpret_cast<uintptr_t>(a.value.p);
       out[i].extent = a.extent;
-      if (classed && out[i].bits % 16 == 0) k |= uint64_t(1) << (2 * i);
-    } else if (p.int_mask) {
-      const uint64_t b = static_cast<uint64_t>(a.value.i) & p.int_mask;
-      out[i].bits = b;
-      out[i].extent = 0;
-      if (classed && p.dtype != Scalar::I1) {
-        if (b == 1) k |= uint64_t(3) << (2 * i);
-        else if (b != 0 && b % 16 == 0) k |= uint64_t(2) << (2 * i);
-      }
     } else {
-      out[i].bits = encode_scalar(p.dtype, a);
+      out[i].bits = p.int_mask ? static_cast<uint64_t>(a.value.i) & p.int_mask : encode_scalar(p.dtype, a);
       out[i].extent = 0;
     }
   }
-  *key = k;
+  *key = classify(out, n);
   return true;
 }
 

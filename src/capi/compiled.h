@@ -76,8 +76,8 @@ class Compiled {
   // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
   // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
   uint64_t classify(const ArgValue* args, size_t n) const;
-  // encode_args and classify in one pass, for tri_launch: false when an argument does not match
-  // its parameter (encode_args then says how), else the encoded arguments and their class key.
+  // encode_args's fast path for tri_launch (per-parameter masks, no messages), then classify:
+  // false when an argument does not match its parameter (encode_args then says how).
   bool encode_and_classify(const tri_arg* args, uint32_t n, ArgValue* out, uint64_t* key) const;
   // The variant for `key` (this object for key 0 or when specialization is off); compiles it
   // on first use (once, whatever the threads), or returns this object when the variant budget

@@ -17,18 +17,6 @@ llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<
   return p;
 }
 
-// 2^n for an i32 n in [-252, 254]: two exactly representable powers whose product is 2^n, so
-// that y * p1 * p2 is rounded once even when the result is subnormal.
-void pow2_split(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Value** p1, llvm::Value** p2) {
-  llvm::Value* n1 = b.CreateAShr(n, 1);
-  llvm::Value* n2 = b.CreateSub(n, n1);
-  auto pw = [&](llvm::Value* k) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, ci(b, 127)), 23), b.getFloatTy());
-  };
-  *p1 = pw(n1);
-  *p2 = pw(n2);
-}
-
 // e^r for |r| <= ln2/2 (+ a little): 1 + r + r^2 P(r).
 llvm::Value* exp_poly(llvm::IRBuilder<>& b, llvm::Value* r) {
   llvm::Value* p = horner(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
@@ -44,9 +32,6 @@ void round_to_int(llvm::IRBuilder<>& b, llvm::Value* t, llvm::Value** nf, llvm::
   *ni = b.CreateSub(b.CreateBitCast(big, b.getInt32Ty()), ci(b, 0x4b400000u));
 }
 
-llvm::Value* keep_nan(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* r) {
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
-}
 
 // log(1 + m) - m part and pieces shared by log and log2: returns (t = log(mantissa part), e).
 void log_core(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value** t, llvm::Value** ef) {
@@ -81,6 +66,22 @@ llvm::Value* log_specials(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* r) 
 }
 
 }  // namespace
+
+// 2^n for an i32 n in [-252, 254]: two exactly representable powers whose product is 2^n, so
+// that y * p1 * p2 is rounded once even when the result is subnormal.
+void pow2_split(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Value** p1, llvm::Value** p2) {
+  llvm::Value* n1 = b.CreateAShr(n, 1);
+  llvm::Value* n2 = b.CreateSub(n, n1);
+  auto pw = [&](llvm::Value* k) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, ci(b, 127)), 23), b.getFloatTy());
+  };
+  *p1 = pw(n1);
+  *p2 = pw(n2);
+}
+
+llvm::Value* keep_nan(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* r) {
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+}
 
 llvm::Value* emit_exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   // Past these the result is inf or 0 anyway; clamping keeps n in range.

@@ -19,4 +19,10 @@ llvm::Value* emit_log_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_log2_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emit_tanh_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// Pieces the GPU's own exp (src/codegen/nvptx/lower.cpp) shares: 2^n for an i32 n in [-252, 254]
+// as two exactly representable powers whose product is 2^n (so y * p1 * p2 rounds once, even
+// into subnormals), and x when x is NaN, else r.
+void pow2_split(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Value** p1, llvm::Value** p2);
+llvm::Value* keep_nan(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* r);
+
 }  // namespace tri::codegen

@@ -72,12 +72,9 @@ llvm::Value* emit_exp_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x, bool base2) 
     f = b.CreateFAdd(b.CreateFSub(hi, n), lo);  // hi - n is exact
   }
   llvm::Value* e = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {f});
-  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
-  llvm::Value* n1 = b.CreateAShr(ni, 1);
-  llvm::Value* n2 = b.CreateSub(ni, n1);
-  auto pw = [&](llvm::Value* k) { return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, b.getInt32(127)), 23), f32); };
-  llvm::Value* r = b.CreateFMul(b.CreateFMul(e, pw(n1)), pw(n2));
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+  llvm::Value *p1, *p2;
+  pow2_split(b, b.CreateFPToSI(n, b.getInt32Ty()), &p1, &p2);
+  return keep_nan(b, x, b.CreateFMul(b.CreateFMul(e, p1), p2));
 }
 
 llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
@@ -343,12 +340,10 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   // Elements per access: the low register bits that step along the last dimension by 1, 2, 4...
   auto run = [&](const Layout& l, uint64_t dup) {
     int w = 1;
-    while (w * 2 * eb <= 16 && static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(w * 2))) <= l.reg.size()) {
-      const size_t bit = static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(w)));
+    for (size_t bit = 0; bit < l.reg.size() && w * 2 * eb <= 16 && !(dup >> bit & 1); ++bit, w *= 2) {
       Basis unit(static_cast<size_t>(l.rank()), 0);
       unit[static_cast<size_t>(last)] = w;
-      if (l.reg[bit] != unit || (dup >> bit & 1)) break;
-      w *= 2;
+      if (l.reg[bit] != unit) break;
     }
     return w;
   };

@@ -150,13 +150,12 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
   // cp.async depth: the shortest chain of slots from a consumed tile to the one new data enters
   // (a tile is loaded that many iterations before it is read).
   int depth = 0;
-  for (const auto& [pos, consumed] : ring.dest) {
+  for (const auto& dest : ring.dest) {
     int len = 1;
-    for (size_t at = consumed; slot_of_arg(yield.operands[at]) >= 0 && len <= static_cast<int>(slots.size());) {
+    for (size_t at = dest.second; slot_of_arg(yield.operands[at]) >= 0 && len <= static_cast<int>(slots.size());) {
       at = static_cast<size_t>(slot_of_arg(yield.operands[at]));
       ++len;
     }
-    (void)pos;
     depth = depth ? std::min(depth, len) : len;
   }
   ring.async_depth = depth;

@@ -234,9 +234,7 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     barrier();
   }
   // This warp's place: the low warp bits tile M, the next ones N (mma_layouts); the rest hold copies.
-  int wmb = 0, wnb = 0;
-  while ((1 << wmb) < l.wm) ++wmb;
-  while ((1 << wnb) < l.wn) ++wnb;
+  const int wmb = log2i(l.wm);
   llvm::Value* warp_m = b_.CreateAnd(warp_, b_.getInt32(static_cast<uint32_t>(l.wm - 1)));
   llvm::Value* warp_n = b_.CreateAnd(b_.CreateLShr(warp_, wmb), b_.getInt32(static_cast<uint32_t>(l.wn - 1)));
   llvm::Value* j = b_.CreateLShr(lane_, 3);  // which 8x8 matrix this lane addresses

@@ -715,9 +715,7 @@ class Module(_Owner):
         if not configs:
             raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, "tune: give at least one config")
         # Arguments are encoded as a launch of this kernel would encode them.
-        enc = Kernel.__new__(Kernel)
-        enc.module, enc.name, enc.options, enc._target = self, name, opts_py, opts_py.target
-        enc.params = self.function(name).runtime_params
+        enc = Kernel._shell(self, name, opts_py)
         handle = enc._launch_stream(args, stream)
         encoded = enc._encode_all(args, handle)
         raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
@@ -850,12 +848,18 @@ class Kernel(_Owner):
     alive and may be launched from several threads at once."""
 
     @classmethod
-    def _adopt(cls, module: "Module", name: str, options: "CompileOptions", handle: int) -> "Kernel":
-        """A Kernel around a handle the library made (tri_tune's chosen kernel)."""
+    def _shell(cls, module: "Module", name: str, options: "CompileOptions") -> "Kernel":
+        """A Kernel with no compiled handle yet: enough to encode arguments (tri_tune's)."""
         k = cls.__new__(cls)
         k.module, k.name, k.options, k._target = module, name, options, options.target
-        k._h = _Handle(handle, _lib.tri_kernel_destroy, f"kernel @{name}")
         k.params = module.function(name).runtime_params
+        return k
+
+    @classmethod
+    def _adopt(cls, module: "Module", name: str, options: "CompileOptions", handle: int) -> "Kernel":
+        """A Kernel around a handle the library made (tri_tune's chosen kernel)."""
+        k = cls._shell(module, name, options)
+        k._h = _Handle(handle, _lib.tri_kernel_destroy, f"kernel @{name}")
         return k
 
     def __init__(self, module: Module, name: str, options: CompileOptions):
