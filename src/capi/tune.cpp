@@ -342,32 +342,63 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     }
     auto cu = [&](cuda::CUresult r, const char* call) -> Status { return cuda::check(r, call); };
 
-    // ---- written buffers, saved now and restored before every launch (device buffers through
-    // host copies)
+    // ---- written buffers, saved now and restored before every launch. On the GPU the copy is a
+    // device buffer restored by a stream-ordered device copy (a host copy when memory is short).
+    cuda::CUstream cs = static_cast<cuda::CUstream>(stream);
     std::vector<bool> written = tune::written_params(*fn);
-    std::vector<std::pair<uint32_t, std::string>> saved;
+    struct Saved {
+      uint32_t arg;
+      std::string host;          // the host copy (host targets, or no device memory left)
+      cuda::CUdeviceptr dev = 0; // the device copy
+    };
+    std::vector<Saved> saved;
+    struct FreeSaved {
+      const cuda::Api*& api;
+      std::vector<Saved>& s;
+      ~FreeSaved() {
+        for (const Saved& x : s)
+          if (x.dev) api->cuMemFree(x.dev);
+      }
+    } free_saved{api, saved};
     for (uint32_t i = 0; i < num_args; ++i) {
       if (!written[i] || args[i].kind != TRI_TYPE_POINTER || !args[i].value.p) continue;
       if (args[i].extent == 0)
         return set_error(Code::InvalidArgument, what + ": argument " + std::to_string(i) + " (%" + fn->params[i].name +
                                                     ") is written by the kernel and its extent is 0: give the "
                                                     "buffer's size so that trials can restore it");
-      std::string copy(args[i].extent, '\0');
+      Saved sv{i, std::string(), 0};
       if (gpu) {
-        st = cu(api->cuMemcpyDtoH(copy.data(), reinterpret_cast<cuda::CUdeviceptr>(args[i].value.p), copy.size()),
-                "cuMemcpyDtoH");
-        if (!st.is_ok()) return set_error(st);
+        auto src = reinterpret_cast<cuda::CUdeviceptr>(args[i].value.p);
+        if (api->cuMemAlloc(&sv.dev, args[i].extent) == 0) {
+          st = cu(api->cuMemcpyDtoDAsync(sv.dev, src, args[i].extent, cs), "cuMemcpyDtoDAsync");
+        } else {
+          sv.dev = 0;
+          sv.host.resize(args[i].extent);
+          st = cu(api->cuStreamSynchronize(cs), "cuStreamSynchronize");
+          if (st.is_ok()) st = cu(api->cuMemcpyDtoH(sv.host.data(), src, sv.host.size()), "cuMemcpyDtoH");
+        }
+        if (!st.is_ok()) {
+          saved.push_back(std::move(sv));
+          return set_error(st);
+        }
       } else {
-        std::memcpy(copy.data(), args[i].value.p, copy.size());
+        sv.host.assign(static_cast<const char*>(args[i].value.p), args[i].extent);
       }
-      saved.emplace_back(i, std::move(copy));
+      saved.push_back(std::move(sv));
     }
     auto restore = [&] {
-      for (const auto& s : saved) {
-        if (gpu)
-          api->cuMemcpyHtoD(reinterpret_cast<cuda::CUdeviceptr>(args[s.first].value.p), s.second.data(), s.second.size());
-        else
-          std::memcpy(const_cast<void*>(args[s.first].value.p), s.second.data(), s.second.size());
+      for (const Saved& s : saved) {
+        if (!gpu) {
+          std::memcpy(const_cast<void*>(args[s.arg].value.p), s.host.data(), s.host.size());
+          continue;
+        }
+        auto dst = reinterpret_cast<cuda::CUdeviceptr>(args[s.arg].value.p);
+        if (s.dev) {
+          api->cuMemcpyDtoDAsync(dst, s.dev, args[s.arg].extent, cs);
+        } else {
+          api->cuStreamSynchronize(cs);
+          api->cuMemcpyHtoD(dst, s.host.data(), s.host.size());
+        }
       }
     };
     cuda::CUevent ev0 = nullptr, ev1 = nullptr;
@@ -390,7 +421,6 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
         if (f) api->cuMemFree(f);
       }
     } events{api, ev0, ev1, flush};
-    cuda::CUstream cs = static_cast<cuda::CUstream>(stream);
 
     // ---- compile every config at once
     res.trials.assign(n, tune::Trial());
@@ -426,7 +456,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
           double ns = 0;
           tri_result rc = TRI_OK;
           if (gpu) {
-            if (flush) api->cuMemsetD32(flush, static_cast<unsigned>(r), flush_bytes / 4);
+            if (flush) api->cuMemsetD32Async(flush, static_cast<unsigned>(r), flush_bytes / 4, cs);
             api->cuEventRecord(ev0, cs);
             rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
             api->cuEventRecord(ev1, cs);
@@ -464,6 +494,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       if (progress) progress(user, static_cast<uint32_t>(i), static_cast<uint32_t>(n), tr.status, tr.median_ns);
     }
     restore();
+    if (gpu) api->cuStreamSynchronize(cs);  // the restoring copies finish before their sources are freed
 
     int best = tune::choose(res.trials);
     if (best < 0)

@@ -58,6 +58,8 @@ const Entry kEntries[] = {
     TRI_ENTRY(cuMemcpyDtoH, "cuMemcpyDtoH_v2", 11030),
     TRI_ENTRY(cuMemsetD8, "cuMemsetD8_v2", 11030),
     TRI_ENTRY(cuMemsetD32, "cuMemsetD32_v2", 11030),
+    TRI_ENTRY(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", 11030),
+    TRI_ENTRY(cuMemsetD32Async, "cuMemsetD32Async", 11030),
     TRI_ENTRY(cuStreamCreate, "cuStreamCreate", 11030),
     TRI_ENTRY(cuStreamDestroy, "cuStreamDestroy_v2", 11030),
     TRI_ENTRY(cuStreamSynchronize, "cuStreamSynchronize", 11030),

@@ -132,6 +132,8 @@ struct Api {
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);                       // _v2
   CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t count);               // _v2
   CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned value, size_t count);                   // _v2
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);  // _v2
+  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned value, size_t count, CUstream stream);
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);                                             // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);

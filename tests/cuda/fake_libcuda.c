@@ -272,6 +272,18 @@ CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
   return OK;
 }
 
+// The fake runs everything at once, so the stream-ordered forms are the synchronous ones.
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void* stream) {
+  (void)stream;
+  NEED_CTX();
+  memmove((void*)(uintptr_t)d, (const void*)(uintptr_t)s, n);
+  return OK;
+}
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void* stream) {
+  (void)stream;
+  return cuMemsetD32_v2(d, v, n);
+}
+
 CUresult cuStreamCreate(Stream** s, unsigned flags) {
   (void)flags;
   NEED_CTX();
