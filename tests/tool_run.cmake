@@ -137,11 +137,13 @@ set_tests_properties(tool/trib_error_names_source PROPERTIES FIXTURES_REQUIRED d
 # with its error; the result is stored, so the second run reports it without benchmarking; a
 # frozen run in a context with no cache and the exported result uses it.
 set(tune_args "tune;${vadd};--kernel;vadd;--config;BLOCK=256,warps=4,stages=1;--config;BLOCK=100;--config;BLOCK=1024;--arg;x=rand:f32[5000];--arg;y=iota:f32[5000];--arg;out=zeros:f32[5000];--arg;n=5000;--key;n;--bucket;--grid;5000/BLOCK;--repeat;3")
+add_test(NAME tool/tune_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${TRI_TOOL_OUT}/tune-cache)
+set_tests_properties(tool/tune_clean PROPERTIES LABELS tool FIXTURES_SETUP tune_clean)
 add_test(NAME tool/tune_vadd
          COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;${tune_args};--cache-dir;${TRI_TOOL_OUT}/tune-cache;--retune;--export;${TRI_TOOL_OUT}/tune.json"
                  -DEXPECT_RC=0 "-DEXPECT_OUT=@vadd on cpu \\(benchmark; key [0-9a-f]+\\);1  BLOCK=100,warps=4,stages=0 +- +TRI_ERROR_SPECIALIZE;winner: config [02] \\(BLOCK=(256|1024)[,)];exported 1 result"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
-set_tests_properties(tool/tune_vadd PROPERTIES LABELS tool FIXTURES_SETUP tune_vadd)
+set_tests_properties(tool/tune_vadd PROPERTIES LABELS tool FIXTURES_SETUP tune_vadd FIXTURES_REQUIRED tune_clean)
 add_test(NAME tool/tune_vadd_stored
          COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;${tune_args};--cache-dir;${TRI_TOOL_OUT}/tune-cache"
                  -DEXPECT_RC=0 "-DEXPECT_OUT=@vadd on cpu \\(stored; key [0-9a-f]+\\);winner: config [02]"

@@ -441,9 +441,10 @@ TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
  * to a file and imported elsewhere, and a frozen mode never benchmarks. The key is the kernel's
  * module text, its name, the base compile options, the space, the values of the space's key
  * arguments (optionally rounded up to a power of two), the types of all arguments, the target
- * and what it runs on (the CPU model and features), and Tri's version. Host targets ("cpu",
- * "interp") are timed with a steady clock; "cuda" with CUDA events on the caller's stream, the
- * L2 cleared between repetitions (that path has not yet run on a GPU: docs/tune.md). */
+ * and what it runs on (the CPU model and features; the GPU's name and architecture), and Tri's
+ * version. Configs that cannot fit the target's program (threads, shared memory, registers) are
+ * pruned before compiling. Host targets ("cpu", "interp") are timed with a steady clock;
+ * "cuda" with CUDA events on the caller's stream, the L2 cleared between repetitions. */
 typedef struct tri_tune_space tri_tune_space;
 
 /* Creates an empty space: no configs, no key arguments, 10 timed repetitions per config. Not
@@ -460,6 +461,30 @@ TRI_API void tri_tune_space_destroy(tri_tune_space* space);
 TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* const* names, const int64_t* values,
                                              uint32_t count, int32_t num_warps, int32_t num_stages,
                                              uint32_t* out_index);
+/* Appends the product of value lists: every combination of `num_names` constexprs, where
+ * constexpr i (names[i]) takes the counts[i] values of values[i], times each of the
+ * `num_warps_values` warps values (NULL or 0 of them: 4) and each of the `num_stages_values`
+ * stages values (NULL or 0: 0, the target's default). The first name varies slowest, stages
+ * fastest. `filter` (may be NULL) keeps only the combinations for which an integer expression
+ * over the names, `warps` and `stages` is nonzero, such as "BM * BN <= 32768 && warps <= BM / 16"
+ * (C's operators + - * / % == != < <= > >= && || ! and parentheses; docs/tune.md). *out_added
+ * (may be NULL) receives how many configs were appended. Errors: TRI_ERROR_INVALID_ARGUMENT (a
+ * NULL name or list, a count of 0, a bad warps or stages value, a filter that does not parse,
+ * names an unknown value or divides by zero), TRI_ERROR_LIMIT_EXCEEDED (more than 4096 configs
+ * in the space). Nothing is appended on error. Since 0.2. */
+TRI_API tri_result tri_tune_space_add_product(tri_tune_space* space, const char* const* names,
+                                              const int64_t* const* values, const uint32_t* counts,
+                                              uint32_t num_names, const int32_t* warps, uint32_t num_warps_values,
+                                              const int32_t* stages, uint32_t num_stages_values,
+                                              const char* filter, uint32_t* out_added);
+/* *out_count receives the number of configs in the space. Since 0.2. */
+TRI_API tri_result tri_tune_space_count(const tri_tune_space* space, uint32_t* out_count);
+/* *out_value receives config `index`'s value of `name`: one of its constexprs, or "warps" or
+ * "stages" (so a grid function can size the grid of a product's config). Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (index out of range), TRI_ERROR_NOT_FOUND (the config has no value
+ * of that name). Since 0.2. */
+TRI_API tri_result tri_tune_space_value(const tri_tune_space* space, uint32_t index, const char* name,
+                                        int64_t* out_value);
 /* Sets the key arguments: runtime parameters (0-based among them, as tri_launch numbers its
  * arguments) that must be integer scalars, whose values select a result; with bucket nonzero
  * each value is rounded up to a power of two first (1000 and 1024 share a result). Replaces an
@@ -473,6 +498,11 @@ TRI_API tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_
 /* Flags for tri_tune. */
 #define TRI_TUNE_FROZEN 1  /* never benchmark: a key with no stored or imported result uses config 0 (logged) */
 #define TRI_TUNE_RETUNE 2  /* ignore stored and imported results: benchmark, then store the new result */
+/* An imported result for this kernel, space and key values that was made on another device
+ * (another GPU model or architecture, another CPU) is reported at TRI_LOG_WARNING, never used
+ * silently. By default the key is tuned here (or, frozen, config 0 is used); with this flag the
+ * other device's choice is used without benchmarking. */
+#define TRI_TUNE_USE_OTHER_DEVICE 4
 
 /* Receives each config as it finishes benchmarking: its index, the number of configs, its
  * status (TRI_OK, or the error that skipped it) and its median time in nanoseconds (0 when
@@ -491,7 +521,8 @@ typedef void (*tri_tune_grid_fn)(void* user, uint32_t config, uint32_t* grid);
  * launch and after the last, so each launch sees the same inputs and the call leaves the
  * buffers as it found them. All configs compile at once on the context's threads; a config
  * whose compile or launch fails is skipped, its error kept in the result and logged at
- * TRI_LOG_WARNING. Configs run one at a time. The choice: the fastest median; configs within 1%
+ * TRI_LOG_WARNING; so is one pruned before compiling (TRI_ERROR_LIMIT_EXCEEDED, with the bound
+ * it passes). Configs run one at a time. The choice: the fastest median; configs within 1%
  * of it tie, and the lowest index among them wins, so the same measurements always choose the
  * same config. A stored or imported result for the key is used without benchmarking
  * (TRI_TUNE_RETUNE ignores them); with TRI_TUNE_FROZEN nothing is benchmarked. progress,
@@ -515,9 +546,10 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
 TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint32_t* out_count);
 /* Reads a file tri_tune_export wrote and makes its results the context's answers for their
  * keys (ahead of stored ones), so an application can ship its tuning and never tune on a
- * user's machine. A result made on another device or by another Tri version is kept but never
- * matches a key here (the key includes both); one of another version is logged at
- * TRI_LOG_WARNING. Errors: TRI_ERROR_IO,
+ * user's machine. A result made on another device matches no key here (the key includes the
+ * device); tri_tune reports it for the same kernel, space and key values, and uses it only
+ * with TRI_TUNE_USE_OTHER_DEVICE. One made by another Tri version is never used, and is logged
+ * at TRI_LOG_WARNING. Errors: TRI_ERROR_IO,
  * TRI_ERROR_CORRUPT_BINARY (not an export, or a damaged result: nothing is imported),
  * TRI_ERROR_UNSUPPORTED_VERSION. *out_imported (may be NULL) receives the count. Since 0.2. */
 TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint32_t* out_imported);
@@ -526,6 +558,8 @@ TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint3
 #define TRI_TUNE_STAT_TRIALS 0   /* configs benchmarked */
 #define TRI_TUNE_STAT_STORED 1   /* tri_tune calls answered by a stored or imported result */
 #define TRI_TUNE_STAT_DEFAULTS 2 /* frozen tri_tune calls that found no result and used config 0 */
+#define TRI_TUNE_STAT_PRUNED 3   /* configs pruned before compiling */
+#define TRI_TUNE_STAT_OTHER_DEVICE 4 /* tri_tune calls that met an imported result of another device */
 
 /* One counter (TRI_TUNE_STAT_*) into *out_value; an unknown one is
  * TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */

@@ -68,6 +68,25 @@ void dump_stages(const Compiled& c, const std::string& name) {
 
 }  // namespace
 
+std::vector<ParamSig> param_sigs(const Module& m, const Function& k) {
+  std::vector<ParamSig> out;
+  for (const Param& p : k.params) {
+    ParamSig s;
+    s.name = p.name;
+    s.is_ptr = m.types.is_ptr(p.type);
+    TypeId scalar = s.is_ptr ? m.types.get(p.type).pointee : p.type;
+    s.dtype = m.types.get(scalar).scalar;
+    s.want_kind = s.is_ptr ? TRI_TYPE_POINTER : TRI_TYPE_SCALAR;
+    s.want_dtype = static_cast<int32_t>(s.dtype);
+    if (!s.is_ptr && ir::is_int(s.dtype)) {
+      const int w = scalar_bits(s.dtype);
+      s.int_mask = w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
                const std::function<void(const std::string&)>& timing, cache::DiskCache* disk) {
   target::CompileOptions options = req.options;
@@ -90,20 +109,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
 
   const Function& k = c->kernel();
-  for (const Param& p : k.params) {
-    ParamSig s;
-    s.name = p.name;
-    s.is_ptr = c->ir->types.is_ptr(p.type);
-    TypeId scalar = s.is_ptr ? c->ir->types.get(p.type).pointee : p.type;
-    s.dtype = c->ir->types.get(scalar).scalar;
-    s.want_kind = s.is_ptr ? TRI_TYPE_POINTER : TRI_TYPE_SCALAR;
-    s.want_dtype = static_cast<int32_t>(s.dtype);
-    if (!s.is_ptr && ir::is_int(s.dtype)) {
-      const int w = scalar_bits(s.dtype);
-      s.int_mask = w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
-    }
-    c->params.push_back(s);
-  }
+  c->params = param_sigs(*c->ir, k);
 
   // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
   const char* dump = std::getenv("TRI_DUMP");

@@ -97,6 +97,12 @@ class Compiled {
 
   // variant()'s work under mu_; `note` receives the line to log once the lock is released.
   const Compiled* variant_locked(uint64_t key, std::string* note) const;
+  // Takes `made`, compiled elsewhere from variant_request(req, params, key), as the variant for
+  // `key` (tri_tune compiles its trial kernels so); false when `key` has a variant already or
+  // the budget is spent (`made` is then dropped).
+  bool adopt_variant(uint64_t key, std::shared_ptr<Compiled> made, const std::string& why) const;
+  // Publishes `made` in slot `slot` (the first free one); mu_ is held.
+  void publish_locked(int slot, uint64_t key, std::shared_ptr<Compiled> made, const std::string& why) const;
 
   struct Variant {
     std::atomic<uint64_t> key{0};
@@ -126,6 +132,14 @@ Status compile(const ir::Module& m, const std::string& name, const CompileReques
 // A cache problem never fails the compile; it is logged and the kernel compiled in memory.
 Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Target& t,
                          const target::CompileOptions& options);
+
+// The runtime parameters of kernel `k` of `m` as launches see them.
+std::vector<ParamSig> param_sigs(const ir::Module& m, const ir::Function& k);
+
+// The request a launch variant for the argument classes `key` is compiled with: `base` with
+// specialization off and the facts the classes give (16-byte alignment, divisibility by 16,
+// equal to 1).
+CompileRequest variant_request(const CompileRequest& base, const std::vector<ParamSig>& params, uint64_t key);
 
 // Checks the arguments against the kernel's signature and encodes them (base/launch.h). `out`
 // has room for n values.

@@ -63,7 +63,7 @@ struct tri_context {
   // counters tri_tune_stat reads.
   std::mutex tune_mu;
   std::map<std::string, std::pair<std::string, bool>> tune_results;
-  std::atomic<uint64_t> tune_trials{0}, tune_stored{0}, tune_defaults{0};
+  std::atomic<uint64_t> tune_trials{0}, tune_stored{0}, tune_defaults{0}, tune_pruned{0}, tune_other_device{0};
   tri::PrintSink print_sink = [this](const std::string& text) { log(TRI_LOG_INFO, text); };
 
   void log(int32_t level, const std::string& message) const;

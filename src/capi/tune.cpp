@@ -26,6 +26,9 @@
 #include "capi/handles.h"
 #include "cuda/driver.h"
 #include "target/target.h"
+#include "passes/specialize.h"
+#include "tune/filter.h"
+#include "tune/prune.h"
 #include "tune/tune.h"
 
 using namespace tri;
@@ -131,6 +134,21 @@ bool find_result(tri_context* c, const std::string& key, size_t configs, tune::R
   return true;
 }
 
+// An imported result with the portable key `pkey` (same kernel, space, key values and Tri) made
+// on another device; false when none.
+bool find_other_device(tri_context* c, const std::string& pkey, size_t configs, tune::Result* out) {
+  std::lock_guard<std::mutex> lock(c->tune_mu);
+  for (const auto& kv : c->tune_results) {
+    if (!kv.second.second) continue;
+    tune::Result r;
+    if (tune::from_json(kv.second.first, &r).is_ok() && r.portable_key == pkey && r.configs.size() == configs) {
+      *out = std::move(r);
+      return true;
+    }
+  }
+  return false;
+}
+
 void store_result(tri_context* c, const tune::Result& r) {
   std::string json = tune::to_json(r, "stored");
   {
@@ -217,6 +235,101 @@ TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* 
   });
 }
 
+TRI_API tri_result tri_tune_space_add_product(tri_tune_space* space, const char* const* names,
+                                              const int64_t* const* values, const uint32_t* counts,
+                                              uint32_t num_names, const int32_t* warps, uint32_t num_warps_values,
+                                              const int32_t* stages, uint32_t num_stages_values,
+                                              const char* filter, uint32_t* out_added) {
+  TRI_CHECK_ARG(space);
+  return guard([&] {
+    const char* fn = "tri_tune_space_add_product: ";
+    if (num_names && (!names || !values || !counts))
+      return set_error(Code::InvalidArgument, std::string(fn) + "names, values or counts is NULL with num_names " +
+                                                  std::to_string(num_names));
+    std::vector<std::string> cnames;
+    uint64_t total = 1;
+    for (uint32_t i = 0; i < num_names; ++i) {
+      if (!names[i] || !*names[i])
+        return set_error(Code::InvalidArgument, std::string(fn) + "name " + std::to_string(i) + " is NULL or empty");
+      if (counts[i] == 0 || !values[i])
+        return set_error(Code::InvalidArgument, std::string(fn) + "constexpr '" + names[i] + "' has no values");
+      cnames.push_back(names[i]);
+      total *= counts[i];
+      if (total > 4096) break;
+    }
+    const int32_t default_warps = 4, default_stages = 0;
+    if (!warps || num_warps_values == 0) warps = &default_warps, num_warps_values = 1;
+    if (!stages || num_stages_values == 0) stages = &default_stages, num_stages_values = 1;
+    for (uint32_t i = 0; i < num_warps_values; ++i)
+      if (warps[i] < 1 || warps[i] > 32 || (warps[i] & (warps[i] - 1)))
+        return set_error(Code::InvalidArgument, std::string(fn) + std::to_string(warps[i]) +
+                                                    " warps; use 1, 2, 4, 8, 16 or 32");
+    for (uint32_t i = 0; i < num_stages_values; ++i)
+      if (stages[i] < 0 || stages[i] > 4)
+        return set_error(Code::InvalidArgument, std::string(fn) + std::to_string(stages[i]) +
+                                                    " stages; 0 (the target's default) and 1 to 4 are supported");
+    total *= uint64_t(num_warps_values) * num_stages_values;
+    if (total + space->configs.size() > 4096)
+      return set_error(Code::LimitExceeded, std::string(fn) + "the product has " + std::to_string(total) +
+                                                " configs and the space " + std::to_string(space->configs.size()) +
+                                                "; a space holds at most 4096 (narrow the lists, or filter)");
+    tune::Filter keep;
+    if (filter && *filter) {
+      Status st = tune::Filter::parse(filter, cnames, &keep);
+      if (!st.is_ok()) return set_error(st.code(), fn + st.message());
+    }
+    std::vector<tune::Config> made;
+    std::vector<uint32_t> at(num_names, 0);  // the odometer: the last name turns fastest
+    for (uint64_t k = 0; k < total / (uint64_t(num_warps_values) * num_stages_values); ++k) {
+      for (uint32_t w = 0; w < num_warps_values; ++w)
+        for (uint32_t st_i = 0; st_i < num_stages_values; ++st_i) {
+          tune::Config c;
+          for (uint32_t i = 0; i < num_names; ++i) c.constexprs.emplace_back(cnames[i], values[i][at[i]]);
+          c.num_warps = warps[w];
+          c.num_stages = stages[st_i];
+          int64_t v = 1;
+          Status st = keep.eval(c, &v);
+          if (!st.is_ok()) return set_error(st.code(), fn + st.message());
+          if (v) made.push_back(std::move(c));
+        }
+      for (uint32_t i = num_names; i-- > 0;) {
+        if (++at[i] < counts[i]) break;
+        at[i] = 0;
+      }
+    }
+    space->configs.insert(space->configs.end(), made.begin(), made.end());
+    if (out_added) *out_added = static_cast<uint32_t>(made.size());
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_tune_space_count(const tri_tune_space* space, uint32_t* out_count) {
+  TRI_CHECK_ARG(space);
+  TRI_CHECK_ARG(out_count);
+  *out_count = static_cast<uint32_t>(space->configs.size());
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_tune_space_value(const tri_tune_space* space, uint32_t index, const char* name,
+                                        int64_t* out_value) {
+  TRI_CHECK_ARG(space);
+  TRI_CHECK_ARG(name);
+  TRI_CHECK_ARG(out_value);
+  return guard([&] {
+    if (index >= space->configs.size())
+      return set_error(Code::InvalidArgument, "tri_tune_space_value: config " + std::to_string(index) +
+                                                  " of a space of " + std::to_string(space->configs.size()));
+    const tune::Config& c = space->configs[index];
+    const std::string n = name;
+    if (n == "warps") return *out_value = c.num_warps, TRI_OK;
+    if (n == "stages") return *out_value = c.num_stages, TRI_OK;
+    for (const auto& kv : c.constexprs)
+      if (kv.first == n) return *out_value = kv.second, TRI_OK;
+    return set_error(Code::NotFound, "tri_tune_space_value: config " + std::to_string(index) + " (" +
+                                         tune::config_text(c) + ") has no value named '" + n + "'");
+  });
+}
+
 TRI_API tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t* params, uint32_t count,
                                           int32_t bucket) {
   TRI_CHECK_ARG(space);
@@ -277,6 +390,12 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     Status st = t->cache_identity(*module->ir, *fn, req.options, &res.device);
     if (!st.is_ok()) return set_error(st);
     if (res.device.empty()) res.device = "host";
+    if (t->uses_stream()) {  // the identity names the architecture; two GPU models may share one
+      const cuda::DeviceInfo* d = nullptr;
+      st = cuda::current_device(&d);
+      if (!st.is_ok()) return set_error(st);
+      res.device = d->name + "; " + res.device;
+    }
     for (uint32_t p : space->key) {
       if (p >= num_args || args[p].kind != TRI_TYPE_SCALAR || args[p].dtype > TRI_DTYPE_I64)
         return set_error(Code::InvalidArgument, "tri_tune: key parameter " + std::to_string(p) +
@@ -288,21 +407,26 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     for (uint32_t i = 0; i < num_args; ++i)
       res.dtypes.push_back(args[i].kind == TRI_TYPE_POINTER ? std::string("ptr<") + dtype_text(args[i].dtype) + ">"
                                                             : std::string(dtype_text(args[i].dtype)));
-    cache::KeyBuilder kb;
-    kb.add("what", "tri tune result 1").add("module", ir::print_text(*module->ir)).add("kernel", res.kernel);
-    kb.add("options", req.key(name)).add("target", res.target).add("device", res.device).add("tri", res.version);
+    // The key, and the portable key: the same without the device.
     std::string space_text = space->bucket ? "bucket;" : "exact;";
     for (uint32_t p : space->key) space_text += std::to_string(p) + ",";
     for (const tune::Config& c : space->configs) space_text += ";" + tune::config_text(c);
-    kb.add("space", space_text);
     std::string key_text;
     for (const auto& kv : res.key_values) key_text += kv.first + "=" + std::to_string(kv.second) + ";";
     for (const std::string& d : res.dtypes) key_text += d + ",";
-    kb.add("key", key_text);
-    res.key = kb.finish().hex();
+    auto make_key = [&](bool with_device) {
+      cache::KeyBuilder kb;
+      kb.add("what", "tri tune result 1").add("module", ir::print_text(*module->ir)).add("kernel", res.kernel);
+      kb.add("options", req.key(name)).add("target", res.target).add("tri", res.version);
+      if (with_device) kb.add("device", res.device);
+      kb.add("space", space_text).add("key", key_text);
+      return kb.finish().hex();
+    };
+    res.key = make_key(true);
+    res.portable_key = make_key(false);
     std::string what = std::string("tri_tune: @") + name + " (key " + res.key.substr(0, 8) + ")";
 
-    // ---- a result known already, or frozen
+    // ---- a result known already, one of another device, or frozen
     tune::Result known;
     bool imported = false;
     const char* source = nullptr;
@@ -310,7 +434,25 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       res = std::move(known);
       source = imported ? "imported" : "stored";
       ctx->tune_stored.fetch_add(1);
-    } else if (flags & TRI_TUNE_FROZEN) {
+    } else if (!(flags & TRI_TUNE_RETUNE) && find_other_device(ctx, res.portable_key, n, &known)) {
+      ctx->tune_other_device.fetch_add(1);
+      const bool use = flags & TRI_TUNE_USE_OTHER_DEVICE;
+      std::string note = what + ": the imported result for this key was made on \"" + known.device + "\", not on \"" +
+                         res.device + "\" (config " + std::to_string(known.best) + ", " +
+                         tune::config_text(known.configs[known.best]) + ")";
+      if (use) {
+        ctx->log(TRI_LOG_WARNING, note + "; using it, as TRI_TUNE_USE_OTHER_DEVICE asks");
+        res.trials = known.trials;
+        res.best = known.best;
+        source = "other device";
+      } else {
+        ctx->log(TRI_LOG_WARNING, note + (flags & TRI_TUNE_FROZEN ? "; not used (frozen: config 0 instead; "
+                                                                    "TRI_TUNE_USE_OTHER_DEVICE would use it)"
+                                                                  : "; tuning here instead (TRI_TUNE_USE_OTHER_DEVICE "
+                                                                    "would use it)"));
+      }
+    }
+    if (!source && (flags & TRI_TUNE_FROZEN)) {
       res.trials.assign(n, tune::Trial());
       res.best = 0;
       source = "default";
@@ -422,32 +564,100 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       }
     } events{api, ev0, ev1, flush};
 
-    // ---- compile every config at once
+    // ---- prune: a config whose specialized IR already needs more than one program of the target
+    // can have (threads, shared memory, registers: lower bounds, tune/prune.h) is not compiled.
     res.trials.assign(n, tune::Trial());
-    KernelSet ks;
+    std::vector<bool> pruned(n, false);
+    target::ResourceLimits rl;
+    if (t->resource_limits(req.options, &rl).is_ok() &&
+        (rl.max_threads || rl.max_shared_bytes || rl.registers_per_program || rl.max_registers_per_thread)) {
+      tune::Limits lim{rl.max_threads, rl.max_shared_bytes, rl.registers_per_program, rl.max_registers_per_thread,
+                       rl.tensor_cores};
+      for (size_t i = 0; i < n; ++i) {
+        const tune::Config& c = res.configs[i];
+        std::vector<passes::ConstexprBinding> values;
+        for (const auto& kv : req.constexprs) values.push_back({kv.first, kv.second});
+        for (const auto& kv : c.constexprs) values.push_back({kv.first, ir::Attr::of_int(kv.second)});
+        std::unique_ptr<ir::Module> spec;
+        if (!passes::specialize(*module->ir, name, values, {}, &spec).is_ok()) continue;  // the compile says why
+        std::string why = tune::prune_reason(tune::estimate(*spec, *spec->functions[0], c.num_warps, lim), lim,
+                                             c.num_warps);
+        if (why.empty()) continue;
+        pruned[i] = true;
+        res.trials[i].status = TRI_ERROR_LIMIT_EXCEEDED;
+        res.trials[i].error = "pruned before compiling: " + why;
+        ctx->tune_pruned.fetch_add(1);
+        ctx->log(TRI_LOG_WARNING, what + ": config " + std::to_string(i) + " (" + tune::config_text(c) + ") " +
+                                      res.trials[i].error);
+      }
+    }
+
+    // ---- compile every config at once. A target that specializes at launch would compile each
+    // config twice, once as the kernel and once more, alone, at its first launch, as the variant
+    // for these arguments' classes. So the variants the trials launch are compiled here too, all
+    // in one batch with the kernels, and the chosen config's variant is handed to its kernel.
+    KernelSet ks, trial_ks;  // the kernels, and the variants the trials launch
     ks.k.assign(n, nullptr);
-    auto compile_one = [&](uint64_t i) {
+    uint64_t classes = 0;
+    capi::CompileRequest variant_base = config_options(options, res.configs[0]).req;
+    std::vector<capi::ParamSig> sigs = capi::param_sigs(*module->ir, *fn);
+    {
+      capi::Compiled probe;
+      probe.target = t;
+      probe.req = variant_base;
+      probe.params = sigs;
+      std::vector<ArgValue> encoded(num_args ? num_args : 1);
+      if (!probe.encode_and_classify(args, num_args, encoded.data(), &classes)) classes = 0;  // launches will say why
+    }
+    if (classes) trial_ks.k.assign(n, nullptr);
+    std::vector<tune::Trial> kernel_trials(n);  // a kernel that fails where its variant compiled
+    auto compile_one = [&](uint64_t task) {
+      const size_t i = task % n;
+      if (pruned[i]) return;
       try {
-        ks.k[i] = compile_config(module, name, options, res.configs[i], &res.trials[i]);
+        if (task < n) {
+          ks.k[i] = compile_config(module, name, options, res.configs[i], &kernel_trials[i]);
+          return;
+        }
+        tri_compile_options o = config_options(options, res.configs[i]);
+        o.req = capi::variant_request(o.req, sigs, classes);
+        tri_kernel* k = nullptr;
+        if (tri_kernel_compile(module, name, &o, &k) == TRI_OK) {
+          trial_ks.k[i] = k;
+        } else {
+          res.trials[i].status = TRI_ERROR_INTERNAL;
+          res.trials[i].error = capi::last_error();
+        }
       } catch (...) {
-        res.trials[i].status = TRI_ERROR_INTERNAL;
-        res.trials[i].error = "internal error while compiling";
+        (task < n ? kernel_trials[i] : res.trials[i]).status = TRI_ERROR_INTERNAL;
+        (task < n ? kernel_trials[i] : res.trials[i]).error = "internal error while compiling";
       }
     };
+    const uint64_t tasks = classes ? 2 * n : n;
     ThreadPool* pool = nullptr;
-    if (n > 1 && capi::context_pool(ctx, &pool).is_ok() && pool->size() > 0) {
-      st = pool->run(n, compile_one);
+    if (tasks > 1 && capi::context_pool(ctx, &pool).is_ok() && pool->size() > 0) {
+      st = pool->run(tasks, compile_one);
       if (!st.is_ok()) pool = nullptr;
     } else {
       pool = nullptr;
     }
     if (!pool)
-      for (uint64_t i = 0; i < n; ++i) compile_one(i);
+      for (uint64_t i = 0; i < tasks; ++i) compile_one(i);
+    // A config runs when both its kernel and (with classes) its variant compiled; the kernel's
+    // error is the one reported, as a launch of it would meet that first.
+    std::vector<tri_kernel*> trial_kernel(n, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      if (!ks.k[i] && !pruned[i]) {
+        res.trials[i].status = kernel_trials[i].status;
+        res.trials[i].error = kernel_trials[i].error;
+      }
+      if (res.trials[i].status == TRI_OK) trial_kernel[i] = classes ? trial_ks.k[i] : ks.k[i];
+    }
 
     // ---- benchmark one at a time
     for (size_t i = 0; i < n; ++i) {
       tune::Trial& tr = res.trials[i];
-      if (ks.k[i]) {
+      if (trial_kernel[i]) {
         uint32_t grid[3] = {grid_x, grid_y, grid_z};
         if (grid_fn) grid_fn(user, static_cast<uint32_t>(i), grid);
         ctx->tune_trials.fetch_add(1);
@@ -458,7 +668,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
           if (gpu) {
             if (flush) api->cuMemsetD32Async(flush, static_cast<unsigned>(r), flush_bytes / 4, cs);
             api->cuEventRecord(ev0, cs);
-            rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
+            rc = tri_launch(trial_kernel[i], grid[0], grid[1], grid[2], stream, args, num_args);
             api->cuEventRecord(ev1, cs);
             float ms = 0;
             if (rc == TRI_OK) {
@@ -471,7 +681,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
             ns = double(ms) * 1e6;
           } else {
             auto t0 = std::chrono::steady_clock::now();
-            rc = tri_launch(ks.k[i], grid[0], grid[1], grid[2], stream, args, num_args);
+            rc = tri_launch(trial_kernel[i], grid[0], grid[1], grid[2], stream, args, num_args);
             auto t1 = std::chrono::steady_clock::now();
             ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
           }
@@ -488,7 +698,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
           tr.median_ns = tune::median(tr.times_ns);
         }
       }
-      if (tr.status != TRI_OK)
+      if (tr.status != TRI_OK && !pruned[i])
         ctx->log(TRI_LOG_WARNING, what + ": config " + std::to_string(i) + " (" + tune::config_text(res.configs[i]) +
                                       ") skipped: " + tr.error);
       if (progress) progress(user, static_cast<uint32_t>(i), static_cast<uint32_t>(n), tr.status, tr.median_ns);
@@ -511,6 +721,10 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     if (out_result) {
       tri_result rc = capi::make_blob(ctx, tune::to_json(res, "benchmark"), "tri_tune", out_result);
       if (rc != TRI_OK) return rc;
+    }
+    if (classes) {
+      tri_kernel* v = trial_ks.k[best];
+      ks.k[best]->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was tuned with");
     }
     *out_kernel = ks.k[best];
     ks.k[best] = nullptr;
@@ -589,6 +803,8 @@ TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* o
     case TRI_TUNE_STAT_TRIALS: *out_value = context->tune_trials.load(); return TRI_OK;
     case TRI_TUNE_STAT_STORED: *out_value = context->tune_stored.load(); return TRI_OK;
     case TRI_TUNE_STAT_DEFAULTS: *out_value = context->tune_defaults.load(); return TRI_OK;
+    case TRI_TUNE_STAT_PRUNED: *out_value = context->tune_pruned.load(); return TRI_OK;
+    case TRI_TUNE_STAT_OTHER_DEVICE: *out_value = context->tune_other_device.load(); return TRI_OK;
     default:
       return set_error(Code::InvalidArgument, "tri_tune_stat: " + std::to_string(stat) + " is not a TRI_TUNE_STAT_* value");
   }

@@ -137,7 +137,47 @@ const Compiled* Compiled::variant_locked(uint64_t key, std::string* note) const 
   std::vector<uint64_t> keys;
   for (int i = 0; i < used; ++i) keys.push_back(variants_[i].key.load(std::memory_order_relaxed));
   std::string why = reason(*this, key, keys);
-  CompileRequest r = req;
+  CompileRequest r = variant_request(req, params, key);
+  std::shared_ptr<Compiled> made;
+  Status st = compile(*source, name, r, &made, nullptr, disk);
+  if (!st.is_ok()) {
+    if (log) log("kernel @" + name + ": the variant for " + describe(*this, key) + " did not compile (" + st.message() +
+                 "); running the kernel as compiled");
+    return this;
+  }
+  if (log) log("kernel @" + name + ": new variant for " + describe(*this, key) + ": " + why);
+  made->source = source;
+  made->name = name;
+  made->req = r;
+  made->disk = disk;
+  publish_locked(used, key, std::move(made), why);
+  return variants_[used].compiled.load(std::memory_order_relaxed);
+}
+
+void Compiled::publish_locked(int slot, uint64_t key, std::shared_ptr<Compiled> made, const std::string& why) const {
+  const Compiled* c = made.get();
+  owned_.push_back(std::move(made));
+  variants_[slot].reason = why;
+  variants_[slot].key.store(key, std::memory_order_relaxed);
+  variants_[slot].compiled.store(c, std::memory_order_release);
+}
+
+bool Compiled::adopt_variant(uint64_t key, std::shared_ptr<Compiled> made, const std::string& why) const {
+  if (key == 0 || !made) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  int used = 0;
+  for (; used < kMaxVariants; ++used) {
+    const Compiled* c = variants_[used].compiled.load(std::memory_order_acquire);
+    if (!c) break;
+    if (variants_[used].key.load(std::memory_order_relaxed) == key) return false;
+  }
+  if (used >= static_cast<int>(std::min<uint32_t>(req.max_variants, kMaxVariants))) return false;
+  publish_locked(used, key, std::move(made), why);
+  return true;
+}
+
+CompileRequest variant_request(const CompileRequest& base, const std::vector<ParamSig>& params, uint64_t key) {
+  CompileRequest r = base;
   r.specialize_at_launch = CompileRequest::Spec::Off;
   for (size_t i = 0; i < params.size() && i < 32; ++i) {
     uint64_t bits = key >> (2 * i) & 3;
@@ -151,23 +191,7 @@ const Compiled* Compiled::variant_locked(uint64_t key, std::string* note) const 
     }
     if (f.first == 0 && f.second == 0) r.facts.erase(static_cast<uint32_t>(i));
   }
-  std::shared_ptr<Compiled> made;
-  Status st = compile(*source, name, r, &made, nullptr, disk);
-  if (!st.is_ok()) {
-    if (log) log("kernel @" + name + ": the variant for " + describe(*this, key) + " did not compile (" + st.message() +
-                 "); running the kernel as compiled");
-    return this;
-  }
-  if (log) log("kernel @" + name + ": new variant for " + describe(*this, key) + ": " + why);
-  made->source = source;
-  made->name = name;
-  made->req = r;
-  made->disk = disk;
-  owned_.push_back(made);
-  variants_[used].reason = why;
-  variants_[used].key.store(key, std::memory_order_relaxed);
-  variants_[used].compiled.store(made.get(), std::memory_order_release);
-  return made.get();
+  return r;
 }
 
 }  // namespace tri::capi

@@ -153,6 +153,34 @@ void load_library(const std::string& path, Library* out) {
   }
 }
 
+Status current_or_primary(const Api* a, CUcontext* out) {
+  TRI_RETURN_IF_ERROR(check(a->cuCtxGetCurrent(out), "cuCtxGetCurrent"));
+  if (*out) return Status::ok();
+  CUdevice dev;
+  TRI_RETURN_IF_ERROR(check(a->cuDeviceGet(&dev, 0), "cuDeviceGet"));
+  TRI_RETURN_IF_ERROR(check(a->cuDevicePrimaryCtxRetain(out, dev), "cuDevicePrimaryCtxRetain"));
+  return check(a->cuCtxSetCurrent(*out), "cuCtxSetCurrent");
+}
+
+Status current_device(const DeviceInfo** out) {
+  const Api* a = nullptr;
+  TRI_RETURN_IF_ERROR(driver(&a));
+  CUcontext ctx;
+  TRI_RETURN_IF_ERROR(current_or_primary(a, &ctx));
+  CUdevice dev;
+  TRI_RETURN_IF_ERROR(check(a->cuCtxGetDevice(&dev), "cuCtxGetDevice"));
+  int count = 0;
+  TRI_RETURN_IF_ERROR(device_count(&count));
+  for (int i = 0; i < count; ++i) {
+    const DeviceInfo* d = nullptr;
+    if (device_info(i, &d).is_ok() && d->device == dev) {
+      *out = d;
+      return Status::ok();
+    }
+  }
+  return Status(Code::NotFound, "the current CUDA context's device is not among the driver's devices");
+}
+
 Status driver(const Api** out) {
   std::call_once(g_library_once, [] {
     // Never freed: entry points must stay valid until the process exits (static destructors of

@@ -217,6 +217,11 @@ Status device_count(int* out);
 Status device_info(int ordinal, const DeviceInfo** out);
 // cuDriverGetVersion.
 Status driver_version(int* out);
+// The caller's current context; without one, device 0's primary context, retained and made
+// current (what launches use).
+Status current_or_primary(const Api* api, CUcontext* out);
+// The device of current_or_primary's context.
+Status current_device(const DeviceInfo** out);
 
 // ---- Contexts -------------------------------------------------------------------------------
 // Makes `ctx` current on the calling thread for the guard's lifetime and then restores the

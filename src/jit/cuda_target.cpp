@@ -114,15 +114,6 @@ namespace tri::cuda {
 namespace {
 
 // The caller's current context, or device 0's primary context made current.
-Status current_or_primary(const Api* a, CUcontext* out) {
-  TRI_RETURN_IF_ERROR(check(a->cuCtxGetCurrent(out), "cuCtxGetCurrent"));
-  if (*out) return Status::ok();
-  CUdevice dev;
-  TRI_RETURN_IF_ERROR(check(a->cuDeviceGet(&dev, 0), "cuDeviceGet"));
-  TRI_RETURN_IF_ERROR(check(a->cuDevicePrimaryCtxRetain(out, dev), "cuDevicePrimaryCtxRetain"));
-  return check(a->cuCtxSetCurrent(*out), "cuCtxSetCurrent");
-}
-
 }  // namespace
 
 Status current_arch(std::string* arch) {
@@ -343,6 +334,29 @@ class CudaTarget final : public target::Target {
   bool uses_stream() const override { return true; }
   bool specializes_at_launch() const override { return true; }
   int default_num_stages() const override { return 3; }
+  // The current device's limits when the options compile for it; for a named architecture
+  // of another device (or no driver), that architecture's documented shared memory per block.
+  Status resource_limits(const target::CompileOptions& options, target::ResourceLimits* out) const override {
+    codegen::nvptx::GpuOptions opt;
+    TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
+    *out = target::ResourceLimits();
+    out->max_threads = 1024;
+    out->registers_per_program = 65536;
+    out->max_registers_per_thread = 255;
+    out->tensor_cores = opt.sm >= 80;
+    std::string here;
+    const DeviceInfo* d = nullptr;
+    if ((options.arch.empty() || (current_arch(&here).is_ok() && here == options.arch)) &&
+        current_device(&d).is_ok()) {
+      out->max_threads = d->max_threads_per_block;
+      out->max_shared_bytes = d->shared_per_block_optin;
+      return Status::ok();
+    }
+    // The CUDA programming guide's table of shared memory per block (opted in), in bytes.
+    out->max_shared_bytes = opt.sm >= 90 ? 232448 : opt.sm == 80 || opt.sm == 87 ? 166912 : opt.sm >= 86 ? 101376
+                          : opt.sm == 75 ? 65536 : 98304;
+    return Status::ok();
+  }
   Status compile(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
                  std::shared_ptr<const target::Executable>* out) const override {
     if (options.checked)

@@ -82,6 +82,16 @@ class Executable {
   }
 };
 
+// What one program (one block of threads) of a target can have; 0: no limit of that kind.
+// The autotuner prunes configs that need more (tune/prune.h).
+struct ResourceLimits {
+  int64_t max_threads = 0;
+  int64_t max_shared_bytes = 0;  // opted in
+  int64_t registers_per_program = 0;
+  int64_t max_registers_per_thread = 0;
+  bool tensor_cores = false;  // f16/bf16 dot operands are staged in shared memory
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -93,6 +103,11 @@ class Target {
   virtual bool specializes_at_launch() const { return false; }
   // Whether it does so when the caller did not say (tri_compile_options_set_launch_specialization).
   virtual bool specializes_at_launch_by_default() const { return specializes_at_launch(); }
+  // The limits of one program of the machine `options` compile for (none on host targets).
+  virtual Status resource_limits(const CompileOptions& options, ResourceLimits* out) const {
+    *out = ResourceLimits();
+    return Status::ok();
+  }
   // CompileOptions::num_stages when it is 0 (passes/pipeline_loads.h).
   virtual int default_num_stages() const { return 1; }
   // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).

@@ -331,7 +331,9 @@ bool get_int(const J& o, const char* k, int64_t* out) {
 }  // namespace
 
 std::string to_json(const Result& r, const std::string& source) {
-  std::string s = "{\"schema\": 1, \"key\": " + esc(r.key) + ", \"kernel\": " + esc(r.kernel) +
+  std::string s = "{\"schema\": 1, \"key\": " + esc(r.key) +
+                  (r.portable_key.empty() ? std::string() : ", \"portable_key\": " + esc(r.portable_key)) +
+                  ", \"kernel\": " + esc(r.kernel) +
                   ", \"target\": " + esc(r.target) + ", \"device\": " + esc(r.device) +
                   ", \"tri\": " + esc(r.version) + ", \"source\": " + esc(source) + ",\n \"key_values\": {";
   for (size_t i = 0; i < r.key_values.size(); ++i)
@@ -370,6 +372,8 @@ Status from_json(const std::string& text, Result* out) {
       !get_str(root, "target", &r.target) || !get_str(root, "device", &r.device) ||
       !get_str(root, "tri", &r.version) || !get_int(root, "best", &best))
     return bad("a field of key, kernel, target, device, tri, best is missing");
+  if (root.get("portable_key") && (!get_str(root, "portable_key", &r.portable_key) || r.portable_key.size() != 32))
+    return bad("portable_key is not 32 hex digits");
   const J* kv = root.get("key_values");
   const J* dt = root.get("dtypes");
   const J* cf = root.get("configs");

@@ -64,6 +64,9 @@ std::vector<bool> written_params(const ir::Function& kernel);
 // A tuning result: what was tuned, under which key, and every config's trial.
 struct Result {
   std::string key;      // 32 hex digits (cache::Key::hex)
+  // The key without the device: the same kernel, space, key values and Tri on any machine of
+  // the target, so that a result made elsewhere can be recognized (and reported) here.
+  std::string portable_key;
   std::string kernel;   // without '@'
   std::string target;   // "cpu", "interp", "cuda"
   std::string device;   // what the target runs on (its cache identity)

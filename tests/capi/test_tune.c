@@ -357,6 +357,202 @@ static void test_tune_restores_before_every_launch(void** state) {
   tri_context_destroy(c);
 }
 
+/* Product spaces: the order (first name slowest, stages fastest), the filter, the getters, and
+ * the errors, which append nothing. */
+static void test_tune_product_space(void** state) {
+  (void)state;
+  tri_tune_space* s = NULL;
+  assert_int_equal(tri_tune_space_create(&s), TRI_OK);
+  const char* names[] = {"BM", "BN"};
+  const int64_t bm[] = {32, 64, 128}, bn[] = {16, 256};
+  const int64_t* values[] = {bm, bn};
+  const uint32_t counts[] = {3, 2};
+  const int32_t warps[] = {4, 8}, stages[] = {2, 3};
+  uint32_t added = 0, n = 0;
+  assert_int_equal(tri_tune_space_add_product(s, names, values, counts, 2, warps, 2, stages, 2, NULL, &added), TRI_OK);
+  assert_int_equal(added, 24);
+  assert_int_equal(tri_tune_space_count(s, &n), TRI_OK);
+  assert_int_equal(n, 24);
+  int64_t v = 0;
+  /* config 5 = BM 32 (index 0), BN 256 (index 1), warps 4 (0), stages 3 (1): 0*8 + 1*4 + 0*2 + 1 */
+  assert_int_equal(tri_tune_space_value(s, 5, "BM", &v), TRI_OK);
+  assert_int_equal(v, 32);
+  assert_int_equal(tri_tune_space_value(s, 5, "BN", &v), TRI_OK);
+  assert_int_equal(v, 256);
+  assert_int_equal(tri_tune_space_value(s, 5, "warps", &v), TRI_OK);
+  assert_int_equal(v, 4);
+  assert_int_equal(tri_tune_space_value(s, 5, "stages", &v), TRI_OK);
+  assert_int_equal(v, 3);
+  assert_int_equal(tri_tune_space_value(s, 23, "BM", &v), TRI_OK);
+  assert_int_equal(v, 128);
+  assert_int_equal(tri_tune_space_value(s, 24, "BM", &v), TRI_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tri_tune_space_value(s, 0, "BK", &v), TRI_ERROR_NOT_FOUND);
+
+  /* A filter keeps what is nonzero: BM * BN <= 8192 keeps 32x16, 32x256, 64x16, 128x16, with
+   * warps >= BM / 16 dropping 128x16 at 4 warps (128 / 16 = 8). Defaults: warps 4, stages 0. */
+  tri_tune_space* f = NULL;
+  assert_int_equal(tri_tune_space_create(&f), TRI_OK);
+  assert_int_equal(tri_tune_space_add_product(f, names, values, counts, 2, warps, 2, NULL, 0,
+                                              "BM * BN <= 8192 && warps >= BM / 16", &added),
+                   TRI_OK);
+  assert_int_equal(added, 7);  /* 32x16, 32x256, 64x16 at both warps; 128x16 at 8 only */
+  assert_int_equal(tri_tune_space_value(f, 6, "BM", &v), TRI_OK);
+  assert_int_equal(v, 128);
+  assert_int_equal(tri_tune_space_value(f, 6, "warps", &v), TRI_OK);
+  assert_int_equal(v, 8);
+  assert_int_equal(tri_tune_space_value(f, 6, "stages", &v), TRI_OK);
+  assert_int_equal(v, 0);
+  assert_int_equal(tri_tune_space_add_product(f, names, values, counts, 2, NULL, 0, NULL, 0,
+                                              "!(BM > 32) || (BN - 16) * 2 % 7 == 1 - 1", &added),
+                   TRI_OK);
+  assert_int_equal(added, 4);  /* BM 32 with both BN; BM 64 and 128 with BN 16 ((256 - 16) * 2 % 7 is 4) */
+  /* Errors append nothing and say where. */
+  assert_int_equal(tri_tune_space_count(f, &n), TRI_OK);
+  assert_int_equal(tri_tune_space_add_product(f, names, values, counts, 2, NULL, 0, NULL, 0, "BM * BX > 1", &added),
+                   TRI_ERROR_INVALID_ARGUMENT);
+  char msg[512];
+  tri_last_error_message(msg, sizeof msg);
+  assert_non_null(strstr(msg, "no value is named 'BX'"));
+  assert_int_equal(tri_tune_space_add_product(f, names, values, counts, 2, NULL, 0, NULL, 0, "BM < (BN", &added),
+                   TRI_ERROR_INVALID_ARGUMENT);
+  tri_last_error_message(msg, sizeof msg);
+  assert_non_null(strstr(msg, "column 9: expected ')'"));
+  assert_int_equal(tri_tune_space_add_product(f, names, values, counts, 2, NULL, 0, NULL, 0, "BM / (BN - 16)", &added),
+                   TRI_ERROR_INVALID_ARGUMENT);
+  const int32_t bad_warps[] = {3};
+  assert_int_equal(tri_tune_space_add_product(f, names, values, counts, 2, bad_warps, 1, NULL, 0, NULL, &added),
+                   TRI_ERROR_INVALID_ARGUMENT);
+  int64_t many[64];
+  for (int i = 0; i < 64; ++i) many[i] = i + 1;
+  const int64_t* mv[] = {many, many, many};
+  const uint32_t mc[] = {64, 64, 2};
+  const char* mn[] = {"A", "B", "C"};
+  assert_int_equal(tri_tune_space_add_product(f, mn, mv, mc, 3, NULL, 0, NULL, 0, NULL, &added),
+                   TRI_ERROR_LIMIT_EXCEEDED);
+  uint32_t n2 = 0;
+  assert_int_equal(tri_tune_space_count(f, &n2), TRI_OK);
+  assert_int_equal(n2, n);
+  tri_tune_space_destroy(f);
+  tri_tune_space_destroy(s);
+}
+
+/* A pinned result made on another device: reported (log and counter), not used by default
+ * (tuned here instead), used with TRI_TUNE_USE_OTHER_DEVICE, and not used in frozen mode
+ * without it (config 0). The other device's file is this machine's export with its device and
+ * key changed, as another machine would have written it. */
+struct log_capture {
+  int warnings;
+  char last[16384];
+};
+static void capture_log(void* user, int32_t level, const char* message) {
+  struct log_capture* l = (struct log_capture*)user;
+  if (level == TRI_LOG_WARNING && strstr(message, "made on")) {
+    l->warnings++;
+    snprintf(l->last, sizeof l->last, "%s", message);
+  }
+}
+
+static tri_context* make_logging_context(struct log_capture* lc) {
+  tri_context_options* o = NULL;
+  tri_context* c = NULL;
+  assert_int_equal(tri_context_options_create(&o), TRI_OK);
+  assert_int_equal(tri_context_options_set_cache_dir(o, ""), TRI_OK);
+  assert_int_equal(tri_context_options_set_log(o, capture_log, lc, TRI_LOG_WARNING), TRI_OK);
+  assert_int_equal(tri_context_create(o, TRI_VERSION_NUMBER, &c), TRI_OK);
+  tri_context_options_destroy(o);
+  return c;
+}
+
+static void replace_all(char* s, const char* from, const char* to) {
+  size_t lf = strlen(from), lt = strlen(to);
+  assert_int_equal(lf, lt);  /* in place */
+  for (char* p = strstr(s, from); p; p = strstr(p + lt, from)) memcpy(p, to, lt);
+}
+
+static void test_tune_other_device(void** state) {
+  (void)state;
+  fresh_dir("other");
+  char file[600], other[600];
+  snprintf(file, sizeof file, "%s/here.json", g_dir);
+  snprintf(other, sizeof other, "%s/other.json", g_dir);
+  g_n = N;
+  reset_data();
+  tri_kernel* k = NULL;
+  tri_blob* r = NULL;
+  tri_context* c = make_context("");
+  assert_int_equal(tune(c, 0, NULL, &k, &r), TRI_OK);
+  tri_kernel_destroy(k);
+  char* json = strndup((const char*)tri_blob_data(r), tri_blob_size(r));
+  tri_blob_destroy(r);
+  uint32_t count = 0;
+  assert_int_equal(tri_tune_export(c, file, &count), TRI_OK);
+  assert_int_equal(count, 1);
+  tri_context_destroy(c);
+  /* Another machine: its device text and so its key differ; the portable key is the same. */
+  const char* kp = strstr(json, "\"key\": \"");
+  const char* dp = strstr(json, "\"device\": \"");
+  assert_non_null(kp);
+  assert_non_null(dp);
+  char key[33], device[9];
+  memcpy(key, kp + 8, 32);
+  key[32] = 0;
+  memcpy(device, dp + 11, 8);
+  device[8] = 0;
+  free(json);
+  FILE* f = fopen(file, "rb");
+  assert_non_null(f);
+  static char text[1 << 16];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  char other_key[33];
+  for (int i = 0; i < 32; ++i) other_key[i] = key[i] == '0' ? '1' : '0';
+  other_key[32] = 0;
+  replace_all(text, key, other_key);
+  replace_all(text, device, "OTHERGPU");
+  f = fopen(other, "wb");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+
+  struct log_capture lc = {0, {0}};
+  c = make_logging_context(&lc);
+  assert_int_equal(tri_tune_import(c, other, &count), TRI_OK);
+  assert_int_equal(count, 1);
+  /* Default: reported, then tuned here. */
+  assert_int_equal(tune(c, 0, NULL, &k, &r), TRI_OK);
+  assert_int_equal(lc.warnings, 1);
+  assert_non_null(strstr(lc.last, "OTHERGPU"));
+  assert_non_null(strstr(lc.last, "tuning here instead"));
+  assert_true(has(r, "\"source\": \"benchmark\""));
+  assert_int_equal(stat(c, TRI_TUNE_STAT_OTHER_DEVICE), 1);
+  assert_int_equal(stat(c, TRI_TUNE_STAT_TRIALS), 3);  /* configs 0, 2, 3 (1 does not compile) */
+  tri_kernel_destroy(k);
+  tri_blob_destroy(r);
+  tri_context_destroy(c);
+
+  /* With the flag: used, nothing benchmarked. */
+  c = make_logging_context(&lc);
+  assert_int_equal(tri_tune_import(c, other, &count), TRI_OK);
+  assert_int_equal(tune(c, TRI_TUNE_USE_OTHER_DEVICE, NULL, &k, &r), TRI_OK);
+  assert_int_equal(lc.warnings, 2);
+  assert_non_null(strstr(lc.last, "using it"));
+  assert_true(has(r, "\"source\": \"other device\""));
+  assert_int_equal(stat(c, TRI_TUNE_STAT_TRIALS), 0);
+  tri_kernel_destroy(k);
+  tri_blob_destroy(r);
+  /* Frozen without the flag: reported, config 0. */
+  assert_int_equal(tune(c, TRI_TUNE_FROZEN, NULL, &k, &r), TRI_OK);
+  assert_int_equal(lc.warnings, 3);
+  assert_non_null(strstr(lc.last, "not used (frozen"));
+  assert_true(has(r, "\"source\": \"default\""));
+  assert_int_equal(best_of(r), 0);
+  assert_int_equal(stat(c, TRI_TUNE_STAT_TRIALS), 0);
+  tri_kernel_destroy(k);
+  tri_blob_destroy(r);
+  tri_context_destroy(c);
+}
+
 static void test_tune_errors(void** state) {
   (void)state;
   tri_context* c = make_context("");
@@ -414,6 +610,8 @@ int main(void) {
       cmocka_unit_test(test_tune_export_import_frozen),
       cmocka_unit_test(test_tune_restores_before_every_launch),
       cmocka_unit_test(test_tune_errors),
+      cmocka_unit_test(test_tune_product_space),
+      cmocka_unit_test(test_tune_other_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

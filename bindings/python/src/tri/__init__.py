@@ -36,7 +36,7 @@ from ._capi import lib as _lib
 __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
     "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
-    "Cache", "CacheStat", "CacheStats", "CacheEntry", "version", "last_error_message",
+    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "version", "last_error_message",
 ]
 
 __version__ = "0.2.0"
@@ -465,10 +465,13 @@ class Context(_Owner):
 
     def tune_stat(self) -> Dict[str, int]:
         """This context's tuning counters: "trials" (configs benchmarked), "stored" (calls
-        answered by a stored or imported result), "defaults" (frozen calls that found none)."""
+        answered by a stored or imported result), "defaults" (frozen calls that found none),
+        "pruned" (configs pruned before compiling), "other_device" (calls that met an imported
+        result made on another device)."""
         out = {}
         for label, which in (("trials", C.TRI_TUNE_STAT_TRIALS), ("stored", C.TRI_TUNE_STAT_STORED),
-                             ("defaults", C.TRI_TUNE_STAT_DEFAULTS)):
+                             ("defaults", C.TRI_TUNE_STAT_DEFAULTS), ("pruned", C.TRI_TUNE_STAT_PRUNED),
+                             ("other_device", C.TRI_TUNE_STAT_OTHER_DEVICE)):
             v = ctypes.c_uint64()
             self._call(_lib.tri_tune_stat, which, ctypes.byref(v))
             out[label] = v.value
@@ -697,22 +700,25 @@ class Module(_Owner):
             raise TypeError("compile() takes a CompileOptions or keyword options, not both")
         return Kernel(self, name, options or CompileOptions(**kwargs))
 
-    def tune(self, name: str, configs: Sequence[Mapping[str, int]], *args: Any,
+    def tune(self, name: str, configs: Union[Sequence[Mapping[str, int]], "Product"], *args: Any,
              grid: Union["GridLike", Callable[[Mapping[str, int]], "GridLike"]],
              options: Optional[CompileOptions] = None, key: Sequence[str] = (), bucket: bool = False,
-             repetitions: int = 10, frozen: bool = False, retune: bool = False,
+             repetitions: int = 10, frozen: bool = False, retune: bool = False, use_other_device: bool = False,
              stream: Any = None) -> Tuple["Kernel", Dict[str, Any]]:
         """Autotunes kernel `name` (tri_tune, docs/tune.md) and returns the chosen config compiled
         with the result as a dict (every config's status and times, "best", "source": benchmark,
         stored, imported or default).
 
         `configs`: one mapping per config of constexpr values, plus optional "num_warps" and
-        "num_stages". `args` are launch()'s; buffers the kernel writes are restored between
+        "num_stages"; or a tri.Product (value lists, filtered). Configs that cannot fit the
+        target are pruned before compiling (their status says why). `args` are launch()'s; buffers the kernel writes are restored between
         trials. `grid` is a grid, or a function of a config's mapping giving its grid. `key`:
         names of integer parameters whose values select a stored result (`bucket` rounds them up
-        to powers of two). `frozen` never benchmarks; `retune` ignores stored results."""
+        to powers of two). `frozen` never benchmarks; `retune` ignores stored results;
+        `use_other_device` uses an imported result made on another device (by default it is
+        reported and the key is tuned here)."""
         opts_py = options or CompileOptions()
-        if not configs:
+        if not isinstance(configs, Product) and not configs:
             raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, "tune: give at least one config")
         # Arguments are encoded as a launch of this kernel would encode them.
         enc = Kernel._shell(self, name, opts_py)
@@ -726,12 +732,17 @@ class Module(_Owner):
         _check(_lib.tri_tune_space_create(ctypes.byref(space)))
         opts = None
         try:
-            for cfg in configs:
-                consts = {k: int(v) for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
-                cnames = (ctypes.c_char_p * max(len(consts), 1))(*(k.encode() for k in consts))
-                cvalues = (ctypes.c_int64 * max(len(consts), 1))(*consts.values())
-                _check(_lib.tri_tune_space_add_config(space, cnames, cvalues, len(consts), int(cfg.get("num_warps", 4)),
-                                                      int(cfg.get("num_stages", 0)), None))
+            if isinstance(configs, Product):
+                configs = configs._add_to(space)
+            else:
+                configs = [dict(c) for c in configs]
+                for cfg in configs:
+                    consts = {k: int(v) for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+                    cnames = (ctypes.c_char_p * max(len(consts), 1))(*(k.encode() for k in consts))
+                    cvalues = (ctypes.c_int64 * max(len(consts), 1))(*consts.values())
+                    _check(_lib.tri_tune_space_add_config(space, cnames, cvalues, len(consts),
+                                                          int(cfg.get("num_warps", 4)), int(cfg.get("num_stages", 0)),
+                                                          None))
             idx = []
             for k in key:
                 if k not in names:
@@ -752,7 +763,8 @@ class Module(_Owner):
                 fixed = _grid(grid)
                 grid_fn = C.TUNE_GRID_FN()
             opts = _make_options(opts_py)
-            flags = (C.TRI_TUNE_FROZEN if frozen else 0) | (C.TRI_TUNE_RETUNE if retune else 0)
+            flags = ((C.TRI_TUNE_FROZEN if frozen else 0) | (C.TRI_TUNE_RETUNE if retune else 0) |
+                     (C.TRI_TUNE_USE_OTHER_DEVICE if use_other_device else 0))
             out_k, out_r = _out_handle(), _out_handle()
             m = self._h.acquire()
             try:
@@ -772,6 +784,44 @@ class Module(_Owner):
                                     num_warps=chosen.get("num_warps", opts_py.num_warps),
                                     num_stages=chosen.get("num_stages", opts_py.num_stages))
         return Kernel._adopt(self, name, kopts, out_k.value), result
+
+
+class Product:
+    """A tuning space as a product of value lists (tri_tune_space_add_product): every
+    combination of `values` (constexpr name -> list of ints; the first name varies slowest),
+    times each of `warps` and each of `stages`, kept where `filter` (an integer expression over
+    the names, `warps` and `stages`, such as "BM * BN <= 32768 && warps >= 4") is nonzero."""
+
+    def __init__(self, values: Mapping[str, Sequence[int]], warps: Sequence[int] = (4,),
+                 stages: Sequence[int] = (0,), filter: Optional[str] = None):
+        self.values = {k: [int(v) for v in vs] for k, vs in values.items()}
+        self.warps = [int(w) for w in warps]
+        self.stages = [int(s) for s in stages]
+        self.filter = filter
+
+    def _add_to(self, space: ctypes.c_void_p) -> List[Dict[str, int]]:
+        names = list(self.values)
+        arrays = [(ctypes.c_int64 * max(len(self.values[n]), 1))(*self.values[n]) for n in names]
+        cnames = (ctypes.c_char_p * max(len(names), 1))(*(n.encode() for n in names))
+        cvalues = (ctypes.POINTER(ctypes.c_int64) * max(len(names), 1))(
+            *(ctypes.cast(a, ctypes.POINTER(ctypes.c_int64)) for a in arrays))
+        counts = (ctypes.c_uint32 * max(len(names), 1))(*(len(self.values[n]) for n in names))
+        warps = (ctypes.c_int32 * max(len(self.warps), 1))(*self.warps)
+        stages = (ctypes.c_int32 * max(len(self.stages), 1))(*self.stages)
+        _check(_lib.tri_tune_space_add_product(space, cnames, cvalues, counts, len(names), warps, len(self.warps),
+                                               stages, len(self.stages),
+                                               self.filter.encode() if self.filter else None, None))
+        n = ctypes.c_uint32()
+        _check(_lib.tri_tune_space_count(space, ctypes.byref(n)))
+        out = []
+        v = ctypes.c_int64()
+        for i in range(n.value):
+            cfg = {}
+            for name in names + ["warps", "stages"]:
+                _check(_lib.tri_tune_space_value(space, i, name.encode(), ctypes.byref(v)))
+                cfg[{"warps": "num_warps", "stages": "num_stages"}.get(name, name)] = v.value
+            out.append(cfg)
+        return out
 
 
 def _make_options(o: CompileOptions) -> ctypes.c_void_p:

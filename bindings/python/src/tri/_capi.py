@@ -76,9 +76,12 @@ TRI_CACHE_STAT_MAX_BYTES = 11
 TRI_CACHE_STAT_ENABLED = 12
 TRI_TUNE_FROZEN = 1
 TRI_TUNE_RETUNE = 2
+TRI_TUNE_USE_OTHER_DEVICE = 4
 TRI_TUNE_STAT_TRIALS = 0
 TRI_TUNE_STAT_STORED = 1
 TRI_TUNE_STAT_DEFAULTS = 2
+TRI_TUNE_STAT_PRUNED = 3
+TRI_TUNE_STAT_OTHER_DEVICE = 4
 
 TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR = 0
 TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MINOR = 1
@@ -182,6 +185,10 @@ PROTOTYPES = {
     "tri_tune_space_create": (_result, [_out_handle]),
     "tri_tune_space_destroy": (None, [_handle]),
     "tri_tune_space_add_config": (_result, [_handle, _p(_str), _p(_i64), _u32, _i32, _i32, _p(_u32)]),
+    "tri_tune_space_add_product": (_result, [_handle, _p(_str), _p(_p(_i64)), _p(_u32), _u32, _p(_i32), _u32,
+                                             _p(_i32), _u32, _str, _p(_u32)]),
+    "tri_tune_space_count": (_result, [_handle, _p(_u32)]),
+    "tri_tune_space_value": (_result, [_handle, _u32, _str, _p(_i64)]),
     "tri_tune_space_set_key": (_result, [_handle, _p(_u32), _u32, _i32]),
     "tri_tune_space_set_repetitions": (_result, [_handle, _u32]),
     "tri_tune": (_result, [_handle, _str, _handle, _handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32, _u32,
