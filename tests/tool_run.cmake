@@ -135,9 +135,9 @@ set_tests_properties(tool/trib_error_names_source PROPERTIES FIXTURES_REQUIRED d
 
 # tri tune: a config that cannot compile (BLOCK=100 is not a power of two) is skipped and shown
 # with its error; the result is stored, so the second run reports it without benchmarking; a
-# frozen run in a context with no cache and the exported result uses it.
+# frozen run with an empty cache directory and the exported result uses it.
 set(tune_args "tune;${vadd};--kernel;vadd;--config;BLOCK=256,warps=4,stages=1;--config;BLOCK=100;--config;BLOCK=1024;--arg;x=rand:f32[5000];--arg;y=iota:f32[5000];--arg;out=zeros:f32[5000];--arg;n=5000;--key;n;--bucket;--grid;5000/BLOCK;--repeat;3")
-add_test(NAME tool/tune_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${TRI_TOOL_OUT}/tune-cache)
+add_test(NAME tool/tune_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${TRI_TOOL_OUT}/tune-cache ${TRI_TOOL_OUT}/tune-empty-cache)
 set_tests_properties(tool/tune_clean PROPERTIES LABELS tool FIXTURES_SETUP tune_clean)
 add_test(NAME tool/tune_vadd
          COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;${tune_args};--cache-dir;${TRI_TOOL_OUT}/tune-cache;--retune;--export;${TRI_TOOL_OUT}/tune.json"
@@ -149,12 +149,20 @@ add_test(NAME tool/tune_vadd_stored
                  -DEXPECT_RC=0 "-DEXPECT_OUT=@vadd on cpu \\(stored; key [0-9a-f]+\\);winner: config [02]"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
 add_test(NAME tool/tune_vadd_frozen_import
-         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;${tune_args};--cache-dir;;--frozen;--import;${TRI_TOOL_OUT}/tune.json"
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;${tune_args};--cache-dir;${TRI_TOOL_OUT}/tune-empty-cache;--frozen;--import;${TRI_TOOL_OUT}/tune.json"
                  -DEXPECT_RC=0 "-DEXPECT_OUT=@vadd on cpu \\(imported; key [0-9a-f]+\\);winner: config [02]"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
 set_tests_properties(tool/tune_vadd_stored tool/tune_vadd_frozen_import PROPERTIES LABELS tool FIXTURES_REQUIRED tune_vadd)
+# A product of value lists, filtered: BLOCK 64 goes, and so does every config whose warps have
+# more threads than BLOCK has elements; 8 configs remain, numbered in product order.
+add_test(NAME tool/tune_product
+         COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;tune;${vadd};--kernel;vadd;--values;BLOCK=64,128,256,1024;--warps;1,4,8;--filter;BLOCK >= 128 && warps * 32 <= BLOCK;--arg;x=rand:f32[5000];--arg;y=iota:f32[5000];--arg;out=zeros:f32[5000];--arg;n=5000;--grid;5000/BLOCK;--cache-dir;${TRI_TOOL_OUT}/tune-product-cache;--retune;--repeat;2"
+                 -DEXPECT_RC=0 "-DEXPECT_OUT=0  BLOCK=128,warps=1,stages=0;1  BLOCK=128,warps=4,stages=0;2  BLOCK=256,warps=1,stages=0;7  BLOCK=1024,warps=8,stages=0;winner: config [0-7] \\(BLOCK="
+                 "-DREJECT_OUT=BLOCK=64|BLOCK=128,warps=8|  8  "
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
+set_tests_properties(tool/tune_product PROPERTIES LABELS tool)
 add_test(NAME tool/tune_usage
          COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tri-tool>;tune;${vadd};--kernel;vadd"
-                 -DEXPECT_RC=2 "-DEXPECT_OUT=tri tune: no --config given"
+                 -DEXPECT_RC=2 "-DEXPECT_OUT=tri tune: no --config or --values given"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/tool/check_output.cmake)
 set_tests_properties(tool/tune_usage PROPERTIES LABELS tool)

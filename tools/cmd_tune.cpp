@@ -19,9 +19,10 @@ using namespace tri_tool;
 namespace {
 
 const char kUsage[] =
-    "usage: tri tune FILE --kernel NAME --config C [--config C]... [--arg NAME=SPEC]...\n"
-    "                [--key NAME]... [--bucket] [--target T] [--grid G[,G[,G]]] [--const NAME=V]...\n"
-    "                [--repeat N] [--cache-dir DIR] [--import PATH] [--export PATH] [--frozen] [--retune]\n"
+    "usage: tri tune FILE --kernel NAME (--config C | --values NAME=V,V...)... [--warps W,W...]\n"
+    "                [--stages S,S...] [--filter EXPR] [--arg NAME=SPEC]... [--key NAME]... [--bucket]\n"
+    "                [--target T] [--grid G[,G[,G]]] [--const NAME=V]... [--repeat N] [--cache-dir DIR]\n"
+    "                [--import PATH] [--export PATH] [--frozen] [--retune] [--use-other-device]\n"
     "\n"
     "Compiles kernel @NAME of FILE once per config, times each (one warm-up launch, then the\n"
     "median of N launches, default 10), prints a table and the winner: the fastest, or of the\n"
@@ -30,6 +31,12 @@ const char kUsage[] =
     "reports it without benchmarking.\n"
     "\n"
     "  --config C       NAME=V,...,warps=W,stages=S: constexpr values, warps and stages\n"
+    "  --values NAME=V,V...  a constexpr's values: the --values lists, --warps and --stages make a\n"
+    "                   product of configs (after the --config ones), kept where --filter holds\n"
+    "  --warps W,W...   the product's warps (default 4)\n"
+    "  --stages S,S...  the product's stages (default 0: the target's)\n"
+    "  --filter EXPR    keep a product's config where EXPR (C integer operators over the names,\n"
+    "                   warps and stages) is nonzero, e.g. 'BM * BN <= 16384 && warps >= 4'\n"
     "  --arg NAME=SPEC  a runtime argument, as `tri run` takes it (rand:, fill:, zeros:, iota:, npy:, V)\n"
     "  --key NAME       an integer argument whose value selects the result (repeatable)\n"
     "  --bucket         round key values up to a power of two\n"
@@ -43,7 +50,11 @@ const char kUsage[] =
     "  --import PATH    use results exported earlier\n"
     "  --export PATH    write every known result to PATH afterwards\n"
     "  --frozen         never benchmark: a key with no result uses the first config\n"
-    "  --retune         benchmark even when a result is stored\n";
+    "  --retune         benchmark even when a result is stored\n"
+    "  --use-other-device  use an imported result made on another device (default: tune here)\n"
+    "\n"
+    "Configs that cannot fit the target (threads, shared memory, registers) are pruned before\n"
+    "compiling; the table says why.\n";
 
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "tri tune: %s\n(see 'tri tune --help')\n", msg.c_str());
@@ -116,8 +127,9 @@ std::string field(const std::string& line, const std::string& name) {
 
 int tri_cmd_tune(int argc, char** argv) {
   std::string file, kernel, target = "cpu", grid_text, cache_dir, import_path, export_path;
-  bool cache_dir_set = false, bucket = false, frozen = false, retune = false;
-  std::vector<std::string> config_texts, keys;
+  bool cache_dir_set = false, bucket = false, frozen = false, retune = false, other_device = false;
+  std::vector<std::string> config_texts, keys, value_texts;
+  std::string warps_text, stages_text, filter;
   std::vector<std::pair<std::string, std::string>> consts, arg_specs;
   uint32_t repeat = 10;
   for (int i = 1; i < argc; ++i) {
@@ -138,6 +150,14 @@ int tri_cmd_tune(int argc, char** argv) {
       frozen = true;
     } else if (a == "--retune") {
       retune = true;
+    } else if (a == "--use-other-device") {
+      other_device = true;
+    } else if (a == "--values" || a == "--warps" || a == "--stages" || a == "--filter") {
+      if (!next(&v)) return usage_error(a + " needs a value");
+      if (a == "--values") value_texts.push_back(v);
+      if (a == "--warps") warps_text = v;
+      if (a == "--stages") stages_text = v;
+      if (a == "--filter") filter = v;
     } else if (a == "--kernel" || a == "--target" || a == "--grid" || a == "--repeat" || a == "--config" ||
                a == "--key" || a == "--const" || a == "--arg" || a == "--cache-dir" || a == "--import" ||
                a == "--export") {
@@ -173,7 +193,38 @@ int tri_cmd_tune(int argc, char** argv) {
   }
   if (file.empty()) return usage_error("no FILE given");
   if (kernel.empty()) return usage_error("no --kernel given");
-  if (config_texts.empty()) return usage_error("no --config given");
+  if (config_texts.empty() && value_texts.empty()) return usage_error("no --config or --values given");
+  if (value_texts.empty() && (!warps_text.empty() || !stages_text.empty() || !filter.empty()))
+    return usage_error("--warps, --stages and --filter shape a product: give --values too");
+
+  // The product's lists.
+  auto int_list = [](const std::string& t, std::vector<int64_t>* out) {
+    size_t pos = 0;
+    while (pos <= t.size()) {
+      size_t comma = t.find(',', pos);
+      if (comma == std::string::npos) comma = t.size();
+      std::string f = t.substr(pos, comma - pos);
+      char* end = nullptr;
+      long long val = std::strtoll(f.c_str(), &end, 10);
+      if (f.empty() || *end) return false;
+      out->push_back(val);
+      pos = comma + 1;
+    }
+    return !out->empty();
+  };
+  std::vector<std::string> product_names;
+  std::vector<std::vector<int64_t>> product_values;
+  for (const std::string& t : value_texts) {
+    size_t eq = t.find('=');
+    std::vector<int64_t> vals;
+    if (eq == std::string::npos || eq == 0 || !int_list(t.substr(eq + 1), &vals))
+      return usage_error("--values '" + t + "' is not NAME=INTEGER,INTEGER...");
+    product_names.push_back(t.substr(0, eq));
+    product_values.push_back(std::move(vals));
+  }
+  std::vector<int64_t> warps64, stages64;
+  if (!warps_text.empty() && !int_list(warps_text, &warps64)) return usage_error("--warps '" + warps_text + "'");
+  if (!stages_text.empty() && !int_list(stages_text, &stages64)) return usage_error("--stages '" + stages_text + "'");
 
   // The configs, as tri_tune_space_add_config takes them.
   struct Cfg {
@@ -363,6 +414,36 @@ int tri_cmd_tune(int argc, char** argv) {
                                   cfgs[i].warps, cfgs[i].stages, nullptr) != TRI_OK)
       return usage_error("--config '" + config_texts[i] + "': " + last_error());
   }
+  if (!product_names.empty()) {
+    std::vector<const char*> names;
+    std::vector<const int64_t*> values;
+    std::vector<uint32_t> counts;
+    for (size_t i = 0; i < product_names.size(); ++i) {
+      names.push_back(product_names[i].c_str());
+      values.push_back(product_values[i].data());
+      counts.push_back(static_cast<uint32_t>(product_values[i].size()));
+    }
+    std::vector<int32_t> warps(warps64.begin(), warps64.end()), stages(stages64.begin(), stages64.end());
+    uint32_t before = 0, after = 0;
+    tri_tune_space_count(cl.space, &before);
+    if (tri_tune_space_add_product(cl.space, names.data(), values.data(), counts.data(),
+                                   static_cast<uint32_t>(names.size()), warps.data(),
+                                   static_cast<uint32_t>(warps.size()), stages.data(),
+                                   static_cast<uint32_t>(stages.size()), filter.empty() ? nullptr : filter.c_str(),
+                                   nullptr) != TRI_OK)
+      return usage_error(last_error());
+    tri_tune_space_count(cl.space, &after);
+    if (after == 0) return usage_error("--filter '" + filter + "' keeps no config of the product");
+    for (uint32_t i = before; i < after; ++i) {  // each product config's values, for --grid
+      std::vector<std::pair<std::string, int64_t>> kv;
+      for (const std::string& n : product_names) {
+        int64_t v = 0;
+        tri_tune_space_value(cl.space, i, n.c_str(), &v);
+        kv.emplace_back(n, v);
+      }
+      grid.configs.push_back(std::move(kv));
+    }
+  }
   tri_tune_space_set_key(cl.space, key_index.data(), static_cast<uint32_t>(key_index.size()), bucket ? 1 : 0);
   tri_tune_space_set_repetitions(cl.space, repeat);
   if (!import_path.empty()) {
@@ -372,7 +453,8 @@ int tri_cmd_tune(int argc, char** argv) {
       return 1;
     }
   }
-  uint32_t flags = (frozen ? TRI_TUNE_FROZEN : 0) | (retune ? TRI_TUNE_RETUNE : 0);
+  uint32_t flags = (frozen ? TRI_TUNE_FROZEN : 0) | (retune ? TRI_TUNE_RETUNE : 0) |
+                   (other_device ? TRI_TUNE_USE_OTHER_DEVICE : 0);
   rc = tri_tune(cl.module, kernel.c_str(), cl.opts, cl.space, 1, 1, 1, nullptr, args.data(),
                 static_cast<uint32_t>(args.size()), flags, on_progress, grid_of, &grid, &cl.kernel, &cl.result);
   if (rc != TRI_OK) {
@@ -386,6 +468,7 @@ int tri_cmd_tune(int argc, char** argv) {
   std::printf("@%s on %s (%s; key %s)\n", kernel.c_str(), target.c_str(), source.c_str(), field(json, "key").substr(0, 8).c_str());
   std::printf("  %3s  %-36s %14s  %s\n", "#", "config", "median (us)", "");
   size_t pos = 0;
+  std::string winner;
   while ((pos = json.find("\n  {\"index\": ", pos)) != std::string::npos) {
     size_t end = json.find('\n', pos + 1);
     std::string line = json.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
@@ -404,10 +487,10 @@ int tri_cmd_tune(int argc, char** argv) {
       note = "not measured";
     }
     if (idx == best) note = note.empty() ? "<- winner" : "<- " + note;
+    if (idx == best) winner = field(line, "config");
     std::printf("  %3s  %-36s %14s  %s\n", idx.c_str(), field(line, "config").c_str(), time.c_str(), note.c_str());
   }
-  int b = std::atoi(best.c_str());
-  std::printf("winner: config %s (%s)\n", best.c_str(), config_texts[static_cast<size_t>(b)].c_str());
+  std::printf("winner: config %s (%s)\n", best.c_str(), winner.c_str());
   if (!grid.error.empty()) std::fprintf(stderr, "warning: %s\n", grid.error.c_str());
   if (!export_path.empty()) {
     uint32_t n = 0;

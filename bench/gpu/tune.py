@@ -91,19 +91,27 @@ def child_tri(workload, cache_dir, reps):
     with open(os.path.join(ROOT, "examples", path)) as f:
         text = f.read()
     stream = torch.cuda.current_stream()
+    lines = []
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    ctx = tri.Context(cache_dir=cache_dir)
+    ctx = tri.Context(cache_dir=cache_dir, log=lambda level, msg: lines.append(msg), log_level=tri.LogLevel.INFO)
+    t1 = time.perf_counter()
     mod = ctx.module(text, path)
+    t2 = time.perf_counter()
     space = tri_space(workload)
     k, res = mod.tune(kernel, space, *args, grid=grid, options=tri.CompileOptions(target="cuda"), key=key,
                       repetitions=reps, stream=stream)
+    t3 = time.perf_counter()
     k.launch(grid(space[res["best"]]), *args, stream=stream)
     torch.cuda.synchronize()
-    seconds = time.perf_counter() - t0
+    t4 = time.perf_counter()
+    seconds = t4 - t0
     check(workload, bufs)
     stat = ctx.tune_stat()
     return {"seconds": seconds, "best": res["best"], "source": res["source"], "trials": stat["trials"],
+            "phases_ms": {"context": (t1 - t0) * 1e3, "module": (t2 - t1) * 1e3, "tune": (t3 - t2) * 1e3,
+                          "first launch": (t4 - t3) * 1e3},
+            "log": [m for m in lines if "chose config" in m or "new variant" in m],
             "medians_us": [c.get("median_ns", 0) / 1e3 for c in res["configs"]],
             "errors": [c.get("error", "") for c in res["configs"] if c.get("status", 0) != 0]}
 
@@ -229,9 +237,12 @@ def main():
             mark = (" <- Tri's choice" if i == tri_cold["best"] else "") + (" <- fastest alone" if i == fastest else "")
             lines.append(f"  {i}: {cfg}: tuner median {tri_cold['medians_us'][i]:.1f} us, alone {sep[i]:.1f} us{mark}")
         lines.append(f"  Triton chose {tt_cold['best']}")
+        for label, run in (("cold", tri_cold), ("warm", tri_warm)):
+            phases = ", ".join(f"{k} {v:.1f} ms" for k, v in run["phases_ms"].items())
+            lines.append(f"  Tri {label}: {phases}; " + " | ".join(run["log"]))
         for e in tri_cold["errors"]:
             lines.append(f"  skipped: {e}")
-        print("\n".join(lines[-(n + 2):]), flush=True)
+        print("\n".join(lines[-(n + 4):]), flush=True)
 
     commit = a.commit
     res = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), "commit": commit,

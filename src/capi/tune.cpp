@@ -564,6 +564,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       }
     } events{api, ev0, ev1, flush};
 
+    const auto t_start = std::chrono::steady_clock::now();
     // ---- prune: a config whose specialized IR already needs more than one program of the target
     // can have (threads, shared memory, registers: lower bounds, tune/prune.h) is not compiled.
     res.trials.assign(n, tune::Trial());
@@ -654,6 +655,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       if (res.trials[i].status == TRI_OK) trial_kernel[i] = classes ? trial_ks.k[i] : ks.k[i];
     }
 
+    const auto t_compiled = std::chrono::steady_clock::now();
     // ---- benchmark one at a time
     for (size_t i = 0; i < n; ++i) {
       tune::Trial& tr = res.trials[i];
@@ -715,9 +717,14 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     store_result(ctx, res);
     char line[64];
     std::snprintf(line, sizeof line, "%.3f us", res.trials[best].median_ns / 1e3);
+    const auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
+    };
     ctx->log(TRI_LOG_INFO, what + ": chose config " + std::to_string(best) + " (" +
                                tune::config_text(res.configs[best]) + "), median " + line + ", of " +
-                               std::to_string(n) + " configs");
+                               std::to_string(n) + " configs; " + std::to_string(tasks) + " compiles in " +
+                               ms(t_start, t_compiled) + " ms on " + std::to_string(pool ? pool->size() : 1) +
+                               " threads, benchmark " + ms(t_compiled, std::chrono::steady_clock::now()) + " ms");
     if (out_result) {
       tri_result rc = capi::make_blob(ctx, tune::to_json(res, "benchmark"), "tri_tune", out_result);
       if (rc != TRI_OK) return rc;
