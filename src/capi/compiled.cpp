@@ -23,7 +23,7 @@ std::string CompileRequest::key(const std::string& kernel) const {
   k += "|" + target;
   k += options.checked ? "|checked" : "";
   k += "|w" + std::to_string(options.num_warps) + "|" + options.arch + "|ptx" + std::to_string(options.ptx_version);
-  k += "|s" + std::to_string(options.num_stages);
+  k += "|s" + std::to_string(options.num_stages) + (options.defer_native ? "|deferred" : "");
   k += specialize_at_launch == Spec::Default ? "|spec-default" : specialize_at_launch == Spec::On ? "|spec" : "|nospec";
   k += std::to_string(max_variants) + "/" + std::to_string(unclassed);
   for (const auto& [name, v] : constexprs) {

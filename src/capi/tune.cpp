@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "cache/key.h"
@@ -169,20 +170,6 @@ tri_compile_options config_options(const tri_compile_options* base, const tune::
   o.req.options.num_warps = cfg.num_warps;
   o.req.options.num_stages = cfg.num_stages;
   return o;
-}
-
-// Compiles config `i`; on failure, its status and message.
-tri_kernel* compile_config(tri_module* m, const char* name, const tri_compile_options* base, const tune::Config& cfg,
-                           tune::Trial* t) {
-  tri_compile_options o = config_options(base, cfg);
-  tri_kernel* k = nullptr;
-  tri_result rc = tri_kernel_compile(m, name, &o, &k);
-  if (rc != TRI_OK) {
-    t->status = rc;
-    t->error = capi::last_error();
-    return nullptr;
-  }
-  return k;
 }
 
 struct KernelSet {
@@ -426,6 +413,42 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     res.portable_key = make_key(false);
     std::string what = std::string("tri_tune: @") + name + " (key " + res.key.substr(0, 8) + ")";
 
+    // The classes of these arguments (capi/variants.cpp): on a target that specializes at launch,
+    // a launch with them runs the variant for them, so that is what gets compiled for the trials
+    // and handed to the chosen kernel. 0: no variant (host targets, or no facts to use).
+    uint64_t classes = 0;
+    std::vector<capi::ParamSig> sigs = capi::param_sigs(*module->ir, *fn);
+    {
+      capi::Compiled probe;
+      probe.target = t;
+      probe.req = config_options(options, res.configs[0]).req;
+      probe.params = sigs;
+      std::vector<ArgValue> encoded(num_args ? num_args : 1);
+      if (!probe.encode_and_classify(args, num_args, encoded.data(), &classes)) classes = 0;  // launches will say why
+    }
+    // Config i's kernel, and (with classes) its variant for them: the kernel then leaves the
+    // driver's JIT to a launch that needs it, since launches with these arguments run the variant.
+    auto compile_kernel = [&](size_t i, tune::Trial* tr) -> tri_kernel* {
+      tri_compile_options o = config_options(options, res.configs[i]);
+      if (classes) o.req.options.defer_native = true;
+      tri_kernel* k = nullptr;
+      tri_result rc = tri_kernel_compile(module, name, &o, &k);
+      if (rc == TRI_OK) return k;
+      tr->status = rc;
+      tr->error = capi::last_error();
+      return nullptr;
+    };
+    auto compile_variant = [&](size_t i, tune::Trial* tr) -> tri_kernel* {
+      tri_compile_options o = config_options(options, res.configs[i]);
+      o.req = capi::variant_request(o.req, sigs, classes);
+      tri_kernel* k = nullptr;
+      tri_result rc = tri_kernel_compile(module, name, &o, &k);
+      if (rc == TRI_OK) return k;
+      tr->status = rc;
+      tr->error = capi::last_error();
+      return nullptr;
+    };
+
     // ---- a result known already, one of another device, or frozen
     tune::Result known;
     bool imported = false;
@@ -461,9 +484,22 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
                                     tune::config_text(res.configs[0]) + ")");
     }
     if (source) {
-      tune::Trial unused;
-      tri_kernel* k = compile_config(module, name, options, res.configs[res.best], &unused);
-      if (!k) return unused.status;  // the compile set the message
+      // The kernel and its variant at once (each is a disk read when it was compiled before).
+      tune::Trial kt, vt;
+      tri_kernel* v = nullptr;
+      std::thread other;
+      if (classes) {
+        try {
+          other = std::thread([&] { v = compile_variant(res.best, &vt); });
+        } catch (const std::system_error&) {
+          v = compile_variant(res.best, &vt);
+        }
+      }
+      tri_kernel* k = compile_kernel(res.best, &kt);
+      if (other.joinable()) other.join();
+      if (v && k) k->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was given");
+      tri_kernel_destroy(v);
+      if (!k) return set_error(static_cast<Code>(kt.status), kt.error);
       if (out_result) {
         tri_result rc = capi::make_blob(ctx, tune::to_json(res, source), "tri_tune", out_result);
         if (rc != TRI_OK) {
@@ -599,36 +635,16 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     // in one batch with the kernels, and the chosen config's variant is handed to its kernel.
     KernelSet ks, trial_ks;  // the kernels, and the variants the trials launch
     ks.k.assign(n, nullptr);
-    uint64_t classes = 0;
-    capi::CompileRequest variant_base = config_options(options, res.configs[0]).req;
-    std::vector<capi::ParamSig> sigs = capi::param_sigs(*module->ir, *fn);
-    {
-      capi::Compiled probe;
-      probe.target = t;
-      probe.req = variant_base;
-      probe.params = sigs;
-      std::vector<ArgValue> encoded(num_args ? num_args : 1);
-      if (!probe.encode_and_classify(args, num_args, encoded.data(), &classes)) classes = 0;  // launches will say why
-    }
     if (classes) trial_ks.k.assign(n, nullptr);
     std::vector<tune::Trial> kernel_trials(n);  // a kernel that fails where its variant compiled
     auto compile_one = [&](uint64_t task) {
       const size_t i = task % n;
       if (pruned[i]) return;
       try {
-        if (task < n) {
-          ks.k[i] = compile_config(module, name, options, res.configs[i], &kernel_trials[i]);
-          return;
-        }
-        tri_compile_options o = config_options(options, res.configs[i]);
-        o.req = capi::variant_request(o.req, sigs, classes);
-        tri_kernel* k = nullptr;
-        if (tri_kernel_compile(module, name, &o, &k) == TRI_OK) {
-          trial_ks.k[i] = k;
-        } else {
-          res.trials[i].status = TRI_ERROR_INTERNAL;
-          res.trials[i].error = capi::last_error();
-        }
+        if (task < n)
+          ks.k[i] = compile_kernel(i, &kernel_trials[i]);
+        else
+          trial_ks.k[i] = compile_variant(i, &res.trials[i]);
       } catch (...) {
         (task < n ? kernel_trials[i] : res.trials[i]).status = TRI_ERROR_INTERNAL;
         (task < n ? kernel_trials[i] : res.trials[i]).error = "internal error while compiling";
@@ -731,7 +747,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     }
     if (classes) {
       tri_kernel* v = trial_ks.k[best];
-      ks.k[best]->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was tuned with");
+      ks.k[best]->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was given");
     }
     *out_kernel = ks.k[best];
     ks.k[best] = nullptr;

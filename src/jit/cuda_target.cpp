@@ -268,6 +268,7 @@ class CudaExecutable final : public target::Executable {
 // kernel is for the current device's architecture), else 0. The cubin is the driver's: a cache
 // key that holds one names that driver.
 int cubin_driver(const target::CompileOptions& options) {
+  if (options.defer_native) return 0;
   int version = 0;
   if (!driver_version(&version).is_ok()) return 0;
   if (options.arch.empty()) return version;  // the current device's architecture by definition

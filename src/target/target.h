@@ -40,6 +40,9 @@ struct CompileOptions {
   std::string arch;      // GPU targets: "sm_90"; empty means the architecture of the current device
   int ptx_version = 0;   // GPU targets: PTX ISA version * 10 (80 = 8.0); 0 picks the target's default
   int num_stages = 0;    // loads of dot-feeding loops run num_stages - 1 iterations ahead; 0: the target's default
+  // GPU targets: leave the driver's translation of the PTX to machine code to the first load
+  // instead of doing it at compile time (tri_tune's kernels whose launches run a variant).
+  bool defer_native = false;
   // Receives one line per compile with the time of each stage ("lower 1.2 ms, opt+ptx 3.4 ms");
   // may be empty. Not part of the cache key.
   std::function<void(const std::string&)> timing;
