@@ -48,6 +48,34 @@ tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uin
   return r;
 }
 
+// Exported from tune.go.
+extern void triGoTuneGrid(void* user, uint32_t config, uint32_t* grid);
+
+static void tri_go_tune_grid(void* user, uint32_t config, uint32_t* grid) {
+  triGoTuneGrid(user, config, grid);
+}
+
+// tri_tune with the arguments of tri_go_launch (buffer j is the pointer of argument slot[j]).
+// `grids` is the cgo.Handle of the configs' grids, given back to Go by tri_go_tune_grid, or 0 for
+// one grid (gx, gy, gz) for every config; the handle travels as an integer, as the log sink's.
+tri_result tri_go_tune(tri_module* module, const char* name, const tri_compile_options* options,
+                       const tri_tune_space* space, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
+                       const tri_arg* args, uint32_t n, uint32_t flags, uintptr_t grids, tri_kernel** out_kernel,
+                       tri_blob** out_result, const uint32_t* slot, uint32_t nbuf,
+                       void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
+                       void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14, void* b15) {
+  void* b[TRI_GO_MAX_BUFFERS] = {b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15};
+  tri_arg local[32];
+  tri_arg* a = n <= 32 ? local : (tri_arg*)malloc(sizeof(tri_arg) * n);
+  if (!a) return TRI_ERROR_OUT_OF_MEMORY;
+  if (n) memcpy(a, args, sizeof(tri_arg) * n);
+  for (uint32_t j = 0; j < nbuf && j < TRI_GO_MAX_BUFFERS; ++j) a[slot[j]].value.p = b[j];
+  tri_result r = tri_tune(module, name, options, space, gx, gy, gz, (void*)stream, a, n, flags, NULL,
+                          grids ? tri_go_tune_grid : NULL, (void*)grids, out_kernel, out_result);
+  if (a != local) free(a);
+  return r;
+}
+
 // A plan's arguments hold no Go pointer (Plan refuses Go memory; device and C memory travel as
 // integers), so they are passed as they are; the stream becomes a pointer here.
 tri_result tri_go_plan_create(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,

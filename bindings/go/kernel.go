@@ -235,15 +235,22 @@ func (m *Module) Compile(name string, opts *CompileOptions) (*Kernel, error) {
 	defer C.tri_compile_options_destroy(copts)
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	k := &Kernel{ctx: m.ctx, name: name, target: opts.Target}
-	if k.target == "" {
-		k.target = "cpu"
-	}
-	err = m.use(func(raw *C.tri_module) error {
-		return call(func() C.tri_result { return C.tri_kernel_compile(raw, cname, copts, &k.raw) })
+	var raw *C.tri_kernel
+	err = m.use(func(mr *C.tri_module) error {
+		return call(func() C.tri_result { return C.tri_kernel_compile(mr, cname, copts, &raw) })
 	})
 	if err != nil {
 		return nil, err
+	}
+	return m.adopt(name, opts.Target, raw)
+}
+
+// adopt makes a Kernel of raw, kernel name compiled by the library for target ("": "cpu") from
+// this module (tri_kernel_compile, tri_tune); raw is released on every path, errors included.
+func (m *Module) adopt(name, target string, raw *C.tri_kernel) (*Kernel, error) {
+	k := &Kernel{ctx: m.ctx, name: name, target: target, raw: raw}
+	if k.target == "" {
+		k.target = "cpu"
 	}
 	m.ctx.ref()
 	runtime.SetFinalizer(k, (*Kernel).Close)
@@ -602,38 +609,55 @@ func (k *Kernel) Launch(grid Grid, args ...interface{}) error {
 // stream) and LaunchOn returns; errors of the kernel itself surface at the next
 // synchronization. Host kernels take only stream 0.
 func (k *Kernel) LaunchOn(stream Stream, grid Grid, args ...interface{}) error {
-	if err := k.checkCount(args); err != nil {
+	c, err := k.encodeCall(args)
+	if err != nil {
 		return err
 	}
-	raw := make([]C.tri_arg, len(args)+1) // +1: never empty, so &raw[0] exists
-	var slots []C.uint32_t
-	var bufs []unsafe.Pointer
-	for i, v := range args {
-		e, err := k.encode(i, v, false)
-		if err != nil {
-			return err
-		}
-		raw[i] = e.raw
-		if e.goPtr != nil {
-			if len(bufs) == maxBuffers {
-				return errorf(CodeLaunchArgs, "kernel @%s takes more than %d buffers, the most one Go launch passes",
-					k.name, maxBuffers)
-			}
-			slots = append(slots, C.uint32_t(i))
-			bufs = append(bufs, e.goPtr)
-		}
-	}
-	var b [maxBuffers]unsafe.Pointer
-	copy(b[:], bufs)
-	slots = append(slots, 0) // never empty
-	err := k.use(func(kr *C.tri_kernel) error {
+	b := &c.bufs
+	err = k.use(func(kr *C.tri_kernel) error {
 		return call(func() C.tri_result {
 			return C.tri_go_launch(kr, C.uint32_t(grid.X), C.uint32_t(grid.Y), C.uint32_t(grid.Z), C.uintptr_t(stream),
-				&raw[0], C.uint32_t(len(args)), &slots[0], C.uint32_t(len(bufs)), b[0], b[1], b[2], b[3], b[4], b[5],
+				&c.raw[0], C.uint32_t(len(args)), &c.slots[0], C.uint32_t(c.nbuf), b[0], b[1], b[2], b[3], b[4], b[5],
 				b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
 		})
 	})
 	// The slices' memory must stay reachable until the C call has returned.
 	runtime.KeepAlive(args)
 	return err
+}
+
+// encodedCall is a launch's arguments as tri_go_launch and tri_go_tune take them: the tri_args,
+// and the Go memory that reaches C only as direct call arguments (bufs[j] is argument slots[j]'s
+// pointer). raw and slots are never empty, so &raw[0] and &slots[0] exist.
+type encodedCall struct {
+	raw   []C.tri_arg
+	slots []C.uint32_t
+	bufs  [maxBuffers]unsafe.Pointer
+	nbuf  int
+}
+
+// encodeCall checks the count and every argument and encodes them for a direct call.
+func (k *Kernel) encodeCall(args []interface{}) (*encodedCall, error) {
+	if err := k.checkCount(args); err != nil {
+		return nil, err
+	}
+	c := &encodedCall{raw: make([]C.tri_arg, len(args)+1)}
+	for i, v := range args {
+		e, err := k.encode(i, v, false)
+		if err != nil {
+			return nil, err
+		}
+		c.raw[i] = e.raw
+		if e.goPtr != nil {
+			if c.nbuf == maxBuffers {
+				return nil, errorf(CodeLaunchArgs, "kernel @%s takes more than %d buffers, the most one Go launch passes",
+					k.name, maxBuffers)
+			}
+			c.slots = append(c.slots, C.uint32_t(i))
+			c.bufs[c.nbuf] = e.goPtr
+			c.nbuf++
+		}
+	}
+	c.slots = append(c.slots, 0) // never empty
+	return c, nil
 }

@@ -56,6 +56,9 @@ def allowed(h: triheader.Header, ctype: str, result: bool) -> Set[str]:
             return {"Ref{Ptr{UInt8}}", "Ref{Cstring}", "Ptr{Ptr{UInt8}}"}
         if base in h.opaque:
             return {"Ref{Ptr{Cvoid}}", "Ptr{Ptr{Cvoid}}"}
+        if base in SCALAR:
+            # An array of arrays (tri_tune_space_add_product's value lists).
+            return {f"Ptr{{Ptr{{{t}}}}}" for t in SCALAR[base]}
     return set()
 
 
@@ -192,7 +195,7 @@ def check(header_path: str, source_path: str) -> List[str]:
         if h.constants.get(k) != v:
             problems.append(f"{name}: {k} = {v}, but tri.h has {h.constants.get(k)}")
     for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_PARAM_", "TRI_FUNCTION_", "TRI_CACHE_STAT_",
-                   "TRI_DEVICE_ATTR_"):
+                   "TRI_DEVICE_ATTR_", "TRI_TUNE_"):
         missing = [k for k in h.constants if k.startswith(prefix) and k not in consts]
         if missing:
             problems.append(f"{name}: constants of tri.h missing: {', '.join(missing)}")

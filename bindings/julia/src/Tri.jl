@@ -11,7 +11,8 @@ export Context, IRModule, Kernel, CompileOptions, TriError, launch, compile, loa
        to_text, to_binary, DType, to_text_with_comments, cancel, DevicePtr, Device, devices, device, device_count,
        device_name, device_attribute, kernel_code, kernel_variants, LaunchPlan, plan, set_arg!, set_grid!,
        set_stream!, CacheEntry, cache_dir, cache_stat, cache_stats, cache_list, cache_prune, cache_export,
-       cache_import
+       cache_import, TuneConfig, TuneProduct, TuneTrial, TuneResult, tune, tune_export, tune_import, tune_stat,
+       tune_stats
 
 # The library: TRI_LIBRARY names the file, otherwise the system's "libtri" (read when the module
 # loads).
@@ -86,6 +87,15 @@ const TRI_DEVICE_ATTR_MAX_THREADS_PER_BLOCK = 7
 const TRI_DEVICE_ATTR_WARP_SIZE = 8
 const TRI_DEVICE_ATTR_DRIVER_VERSION = 9
 const TRI_DEVICE_ATTR_MAX_PTX_VERSION = 10
+
+const TRI_TUNE_FROZEN = 1
+const TRI_TUNE_RETUNE = 2
+const TRI_TUNE_USE_OTHER_DEVICE = 4
+const TRI_TUNE_STAT_TRIALS = 0
+const TRI_TUNE_STAT_STORED = 1
+const TRI_TUNE_STAT_DEFAULTS = 2
+const TRI_TUNE_STAT_PRUNED = 3
+const TRI_TUNE_STAT_OTHER_DEVICE = 4
 
 # tri_arg: the union is carried as its 8 bytes.
 struct TriArg
@@ -776,6 +786,398 @@ function Base.close(p::LaunchPlan)
     ptr, p.ptr = p.ptr, C_NULL
     ccall((:tri_launch_plan_destroy, libtri), Cvoid, (Ptr{Cvoid},), ptr)
     return nothing
+end
+
+# ---- Autotuning (tri_tune, docs/tune.md)
+#
+# The space is a Julia value; each `tune` call builds the C space from it and releases it. A
+# per-config grid is computed in Julia for every config before the call and handed to the library
+# through a @cfunction that copies it from a table (the library calls it on the thread that called
+# tri_tune, the Julia thread running `tune`); the configs of a product are read back from the C
+# space (tri_tune_space_count, tri_tune_space_value), so the filter is the library's own.
+
+"""One config of a tuning space: constexpr values by name (in order; they add to or replace the
+compile options' values), warps (1, 2, 4, 8, 16 or 32; host targets ignore them) and stages (0,
+the target's default, to 4): `TuneConfig("BLOCK" => 256; num_warps = 8)`. `c["BLOCK"]` reads a
+value; "warps" and "stages" read the other two."""
+struct TuneConfig
+    constexprs::Vector{Pair{String,Int64}}
+    num_warps::Int
+    num_stages::Int
+end
+TuneConfig(constexprs::Pair...; num_warps::Integer = 4, num_stages::Integer = 0) =
+    TuneConfig(Pair{String,Int64}[String(k) => Int64(v) for (k, v) in constexprs], Int(num_warps), Int(num_stages))
+
+Base.:(==)(a::TuneConfig, b::TuneConfig) =
+    a.constexprs == b.constexprs && a.num_warps == b.num_warps && a.num_stages == b.num_stages
+Base.hash(c::TuneConfig, h::UInt) = hash((c.constexprs, c.num_warps, c.num_stages), hash(TuneConfig, h))
+
+function Base.getindex(c::TuneConfig, name::AbstractString)
+    for (k, v) in c.constexprs
+        k == name && return v
+    end
+    name == "warps" && return Int64(c.num_warps)
+    name == "stages" && return Int64(c.num_stages)
+    throw(KeyError(name))
+end
+
+"""The product of value lists (tri_tune_space_add_product): every combination of the constexprs'
+values (the first name varies slowest), times each of `warps` (none: 4) and each of `stages`
+(none: 0; stages vary fastest), kept where `filter` is nonzero, an integer expression over the
+names, `warps` and `stages` with C's operators (`"BM * BN <= 32768 && warps <= BM / 16"`):
+`TuneProduct("BLOCK" => [128, 256, 512, 1024]; filter = "BLOCK >= 256")`."""
+struct TuneProduct
+    values::Vector{Pair{String,Vector{Int64}}}
+    warps::Vector{Int32}
+    stages::Vector{Int32}
+    filter::Union{Nothing,String}
+end
+TuneProduct(values::Pair...; warps = Int[], stages = Int[], filter::Union{Nothing,AbstractString} = nothing) =
+    TuneProduct(Pair{String,Vector{Int64}}[String(k) => Int64[x for x in v] for (k, v) in values],
+                Int32[w for w in warps], Int32[x for x in stages], filter === nothing ? nothing : String(filter))
+
+"""One config's outcome: `status` is TRI_OK (0) or the error that skipped it (its compile or
+launch failed, or it was pruned: TRI_ERROR_LIMIT_EXCEEDED) with `error` its message;
+`median_ns` is set for a measured config."""
+struct TuneTrial
+    index::Int   # 0-based, as tri numbers configs
+    config::TuneConfig
+    status::Int32
+    error::Union{Nothing,String}
+    median_ns::Union{Nothing,Float64}
+end
+
+"""What `tune` found: the chosen config's index (0-based, as tri numbers configs), the config
+and its grid (launch the returned kernel with it), where the answer came from ("benchmark",
+"stored", "imported" or "default": frozen with no result, config 0), every config's outcome, and
+the result as the library wrote it (JSON, docs/tune.md)."""
+struct TuneResult
+    best::Int
+    config::TuneConfig
+    grid::NTuple{3,Int}
+    source::String
+    trials::Vector{TuneTrial}
+    json::String
+end
+
+function nul_free(s::AbstractString, what::AbstractString)
+    occursin('\0', s) && throw(TriError(TRI_ERROR_INVALID_ARGUMENT, "$what $(repr(s)) contains a NUL character"))
+    return String(s)
+end
+
+function space_count(space::Ptr{Cvoid})
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_tune_space_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), space, n))
+    return Int(n[])
+end
+
+function space_value(space::Ptr{Cvoid}, index::Integer, name::AbstractString)
+    v = Ref{Int64}(0)
+    check(ccall((:tri_tune_space_value, libtri), Int32, (Ptr{Cvoid}, UInt32, Cstring, Ref{Int64}), space, index, name,
+                v))
+    return v[]
+end
+
+# Appends an entry of the space; returns the configs it appended.
+function add_to_space(space::Ptr{Cvoid}, c::TuneConfig)
+    names = String[nul_free(k, "constexpr name") for (k, _) in c.constexprs]
+    values = Int64[v for (_, v) in c.constexprs]
+    ptrs = Ptr{UInt8}[pointer(n) for n in names]   # Julia strings end with a NUL
+    GC.@preserve names values begin
+        check(ccall((:tri_tune_space_add_config, libtri), Int32,
+                    (Ptr{Cvoid}, Ptr{Ptr{UInt8}}, Ptr{Int64}, UInt32, Int32, Int32, Ptr{UInt32}), space, ptrs, values,
+                    length(values), c.num_warps, c.num_stages, C_NULL))
+    end
+    return [c]
+end
+
+function add_to_space(space::Ptr{Cvoid}, p::TuneProduct)
+    names = String[nul_free(k, "constexpr name") for (k, _) in p.values]
+    lists = Vector{Int64}[v for (_, v) in p.values]
+    ptrs = Ptr{UInt8}[pointer(n) for n in names]
+    vptrs = Ptr{Int64}[pointer(v) for v in lists]
+    counts = UInt32[length(v) for v in lists]
+    filter = p.filter === nothing ? nothing : nul_free(p.filter, "filter")
+    before = space_count(space)
+    added = Ref{UInt32}(0)
+    GC.@preserve names lists filter p begin
+        check(ccall((:tri_tune_space_add_product, libtri), Int32,
+                    (Ptr{Cvoid}, Ptr{Ptr{UInt8}}, Ptr{Ptr{Int64}}, Ptr{UInt32}, UInt32, Ptr{Int32}, UInt32, Ptr{Int32},
+                     UInt32, Ptr{UInt8}, Ref{UInt32}),
+                    space, ptrs, vptrs, counts, length(names), p.warps, length(p.warps), p.stages, length(p.stages),
+                    filter === nothing ? Ptr{UInt8}(C_NULL) : pointer(filter), added))
+    end
+    after = space_count(space)
+    after - before == added[] ||
+        throw(TriError(TRI_ERROR_INTERNAL, "tri_tune_space_add_product added $(added[]) configs, but the space grew by $(after - before)"))
+    return [TuneConfig(Pair{String,Int64}[n => space_value(space, i, n) for n in names],
+                       Int(space_value(space, i, "warps")), Int(space_value(space, i, "stages"))) for i in before:after-1]
+end
+
+# tri_tune_grid_fn: `user` is a table of UInt32, the number of configs and then each config's
+# grid (x, y, z); the library calls it on the thread running `tune`.
+function tune_grid_callback(user::Ptr{Cvoid}, config::UInt32, grid::Ptr{UInt32})
+    table = Ptr{UInt32}(user)
+    if config < unsafe_load(table, 1)
+        for d in 1:3
+            unsafe_store!(grid, unsafe_load(table, 1 + 3 * Int(config) + d), d)
+        end
+    end
+    return nothing
+end
+
+"""Autotunes kernel `name` (tri_tune, docs/tune.md) over `space`, a vector of TuneConfigs and
+TuneProducts (configs are numbered from 0 in order; the number breaks ties) or one of them,
+and returns `(kernel, result::TuneResult)`: the fastest config compiled with `options` plus its
+constexprs, warps and stages. `args` are `launch`'s; buffers the kernel writes are restored
+before every launch and left as they were. `grid` is a grid, or a function of a TuneConfig giving
+its grid (`c -> cld(n, c["BLOCK"])`). `key`: names of integer parameters whose values select a
+stored result (`bucket` rounds them up to powers of two); `repetitions`: timed launches per
+config (default 10). A stored or imported result answers without benchmarking; `frozen` never
+benchmarks (no result: config 0), `retune` ignores stored results, `use_other_device` uses an
+imported result made on another device. Configs whose compile or launch fails are skipped and
+reported in `result.trials`; `tune` throws only when none runs."""
+function tune(m::IRModule, name::AbstractString, space, args...; grid, options::CompileOptions = CompileOptions(),
+              key = String[], bucket::Bool = false, repetitions::Union{Nothing,Integer} = nothing,
+              frozen::Bool = false, retune::Bool = false, use_other_device::Bool = false, stream = nothing)
+    entries = space isa Union{TuneConfig,TuneProduct} ? [space] : space
+    # The arguments are encoded as a launch of this kernel would encode them.
+    shell = Kernel(C_NULL, String(name), options.target, runtime_params(function_info(m, name)), m.context)
+    raw = encode_all(shell, args)
+    sp = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_tune_space_create, libtri), Int32, (Ref{Ptr{Cvoid}},), sp))
+    cspace = sp[]
+    out_k = Ref{Ptr{Cvoid}}(C_NULL)
+    out_r = Ref{Ptr{Cvoid}}(C_NULL)
+    configs = TuneConfig[]
+    table = UInt32[0]
+    fixed = (1, 1, 1)
+    try
+        for e in entries
+            e isa Union{TuneConfig,TuneProduct} ||
+                throw(TriError(TRI_ERROR_INVALID_ARGUMENT, "tune: the space holds TuneConfigs and TuneProducts, not a $(typeof(e))"))
+            append!(configs, add_to_space(cspace, e))
+        end
+        idx = UInt32[]
+        for k in key
+            i = findfirst(p -> p.name == string(k), shell.params)
+            i === nothing && throw(TriError(TRI_ERROR_INVALID_ARGUMENT, "tune: kernel @$name has no runtime parameter %$k"))
+            push!(idx, i - 1)
+        end
+        check(ccall((:tri_tune_space_set_key, libtri), Int32, (Ptr{Cvoid}, Ptr{UInt32}, UInt32, Int32), cspace, idx,
+                    length(idx), bucket ? 1 : 0))
+        if repetitions !== nothing
+            check(ccall((:tri_tune_space_set_repetitions, libtri), Int32, (Ptr{Cvoid}, UInt32), cspace, repetitions))
+        end
+        grid_fn = C_NULL
+        if grid isa Function
+            table[1] = length(configs)
+            for c in configs
+                for d in grid3(grid(c))
+                    push!(table, UInt32(d))
+                end
+            end
+            grid_fn = @cfunction(tune_grid_callback, Cvoid, (Ptr{Cvoid}, UInt32, Ptr{UInt32}))
+        else
+            fixed = grid3(grid)
+        end
+        flags = (frozen ? TRI_TUNE_FROZEN : 0) | (retune ? TRI_TUNE_RETUNE : 0) |
+                (use_other_device ? TRI_TUNE_USE_OTHER_DEVICE : 0)
+        opts = make_options(options)
+        try
+            GC.@preserve args raw table begin
+                check(ccall((:tri_tune, libtri), Int32,
+                            (Ptr{Cvoid}, Cstring, Ptr{Cvoid}, Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{Cvoid}, Ptr{TriArg},
+                             UInt32, UInt32, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ref{Ptr{Cvoid}}, Ref{Ptr{Cvoid}}),
+                            live(m.ptr, "the module"), name, opts, cspace, fixed[1], fixed[2], fixed[3],
+                            stream_ptr(stream), raw, length(raw), flags, C_NULL, grid_fn,
+                            grid_fn == C_NULL ? C_NULL : pointer(table), out_k, out_r))
+            end
+        finally
+            ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), opts)
+        end
+    finally
+        ccall((:tri_tune_space_destroy, libtri), Cvoid, (Ptr{Cvoid},), cspace)
+    end
+    k = finalizer(close, Kernel(out_k[], String(name), options.target, shell.params, m.context))
+    json = String(blob_bytes(out_r[]))
+    count = Ref{UInt32}(0)
+    check(ccall((:tri_kernel_arg_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), k.ptr, count))
+    count[] == length(k.params) ||
+        throw(TriError(TRI_ERROR_INTERNAL, "kernel @$name reflects $(length(k.params)) runtime parameters but takes $(count[]) arguments"))
+    root = parse_json(json)
+    list = get(root, "configs", nothing)
+    best = get(root, "best", nothing)
+    (list isa Vector && best isa Int64 && length(list) == length(configs) && 0 <= best < length(configs)) ||
+        throw(TriError(TRI_ERROR_INTERNAL, "tri_tune gave a result for another space than the $(length(configs)) configs given"))
+    trials = [TuneTrial(i - 1, configs[i], Int32(get(c, "status", TRI_ERROR_INTERNAL)), get(c, "error", nothing),
+                        get(c, "median_ns", nothing) === nothing ? nothing : Float64(c["median_ns"]))
+              for (i, c) in enumerate(list)]
+    chosen = grid isa Function ? (Int(table[2+3*best]), Int(table[3+3*best]), Int(table[4+3*best])) :
+             (Int(fixed[1]), Int(fixed[2]), Int(fixed[3]))
+    return k, TuneResult(best, configs[best+1], chosen, String(get(root, "source", "")), trials, json)
+end
+
+"""Writes every tuning result the context knows (stored in its cache directory, made or imported
+here) to a JSON file at `path` (replacing it); returns how many."""
+function tune_export(c::Context, path::AbstractString)
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_tune_export, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{UInt32}), live(c.ptr, "the context"),
+                path, n))
+    return Int(n[])
+end
+
+"""Makes the results of a tune_export file the context's answers for their keys (ahead of stored
+ones); returns how many were imported. A damaged file imports nothing (TRI_ERROR_CORRUPT_BINARY)."""
+function tune_import(c::Context, path::AbstractString)
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_tune_import, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{UInt32}), live(c.ptr, "the context"),
+                path, n))
+    return Int(n[])
+end
+
+"""One tuning counter (TRI_TUNE_STAT_*), counting the context's tune calls since it was made."""
+function tune_stat(c::Context, stat::Integer)
+    v = Ref{UInt64}(0)
+    check(ccall((:tri_tune_stat, libtri), Int32, (Ptr{Cvoid}, Int32, Ref{UInt64}), live(c.ptr, "the context"), stat,
+                v))
+    return v[]
+end
+
+"""Every tuning counter, as a NamedTuple: trials (configs benchmarked), stored (calls answered by
+a stored or imported result), defaults (frozen calls that found none), pruned (configs pruned
+before compiling), other_device (calls that met an imported result made on another device)."""
+tune_stats(c::Context) =
+    (trials = tune_stat(c, TRI_TUNE_STAT_TRIALS), stored = tune_stat(c, TRI_TUNE_STAT_STORED),
+     defaults = tune_stat(c, TRI_TUNE_STAT_DEFAULTS), pruned = tune_stat(c, TRI_TUNE_STAT_PRUNED),
+     other_device = tune_stat(c, TRI_TUNE_STAT_OTHER_DEVICE))
+
+# ---- A small JSON reader for tri_tune's result (Julia's standard library has none): objects
+# become Dict{String,Any}, arrays Vector{Any}, integers Int64, other numbers Float64, null nothing.
+
+const JSON_QUOTE = 0x22      # the double quote
+const JSON_BACKSLASH = 0x5c
+const JSON_NUMBER = codeunits("-+.eE0123456789")
+const JSON_ESCAPES = codeunits("\"\\/bfnrt")
+const JSON_ESCAPED = codeunits("\"\\/\b\f\n\r\t")
+
+json_fail(i, what) = throw(TriError(TRI_ERROR_INTERNAL, "tri_tune gave JSON this module cannot read: $what at byte $i"))
+
+function json_ws(s, i)
+    while i <= length(s) && s[i] in (0x20, 0x09, 0x0a, 0x0d)
+        i += 1
+    end
+    return i
+end
+
+function parse_json(text::AbstractString)
+    s = Vector{UInt8}(codeunits(String(text)))
+    value, i = json_value(s, 1, 0)
+    json_ws(s, i) > length(s) || json_fail(i, "unexpected text")
+    return value
+end
+
+function json_value(s, i, depth)
+    depth > 128 && json_fail(i, "nesting too deep")
+    i = json_ws(s, i)
+    i > length(s) && json_fail(i, "unexpected end")
+    c = s[i]
+    if c == UInt8('{')
+        d = Dict{String,Any}()
+        i = json_ws(s, i + 1)
+        (i <= length(s) && s[i] == UInt8('}')) && return (d, i + 1)
+        while true
+            i = json_ws(s, i)
+            (i <= length(s) && s[i] == JSON_QUOTE) || json_fail(i, "expected a member name")
+            k, i = json_string(s, i)
+            i = json_ws(s, i)
+            (i <= length(s) && s[i] == UInt8(':')) || json_fail(i, "expected ':'")
+            v, i = json_value(s, i + 1, depth + 1)
+            d[k] = v
+            i = json_ws(s, i)
+            i <= length(s) || json_fail(i, "unexpected end")
+            if s[i] == UInt8(',')
+                i += 1
+            elseif s[i] == UInt8('}')
+                return d, i + 1
+            else
+                json_fail(i, "expected ',' or '}'")
+            end
+        end
+    elseif c == UInt8('[')
+        a = Any[]
+        i = json_ws(s, i + 1)
+        (i <= length(s) && s[i] == UInt8(']')) && return (a, i + 1)
+        while true
+            v, i = json_value(s, i, depth + 1)
+            push!(a, v)
+            i = json_ws(s, i)
+            i <= length(s) || json_fail(i, "unexpected end")
+            if s[i] == UInt8(',')
+                i += 1
+            elseif s[i] == UInt8(']')
+                return a, i + 1
+            else
+                json_fail(i, "expected ',' or ']'")
+            end
+        end
+    elseif c == JSON_QUOTE
+        return json_string(s, i)
+    end
+    for (word, v) in (("true", true), ("false", false), ("null", nothing))
+        w = codeunits(word)
+        if i + length(w) - 1 <= length(s) && view(s, i:i+length(w)-1) == w
+            return v, i + length(w)
+        end
+    end
+    j = i
+    while j <= length(s) && s[j] in JSON_NUMBER
+        j += 1
+    end
+    text = String(s[i:j-1])
+    n = tryparse(Int64, text)
+    n === nothing && (n = tryparse(Float64, text))
+    n === nothing && json_fail(i, "expected a value")
+    return n, j
+end
+
+function json_hex4(s, i)
+    i + 3 <= length(s) || json_fail(i, "a short \\u escape")
+    v = tryparse(UInt32, String(s[i:i+3]); base = 16)
+    v === nothing && json_fail(i, "a bad \\u escape")
+    return v, i + 4
+end
+
+function json_string(s, i)
+    out = UInt8[]
+    i += 1   # the opening quote
+    while true
+        i > length(s) && json_fail(i, "an unterminated string")
+        c = s[i]
+        if c == JSON_QUOTE
+            return String(out), i + 1
+        elseif c == JSON_BACKSLASH
+            i + 1 <= length(s) || json_fail(i, "an unterminated string")
+            e = s[i+1]
+            i += 2
+            if e == UInt8('u')
+                cp, i = json_hex4(s, i)
+                if 0xd800 <= cp < 0xdc00 && i + 1 <= length(s) && s[i] == JSON_BACKSLASH && s[i+1] == UInt8('u')
+                    lo, i = json_hex4(s, i + 2)
+                    0xdc00 <= lo < 0xe000 || json_fail(i, "a bad surrogate pair")
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00)
+                end
+                append!(out, codeunits(string(Char(cp))))
+            else
+                m = findfirst(==(e), JSON_ESCAPES)
+                m === nothing && json_fail(i, "a bad escape")
+                push!(out, JSON_ESCAPED[m])
+            end
+        else
+            push!(out, c)
+            i += 1
+        end
+    end
 end
 
 end # module

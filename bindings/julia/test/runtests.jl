@@ -141,6 +141,83 @@ include(joinpath(@__DIR__, "..", "examples", "vector_add_softmax.jl"))
         @test occursin("// a comment", to_text_with_comments(m)) && !occursin("//", to_text(m))
     end
 
+    @testset "autotuning" begin
+        # Module.tune over tri_tune on the CPU: a config that fails to compile is reported and the
+        # others run, the chosen kernel computes out = x + y, a second call is answered from the
+        # stored result, an exported result serves a fresh context in frozen mode, and a filtered
+        # product yields the configs it keeps.
+        vadd = joinpath(@__DIR__, "..", "..", "..", "tests", "run", "vadd.tri")
+        n = 5000
+        x = Float32.(0:n-1) .* 0.25f0 .- 100
+        y = Float32.((0:n-1) .% 17)
+        out = fill(7f0, n)
+        grid_of(c) = cld(n, c["BLOCK"])
+        space = [TuneConfig("BLOCK" => 256; num_warps = 4), TuneConfig("BLOCK" => 100),
+                 TuneConfig("BLOCK" => 1024; num_stages = 1)]
+        dir = mktempdir()
+        c = Context(cache_dir = joinpath(dir, "cache"))
+        m = load_module(c, vadd)
+        k, res = tune(m, "vadd", space, x, y, out, n; grid = grid_of, key = ["n"], repetitions = 3)
+        @test res.source == "benchmark" && res.best in (0, 2)
+        @test occursin("\"best\"", res.json) && occursin("\"configs\"", res.json)
+        @test length(res.trials) == 3 && res.trials[1].status == 0 && res.trials[3].status == 0
+        @test res.trials[2].status != 0 && occursin("power of two", something(res.trials[2].error, ""))
+        @test res.trials[2].median_ns === nothing && res.trials[1].median_ns > 0
+        @test res.config == space[res.best+1] && res.grid == (grid_of(res.config), 1, 1)
+        @test all(out .== 7)   # tune leaves the written buffer as it found it
+        @test tune_stat(c, Tri.TRI_TUNE_STAT_TRIALS) == 2
+        launch(k, res.grid, x, y, out, n)
+        @test out == x .+ y
+        before = tune_stats(c)
+        _, again = tune(m, "vadd", space, x, y, out, n; grid = grid_of, key = ["n"], repetitions = 3)
+        @test again.source == "stored" && again.best == res.best
+        after = tune_stats(c)
+        @test after.stored == before.stored + 1 && after.trials == before.trials
+        @test tune_export(c, joinpath(dir, "tuned.json")) == 1
+        c2 = Context(cache_dir = "")
+        m2 = load_module(c2, vadd)
+        _, none = tune(m2, "vadd", space, x, y, out, n; grid = grid_of, key = ["n"], frozen = true)
+        @test none.source == "default" && none.best == 0 && tune_stats(c2).defaults == 1
+        @test tune_import(c2, joinpath(dir, "tuned.json")) == 1
+        k2, imported = tune(m2, "vadd", space, x, y, out, n; grid = grid_of, key = ["n"], frozen = true)
+        @test imported.source == "imported" && imported.best == res.best && tune_stats(c2).trials == 0
+        fill!(out, 0)
+        launch(k2, imported.grid, x, y, out, n)
+        @test out == x .+ y
+
+        # A filtered product; then warps and stages multiply it, stages fastest, after a config.
+        _, p = tune(m, "vadd", TuneProduct("BLOCK" => [128, 256, 512, 1024]; filter = "BLOCK >= 256"), x, y, out, n;
+                    grid = grid_of, repetitions = 2)
+        @test [t.config["BLOCK"] for t in p.trials] == [256, 512, 1024] && all(t.status == 0 for t in p.trials)
+        seen = TuneConfig[]
+        _, mixed = tune(m, "vadd",
+                        [TuneConfig("BLOCK" => 64),
+                         TuneProduct("BLOCK" => [256, 512]; warps = [2, 8], stages = [0, 2], filter = "warps * BLOCK >= 1024")],
+                        x, y, out, n; grid = cfg -> (push!(seen, cfg); grid_of(cfg)), repetitions = 1, retune = true)
+        got = [(t.config["BLOCK"], t.config.num_warps, t.config.num_stages) for t in mixed.trials]
+        @test got == [(64, 4, 0), (256, 8, 0), (256, 8, 2), (512, 2, 0), (512, 2, 2), (512, 8, 0), (512, 8, 2)]
+        @test [t.config for t in mixed.trials] == seen
+
+        # Each config's grid reaches the library, all three numbers: a grid past the limits (x below
+        # 2^31, y and z below 2^16) fails its config alone.
+        bad = Dict(64 => (1 << 31, 1, 1), 128 => (40, 1 << 16, 1), 256 => (20, 1, 1 << 16))
+        four = [TuneConfig("BLOCK" => b) for b in (64, 128, 256, 512)]
+        _, g = tune(m2, "vadd", four, x, y, out, n; grid = cfg -> get(bad, cfg["BLOCK"], grid_of(cfg)), repetitions = 1)
+        @test [t.status == 0 for t in g.trials] == [false, false, false, true] && g.best == 3 && g.grid == (10, 1, 1)
+        two = four[3:4]
+
+        @test_throws TriError tune(m2, "vadd", TuneConfig[], x, y, out, n; grid = 1)
+        e = try
+            tune(m2, "vadd", two, x, y, out, n; grid = 1, key = ["nope"])
+        catch err
+            err
+        end
+        @test e isa TriError && occursin("no runtime parameter %nope", e.message)
+        @test_throws TriError tune(m2, "vadd", TuneProduct("BLOCK" => [256]; filter = "BLOCK >"), x, y, out, n; grid = 1)
+        @test_throws TriError tune(m2, "vadd", two, x, y, n; grid = 1)   # an argument missing
+        @test_throws TriError tune_import(c2, "/nonexistent/tuned.json")
+    end
+
     @testset "threads" begin
         k = compile(load_module(ctx, joinpath(EXAMPLES, "vector_add.tri")), "vector_add")
         results = Vector{Bool}(undef, 4)

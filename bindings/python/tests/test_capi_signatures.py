@@ -43,6 +43,8 @@ def expected(ctype: str):
         return {ctypes.POINTER(SCALARS[base])}
     if stars == 2 and base == "char":
         return {ctypes.POINTER(ctypes.c_char_p)}
+    if stars == 2 and base in SCALARS:  # an array of arrays (tri_tune_space_add_product's values)
+        return {ctypes.POINTER(ctypes.POINTER(SCALARS[base]))}
     if stars == 2 and base in HEADER.opaque:
         return {ctypes.POINTER(ctypes.c_void_p)}
     return set()

@@ -40,7 +40,7 @@ def test_tune_chooses_stores_and_exports(tmp_path):
         _, again = m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, options=tri.CompileOptions(target="cpu"),
                           key=["n"], repetitions=3)
         assert again["source"] == "stored" and again["best"] == res["best"]
-        assert ctx.tune_stat() == {"trials": 2, "stored": 1, "defaults": 0}
+        assert ctx.tune_stat() == {"trials": 2, "stored": 1, "defaults": 0, "pruned": 0, "other_device": 0}
         assert ctx.tune_export(tmp_path / "tuned.json") == 1
     # Another context with no cache: frozen, from the exported file.
     with tri.Context(cache_dir="") as ctx2:
@@ -70,3 +70,28 @@ def test_tune_errors(ctx):
     with pytest.raises(tri.TriError) as e:
         m.tune("vector_add", CONFIGS, x, y, N, grid=1, options=tri.CompileOptions(target="cpu"))
     assert e.value.code == tri.ErrorCode.LAUNCH_ARGS
+
+
+def test_tune_product_space(tmp_path):
+    """A tri.Product: the library expands and filters it; the grid function sees each config
+    the filter kept, and the chosen config comes back as a mapping."""
+    x, y, out = inputs()
+    seen = []
+
+    def grid(cfg):
+        seen.append(dict(cfg))
+        return grid_of(cfg)
+
+    space = tri.Product({"BLOCK": [128, 256, 512, 1024]}, warps=[1, 4], filter="BLOCK >= 256 && warps * 128 <= BLOCK")
+    with tri.Context(cache_dir=tmp_path / "cache") as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        k, res = m.tune("vector_add", space, x, y, out, N, grid=grid, options=tri.CompileOptions(target="cpu"),
+                        repetitions=2)
+        assert [(c["BLOCK"], c["num_warps"]) for c in seen] == [(256, 1), (512, 1), (512, 4), (1024, 1), (1024, 4)]
+        assert [c["config"] for c in res["configs"]][0] == "BLOCK=256,warps=1,stages=0"
+        assert ctx.tune_stat()["trials"] == 5
+        k.launch(grid_of(seen[res["best"]]), x, y, out, N)
+        np.testing.assert_array_equal(out, x + y)
+        with pytest.raises(tri.TriError, match="no value is named 'WARPS'"):
+            m.tune("vector_add", tri.Product({"BLOCK": [256]}, filter="WARPS > 1"), x, y, out, N, grid=grid,
+                   options=tri.CompileOptions(target="cpu"))

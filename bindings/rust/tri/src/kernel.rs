@@ -188,8 +188,8 @@ impl CompileOptionsBuilder {
 
 /// Options for compiling a kernel: target "cpu", no constexprs (defaults apply), no facts.
 pub struct CompileOptions {
-    raw: *mut sys::tri_compile_options,
-    target: String,
+    pub(crate) raw: *mut sys::tri_compile_options,
+    pub(crate) target: String,
 }
 
 // SAFETY: the options object belongs to this value alone and has no thread affinity, so it may
@@ -397,6 +397,28 @@ pub(crate) struct Signature {
 }
 
 impl Signature {
+    /// Kernel `name` of `module` as compiled for `target`: its runtime parameters, by reflection.
+    pub(crate) fn of(module: &Module, name: &str, target: &str) -> Result<Signature> {
+        let function = module.function(name)?;
+        let params = function
+            .params
+            .iter()
+            .filter(|p| p.kind == ParamKind::Value)
+            .map(|p| RuntimeParam {
+                name: p.name.clone(),
+                pointer: p.type_kind == TypeKind::Pointer,
+                dtype: p.dtype,
+                text: p.type_text.clone(),
+            })
+            .collect();
+        Ok(Signature { name: name.to_string(), target: target.to_string(), params })
+    }
+
+    /// The index of runtime parameter `name` (without '%') among the runtime parameters.
+    pub(crate) fn param_index(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
+    }
+
     /// Whether the kernel takes device memory; Unsupported for a target this crate does not know.
     pub(crate) fn on_device(&self) -> Result<bool> {
         on_device(&self.target).ok_or_else(|| {
@@ -497,33 +519,28 @@ impl Kernel {
         let mut raw = ptr::null_mut();
         // SAFETY: live module and options; compiling concurrently is allowed by tri.h.
         check(unsafe { sys::tri_kernel_compile(module.as_raw(), cname.as_ptr(), options.raw, &mut raw) })?;
+        Kernel::adopt(module, name, &options.target, raw)
+    }
+
+    /// Takes ownership of `raw`, kernel `name` of `module` compiled for `target` by the library
+    /// (tri_kernel_compile, tri_tune); it is released on every path, errors included.
+    pub(crate) fn adopt(module: &Module, name: &str, target: &str, raw: *mut sys::tri_kernel) -> Result<Kernel> {
         let mut kernel = Kernel {
             raw,
-            sig: Arc::new(Signature { name: name.to_string(), target: options.target.clone(), params: Vec::new() }),
+            sig: Arc::new(Signature { name: name.to_string(), target: target.to_string(), params: Vec::new() }),
             ctx: module.context().clone(),
         };
         let mut count = 0u32;
         // SAFETY: live kernel; out-parameter.
         check(unsafe { sys::tri_kernel_arg_count(kernel.raw, &mut count) })?;
-        let function = module.function(name)?;
-        let params: Vec<RuntimeParam> = function
-            .params
-            .iter()
-            .filter(|p| p.kind == ParamKind::Value)
-            .map(|p| RuntimeParam {
-                name: p.name.clone(),
-                pointer: p.type_kind == TypeKind::Pointer,
-                dtype: p.dtype,
-                text: p.type_text.clone(),
-            })
-            .collect();
-        if params.len() != count as usize {
+        let sig = Signature::of(module, name, target)?;
+        if sig.len() != count as usize {
             return Err(Error::new(
                 sys::TRI_ERROR_INTERNAL,
-                format!("kernel @{} reflects {} runtime parameters but takes {} arguments", name, params.len(), count),
+                format!("kernel @{} reflects {} runtime parameters but takes {} arguments", name, sig.len(), count),
             ));
         }
-        kernel.sig = Arc::new(Signature { name: name.to_string(), target: options.target.clone(), params });
+        kernel.sig = Arc::new(sig);
         Ok(kernel)
     }
 

@@ -3,8 +3,9 @@
 //! (the CPU, the interpreter, or CUDA GPUs) into a [`Kernel`] with [`CompileOptions`]; a kernel
 //! launches over a grid with [`Arg`]s (slices on the host targets, [`DevicePtr`]s on "cuda",
 //! queued on a [`Stream`]), which are checked against its reflected signature before the call,
-//! or through a prepared [`LaunchPlan`]. The context also lists CUDA devices and looks after the
-//! disk cache of compiled kernels. Every failure is an [`Error`] with the C API's result code
+//! or through a prepared [`LaunchPlan`]. A module also autotunes a kernel over a [`TuneSpace`]
+//! of configs (`Module::tune`), giving the fastest compiled. The context also lists CUDA devices,
+//! looks after the disk cache of compiled kernels, and exports and imports tuning results. Every failure is an [`Error`] with the C API's result code
 //! and message. Handles are released by Drop, in any order: a child keeps its parent alive, as in
 //! the C API.
 //!
@@ -76,9 +77,11 @@ mod cache;
 mod context;
 mod device;
 mod error;
+mod json;
 mod kernel;
 mod module;
 mod plan;
+mod tune;
 
 pub use cache::{CacheEntry, CacheStat, CacheStats};
 pub use context::{version, Context, ContextBuilder, HostAllocator, LogLevel};
@@ -87,6 +90,7 @@ pub use error::{last_error_message, result_name, Error, ErrorKind, Result};
 pub use kernel::{Arg, CompileOptions, CompileOptionsBuilder, Element, Grid, Kernel, Target};
 pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, TypeKind};
 pub use plan::LaunchPlan;
+pub use tune::{TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneSpace, TuneStat, TuneStats, TuneTrial, Tuned};
 
 /// The raw C API, for what this crate does not wrap.
 pub use tri_sys as sys;
