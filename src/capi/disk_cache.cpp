@@ -34,20 +34,7 @@ const std::string& this_build() {
 }
 
 // The module's binary form without source locations or source name.
-std::string canonical_ir(const ir::Module& m) {
-  std::string bytes = ir::write_binary(m);
-  std::unique_ptr<ir::Module> copy;
-  if (!ir::read_binary(bytes.data(), bytes.size(), "", &copy).is_ok()) return bytes;
-  copy->source_name.clear();  // binary format 2 carries it
-  for (auto& f : copy->functions) {
-    f->loc = Loc();
-    for (auto& p : f->params) p.loc = Loc();
-    for (auto& c : f->constexprs) c.loc = Loc();
-    for (auto& o : f->ops) o.loc = Loc();
-    for (auto& b : f->blocks) b.loc = Loc();
-  }
-  return ir::write_binary(*copy);
-}
+std::string canonical_ir(const ir::Module& m) { return ir::write_binary(m, /*locations=*/false); }
 
 cache::Key kernel_key(const Compiled& c, const target::Target& t, const target::CompileOptions& o,
                       const std::string& identity) {

@@ -95,12 +95,12 @@ bool is_value_name(const std::string& s) {
 
 class Writer {
  public:
-  explicit Writer(const Module& m) : m_(m) {}
+  Writer(const Module& m, bool locations) : m_(m), locations_(locations) {}
 
   std::string write() {
     std::string body;
     out_ = &body;
-    str(m_.source_name);
+    str(locations_ ? m_.source_name : std::string());
     u(m_.symbols.size());
     for (const std::string& s : m_.symbols) str(s);
     u(m_.types.size());
@@ -146,8 +146,8 @@ class Writer {
   }
 
   void loc(Loc l) {
-    u(l.line);
-    u(l.col);
+    u(locations_ ? l.line : 0);
+    u(locations_ ? l.col : 0);
   }
 
   // An id past the end of its table is written for an id the module does not have; the reader
@@ -326,6 +326,7 @@ class Writer {
   }
 
   const Module& m_;
+  const bool locations_;
   std::string* out_ = nullptr;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, uint64_t> string_index_;
@@ -1006,6 +1007,6 @@ Status read_binary(const void* data, size_t size, const std::string& source_name
   return r.read(out);
 }
 
-std::string write_binary(const Module& m) { return Writer(m).write(); }
+std::string write_binary(const Module& m, bool locations) { return Writer(m, locations).write(); }
 
 }  // namespace tri::ir

@@ -24,7 +24,8 @@ bool is_binary(const void* data, size_t size);
 // else `source_name`; errors about the bytes themselves always name `source_name`.
 Status read_binary(const void* data, size_t size, const std::string& source_name, std::unique_ptr<Module>* out);
 
-// Writes a module in the current format version.
-std::string write_binary(const Module& m);
+// Writes a module in the current format version. Without `locations`, every source location is
+// written as unknown and the source name as empty: the canonical form the disk cache keys on.
+std::string write_binary(const Module& m, bool locations = true);
 
 }  // namespace tri::ir
