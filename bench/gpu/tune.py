@@ -160,7 +160,9 @@ def child_triton(workload, cache_dir):
 def spawn(kind, workload, cache_dir, reps):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, "--workload", workload, "--cache", cache_dir,
            "--reps", str(reps)]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    # The driver's own JIT cache (~/.nv/ComputeCache) would make a "cold" Tri run warm: off.
+    env = dict(os.environ, CUDA_CACHE_DISABLE="1") if kind == "tri" else None
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"{kind} {workload} child failed:\n{p.stdout}\n{p.stderr}")
     return json.loads(p.stdout.strip().splitlines()[-1])
