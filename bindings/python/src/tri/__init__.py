@@ -661,11 +661,15 @@ class Module(_Owner):
 
     def function(self, name: str) -> Function:
         """The function named `name` (no '@'); TriError NOT_FOUND when there is none."""
+        cache = self.__dict__.setdefault("_function_cache", {})  # a module never changes
+        if name in cache:
+            return cache[name]
         m = self._h.acquire()
         try:
             index = ctypes.c_uint32()
             _check(_lib.tri_module_find_function(m, name.encode(), ctypes.byref(index)))
-            return self._function(m, index.value)
+            f = cache[name] = self._function(m, index.value)
+            return f
         finally:
             self._h.release()
 
