@@ -4,6 +4,8 @@
 // into a CUDA context on the first launch there, and kept per context.
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -278,6 +280,8 @@ int cubin_driver(const target::CompileOptions& options) {
 
 Status gpu_options(const target::CompileOptions& options, codegen::nvptx::GpuOptions* opt) {
   opt->num_warps = options.num_warps;
+  const char* wg = std::getenv("TRI_WGMMA");  // "0": dot on mma.sync even where wgmma fits
+  opt->wgmma = !(wg && std::strcmp(wg, "0") == 0);
   std::string arch = options.arch;
   if (arch.empty()) TRI_RETURN_IF_ERROR(current_arch(&arch));
   if (!parse_arch(arch, opt))
@@ -299,6 +303,7 @@ class CudaTarget final : public target::Target {
     TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
     *out = "ptx 1; llvm " LLVM_VERSION_STRING "; sm_" + std::to_string(opt.sm) + (opt.sm_a ? "a" : "") + "; ptx " +
            std::to_string(opt.ptx_version) + "; warps " + std::to_string(opt.num_warps) +
+           (opt.sm_a && !opt.wgmma ? "; no wgmma" : "") +
            (opt.line_info ? "; lines" : "");
     if (int v = cubin_driver(options)) *out += "; cubin for driver " + std::to_string(v);
     embedded_locations(m, out);

@@ -925,7 +925,7 @@ Status GpuLowering::run(KernelInfo* info) {
   smem_ = new llvm::GlobalVariable(*mod_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
                                    llvm::GlobalValue::ExternalLinkage, nullptr, "tri_smem", nullptr,
                                    llvm::GlobalValue::NotThreadLocal, 3);
-  smem_->setAlignment(llvm::Align(16));
+  smem_->setAlignment(llvm::Align(1024));  // wgmma's swizzled operand tiles
 
   if (opt_.line_info) start_line_info();
   entry_ = llvm::BasicBlock::Create(c_, "entry", lf_);
@@ -973,7 +973,7 @@ Status GpuLowering::run(KernelInfo* info) {
   info->name = kernel_.name;
   info->notes = notes_;
   info->num_warps = opt_.num_warps;
-  const uint64_t scratch = (smem_bytes_ + 127) / 128 * 128;
+  const uint64_t scratch = (smem_bytes_ + 1023) / 1024 * 1024;  // tiles above it start on 1024 bytes (wgmma)
   if (persist_base_gv_) {
     // Loop-carried tiles sit above the scratch; their base is a constant the optimizer folds.
     persist_base_gv_->setInitializer(b_.getInt32(static_cast<uint32_t>(scratch)));

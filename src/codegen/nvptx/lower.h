@@ -29,6 +29,7 @@ struct GpuOptions {
   bool sm_a = false;     // the architecture-specific variant (sm_90a)
   int ptx_version = 80;  // PTX ISA version * 10
   bool line_info = true; // .loc directives that map PTX to the IR text
+  bool wgmma = true;     // sm_90a: dot on Hopper's wgmma where it fits (TRI_WGMMA=0 turns it off)
 };
 
 struct KernelInfo {

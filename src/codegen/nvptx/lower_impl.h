@@ -95,6 +95,10 @@ struct SmemTile {
 struct MmaLayouts {
   Layout a, b, c;
   int wm = 1, wn = 1;
+  // Hopper's wgmma (lower_dot_wgmma): warpgroups of 4 warps, wgm along M and wgn along N, each
+  // computing an (M / wgm) x (N / wgn) block with m64nNk16 instructions from shared memory.
+  bool wgmma = false;
+  int wgm = 1, wgn = 1;
 };
 
 class GpuLowering {
@@ -186,6 +190,10 @@ class GpuLowering {
   // reason in `why` (lower_mma.cpp).
   bool mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, std::string* why = nullptr) const;
   Status lower_dot_mma(OpId o, const MmaLayouts& l);
+  Status lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
+                         std::vector<llvm::Value*> acc);
+  // wgmma's matrix descriptor for the 64 x 16 (A) or 16 x n (B) piece of `t` at (mn0, k0).
+  llvm::Value* wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* mn0, int64_t k0);
   llvm::Value* mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col);
   void mma_store_operand(const Val& v, const SmemTile& t);
   // Whether a 16-bit operand is best stored column-major: its threads' runs go down the rows.

@@ -21,6 +21,7 @@
 // mma), wgmma, tf32, i8 and f8 on tensor cores. Those dots, and shapes below one instruction
 // tile, take the CUDA-core path (lower_reduce.cpp); KernelInfo::notes says which path each dot
 // took.
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen/nvptx/lower_impl.h"
@@ -110,17 +111,57 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
       for (Layout* x : {&l.c, &l.a, &l.b}) x->warp.push_back(at(0, 0));
     }
   }
+  // Hopper: warpgroups of 4 consecutive warps, each warp 16 rows of its warpgroup's 64-row
+  // slices; warpgroups along M first (every one keeps at least 64 rows), then along N, where
+  // each takes a contiguous range of columns (a multiple of 64, so that it starts on a slab of
+  // a row-major B tile: mma_smem_offset). The accumulator of m64nNk16 gives each warp the same
+  // 16 x 8 fragments as mma.sync's, one per 8 columns, so the layout below is the mma layout
+  // with the warps placed that way.
+  const int nwg = opt_.num_warps / 4;
+  if (opt_.wgmma && opt_.sm >= 90 && opt_.sm_a && opt_.num_warps % 4 == 0 && M % 64 == 0 && N % 8 == 0) {
+    int wgm = 1;
+    while (wgm * 2 <= nwg && M / (64 * wgm * 2) >= 1) wgm *= 2;
+    const int wgn = nwg / wgm;
+    const int64_t nw = N / wgn;
+    if (N % wgn == 0 && nw % 8 == 0 && (wgn == 1 || nw % 64 == 0)) {
+      const int64_t mrep = M / (64 * wgm);
+      l.wgmma = true;
+      l.wgm = wgm;
+      l.wgn = wgn;
+      l.wm = 4 * wgm;
+      l.wn = wgn;
+      l.c = Layout();
+      l.c.shape = {M, N};
+      l.c.reg = {at(0, 1), at(8, 0)};
+      for (int i = 0; i < log2i(nw / 8); ++i) l.c.reg.push_back(at(0, 8 * (int64_t(1) << i)));
+      for (int i = 0; i < log2i(mrep); ++i) l.c.reg.push_back(at(64 * wgm * (int64_t(1) << i), 0));
+      l.c.lane = lane_mn;
+      l.c.warp = {at(16, 0), at(32, 0)};
+      for (int i = 0; i < log2i(wgm); ++i) l.c.warp.push_back(at(64 * (int64_t(1) << i), 0));
+      for (int i = 0; i < log2i(wgn); ++i) l.c.warp.push_back(at(0, nw * (int64_t(1) << i)));
+    }
+  }
   *out = std::move(l);
   return true;
 }
 
 // The swizzle: chunk c of row r is stored at chunk c ^ ((r / rows_per_128B) % min(chunks_per_row,
 // 8)), so that ldmatrix's eight row reads of one 8x8 matrix hit eight different bank groups.
+// Rows longer than 128 bytes are cut into slabs of 64 columns, each stored whole (all its rows of
+// 128 bytes) before the next: these are the layouts of wgmma's shared-memory operands with 32-,
+// 64- and 128-byte swizzles (a tile's base is 1024-aligned), and ldmatrix reads them as well.
 llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& tile, llvm::Value* row, llvm::Value* col) {
   SmemTile t = tile;
   if (t.col_major) {  // the row-major tile of the transpose
     std::swap(row, col);
     std::swap(t.rows, t.cols);
+  }
+  llvm::Value* slab_base = t.base;
+  if (t.cols * 2 > 128) {
+    llvm::Value* slab = b_.CreateLShr(col, 6);
+    slab_base = b_.CreateAdd(t.base, b_.CreateMul(slab, b_.getInt32(static_cast<uint32_t>(t.rows * 128))));
+    col = b_.CreateAnd(col, b_.getInt32(63));
+    t.cols = 64;
   }
   const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
   const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
@@ -130,7 +171,7 @@ llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& tile, llvm::Value* row
                                  b_.getInt32(static_cast<uint32_t>(phases)));
   llvm::Value* phys = b_.CreateOr(b_.CreateShl(b_.CreateXor(chunk, x), 3), b_.CreateAnd(col, b_.getInt32(7)));
   llvm::Value* elem = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(t.cols))), phys);
-  return b_.CreateAdd(t.base, b_.CreateShl(elem, 1));
+  return b_.CreateAdd(slab_base, b_.CreateShl(elem, 1));
 }
 
 // Writes a 16-bit operand into its swizzled tile, each thread's run of consecutive elements
@@ -186,7 +227,7 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
 
 uint64_t GpuLowering::alloc_persistent(uint64_t bytes) {
   const uint64_t at = persist_bytes_;
-  persist_bytes_ += (bytes + 127) / 128 * 128;
+  persist_bytes_ += (bytes + 1023) / 1024 * 1024;  // wgmma's swizzled tiles start on 1024 bytes
   return at;
 }
 
@@ -221,18 +262,20 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   // the others are written to the scratch, A [M x K] at 0 and B [K x N] after it.
   SmemTile ta{av.smem_base, M, K, prefers_col_major(av)}, tb{bv.smem_base, K, N, prefers_col_major(bv)};
   if (av.kind != Val::Kind::Smem || bv.kind != Val::Kind::Smem) {
-    need_smem(static_cast<uint64_t>(M * K + K * N) * 2);
+    const uint64_t b_at = (static_cast<uint64_t>(M * K) * 2 + 1023) / 1024 * 1024;  // 1024-aligned for wgmma
+    need_smem(b_at + static_cast<uint64_t>(K * N) * 2);
     barrier();  // earlier readers of the scratch are done
     if (av.kind != Val::Kind::Smem) {
       ta.base = b_.getInt32(0);
       mma_store_operand(av, ta);
     }
     if (bv.kind != Val::Kind::Smem) {
-      tb.base = b_.getInt32(static_cast<uint32_t>(M * K * 2));
+      tb.base = b_.getInt32(static_cast<uint32_t>(b_at));
       mma_store_operand(bv, tb);
     }
     barrier();
   }
+  if (l.wgmma) return lower_dot_wgmma(o, l, ta, tb, std::move(acc));
   // This warp's place: the low warp bits tile M, the next ones N (mma_layouts); the rest hold copies.
   const int wmb = log2i(l.wm);
   llvm::Value* warp_m = b_.CreateAnd(warp_, b_.getInt32(static_cast<uint32_t>(l.wm - 1)));
@@ -304,6 +347,119 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
         llvm::Value* r = b_.CreateCall(mma, args);
         for (int i = 0; i < 4; ++i) d[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
       }
+  set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
+  return Status::ok();
+}
+
+// ---- Hopper: wgmma.mma_async (sm_90a)
+//
+// A warpgroup (4 warps) multiplies a 64 x 16 piece of A by a 16 x n piece of B, both read from
+// shared memory through 64-bit matrix descriptors (PTX ISA, "Matrix Descriptor Format"): the
+// start address, the leading and stride byte offsets and the swizzle mode, all in 16-byte units.
+// An operand is K-major when k runs along its stored rows (A row-major, B column-major) and
+// MN-major otherwise (imm-trans). mma_smem_offset's tiles are wgmma's canonical layouts: rows of
+// 32, 64 or 128 bytes swizzled in 16-byte chunks (modes 3, 2, 1), longer rows cut into slabs of
+// 64 columns of 128-byte rows. Per layout (LBO, SBO):
+//   K-major:  8-row groups are SBO = 8 * row bytes apart; LBO is unused (1); a k16 step moves the
+//             start 32 bytes along the row (or to the next slab).
+//   MN-major: 8 k-rows are SBO = 8 * row bytes apart; slabs of 64 MN elements are LBO apart.
+llvm::Value* GpuLowering::wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* mn0, int64_t k0) {
+  // The stored tile: rows are the MN dimension for a K-major operand, k for an MN-major one.
+  const bool k_major = is_a ? !t.col_major : t.col_major;
+  const int64_t mn_extent = is_a ? t.rows : t.cols;
+  const int64_t k_extent = is_a ? t.cols : t.rows;
+  const int64_t row_elems = k_major ? k_extent : mn_extent;
+  const int64_t stored_rows = k_major ? mn_extent : k_extent;
+  const bool slabs = row_elems * 2 > 128;
+  const int64_t row_bytes = slabs ? 128 : row_elems * 2;
+  const uint64_t mode = row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : 3;
+  llvm::Value* start = b_.CreateAdd(b_.CreatePtrToInt(smem_, b_.getInt32Ty()), t.base);
+  llvm::Value* i32 = nullptr;
+  uint64_t lbo = 1, sbo = static_cast<uint64_t>(8 * row_bytes);
+  if (k_major) {
+    // Row mn0 of the slab holding k0.
+    const int64_t slab = slabs ? k0 / 64 : 0, kin = slabs ? k0 % 64 : k0;
+    i32 = b_.CreateAdd(b_.CreateMul(mn0, b_.getInt32(static_cast<uint32_t>(row_bytes))),
+                       b_.getInt32(static_cast<uint32_t>(slab * stored_rows * 128 + kin * 2)));
+  } else {
+    // Row k0 of the slab holding mn0 (mn0 starts a slab: mma_layouts' warpgroup columns).
+    llvm::Value* slab_off = slabs ? b_.CreateMul(b_.CreateLShr(mn0, 6), b_.getInt32(static_cast<uint32_t>(stored_rows * 128)))
+                                  : b_.getInt32(0);
+    i32 = b_.CreateAdd(slab_off, b_.getInt32(static_cast<uint32_t>(k0 * row_bytes)));
+    if (slabs) lbo = static_cast<uint64_t>(stored_rows * 128);
+  }
+  start = b_.CreateAdd(start, i32);
+  llvm::Value* addr = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(start, 4), b_.getInt32(0x3fff)), b_.getInt64Ty());
+  const uint64_t fixed = ((lbo >> (lbo == 1 ? 0 : 4)) & 0x3fff) << 16 | ((sbo >> 4) & 0x3fff) << 32 | mode << 62;
+  return b_.CreateOr(addr, b_.getInt64(fixed));
+}
+
+Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
+                                    std::vector<llvm::Value*> acc) {
+  const ir::OpData& op = f_->op(o);
+  const bool bf16 = val(op.operands[0]).et.s == Scalar::BF16;
+  const int64_t M = l.c.shape[0], N = l.c.shape[1], K = ta.cols;  // logical shapes: A is M x K
+  const int64_t nw = N / l.wgn, mrep = M / (64 * l.wgm);
+  const int64_t n_inst = nw > 256 ? 256 : nw;  // columns per instruction
+  auto asm_call = [&](const std::string& text, const std::string& cons, llvm::Type* ret,
+                      const std::vector<llvm::Value*>& args) {
+    std::vector<llvm::Type*> tys;
+    for (llvm::Value* a : args) tys.push_back(a->getType());
+    llvm::FunctionType* ft = llvm::FunctionType::get(ret, tys, false);
+    return b_.CreateCall(llvm::InlineAsm::get(ft, text, cons, /*hasSideEffects=*/true), args);
+  };
+  // Every thread's writes of the tiles (stores, or cp.async it waited for) become visible to the
+  // async proxy wgmma reads through, then to the other warps.
+  asm_call("fence.proxy.async.shared::cta;", "~{memory}", b_.getVoidTy(), {});
+  barrier();
+  asm_call("wgmma.fence.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
+  llvm::Value* wg = b_.CreateLShr(warp_, 2);
+  llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
+  llvm::Value* gn = b_.CreateLShr(wg, log2i(l.wgm));
+  const std::string ty = bf16 ? "bf16" : "f16";
+  const int regs = static_cast<int>(n_inst / 2);  // f32 accumulator registers per instruction
+  std::string dlist;
+  for (int i = 0; i < regs; ++i) dlist += (i ? ", $" : "$") + std::to_string(i);
+  const int ta_imm = ta.col_major ? 1 : 0, tb_imm = tb.col_major ? 0 : 1;
+  const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(regs + 2) +
+                           ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n_inst) + "k16.f32." + ty + "." +
+                           ty + " {" + dlist + "}, $" + std::to_string(regs) + ", $" +
+                           std::to_string(regs + 1) + ", p, 1, 1, " + std::to_string(ta_imm) + ", " +
+                           std::to_string(tb_imm) + ";\n}";
+  std::string cons;
+  for (int i = 0; i < regs; ++i) cons += "=f,";
+  cons += "l,l,r";
+  for (int i = 0; i < regs; ++i) cons += "," + std::to_string(i);
+  std::vector<llvm::Type*> outs(static_cast<size_t>(regs), b_.getFloatTy());
+  llvm::StructType* rt = llvm::StructType::get(c_, outs);
+  for (int64_t ki = 0; ki < K / 16; ++ki)
+    for (int64_t mi = 0; mi < mrep; ++mi) {
+      llvm::Value* m0 = b_.CreateAdd(b_.CreateShl(gm, 6), b_.getInt32(static_cast<uint32_t>(64 * l.wgm * mi)));
+      llvm::Value* da = wgmma_desc(ta, true, m0, 16 * ki);
+      for (int64_t nc = 0; nc < nw; nc += n_inst) {
+        llvm::Value* n0 = b_.CreateAdd(b_.CreateMul(gn, b_.getInt32(static_cast<uint32_t>(nw))),
+                                       b_.getInt32(static_cast<uint32_t>(nc)));
+        llvm::Value* db = wgmma_desc(tb, false, n0, 16 * ki);
+        // The registers of this instruction: rows mi, columns nc .. nc + n_inst (4 per 8 columns).
+        const size_t base = static_cast<size_t>(mi * (nw / 8) * 4 + (nc / 8) * 4);
+        std::vector<llvm::Value*> args = {da, db, b_.getInt32(1)};
+        for (int i = 0; i < regs; ++i) args.push_back(acc[base + i]);
+        llvm::Value* r = asm_call(text, cons, rt, args);
+        for (int i = 0; i < regs; ++i) acc[base + i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
+      }
+    }
+  asm_call("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
+  // The wait takes and gives back every accumulator register, so nothing reads them before it.
+  {
+    const int n = static_cast<int>(acc.size());
+    std::string c;
+    for (int i = 0; i < n; ++i) c += std::string(i ? "," : "") + "=f";
+    for (int i = 0; i < n; ++i) c += "," + std::to_string(i);
+    c += ",~{memory}";
+    std::vector<llvm::Type*> ts(static_cast<size_t>(n), b_.getFloatTy());
+    llvm::Value* r = asm_call("wgmma.wait_group.sync.aligned 0;", c, llvm::StructType::get(c_, ts), acc);
+    for (int i = 0; i < n; ++i) acc[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
+  }
   set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
   return Status::ok();
 }
