@@ -4,6 +4,7 @@
 #include "codegen/nvptx/lower.h"
 
 #include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -232,7 +233,13 @@ llvm::Value* GpuLowering::smem_ptr(llvm::Value* off) {
   return b_.CreateGEP(b_.getInt8Ty(), smem_, off);
 }
 
-void GpuLowering::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+void GpuLowering::barrier() {
+  if (wgmma_used_) {
+    llvm::FunctionType* ft = llvm::FunctionType::get(b_.getVoidTy(), false);
+    b_.CreateCall(llvm::InlineAsm::get(ft, "fence.proxy.async.shared::cta;", "~{memory}", true));
+  }
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
 
 void GpuLowering::emit_if(llvm::Value* cond, const std::function<void()>& then) {
   if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(cond)) {
@@ -902,6 +909,11 @@ Status GpuLowering::lower_shape(OpId o) {
 // The kernel
 
 Status GpuLowering::run(KernelInfo* info) {
+  for (const auto& fn : m_.functions)
+    for (OpId o = 0; o < fn->ops.size(); ++o) {
+      MmaLayouts ml;
+      if (fn->ops[o].code == Opcode::Dot && mma_layouts(*fn, o, &ml) && ml.wgmma) wgmma_used_ = true;
+    }
   // One parameter per runtime parameter, in order (lower.h says how they are passed).
   std::vector<llvm::Type*> params;
   for (const ir::Param& p : kernel_.params) {

@@ -256,6 +256,9 @@ class GpuLowering {
   llvm::GlobalVariable* smem_ = nullptr;
   uint64_t smem_bytes_ = 0;  // scratch (offset 0 up); persist_bytes_ more above it
   bool has_dot_ = false;  // a dot was lowered (no register bound: lower.cpp, run)
+  // Some dot runs on wgmma, which reads shared memory through the async proxy: every barrier
+  // is preceded by fence.proxy.async, so tiles written before a barrier are visible to it.
+  bool wgmma_used_ = false;
   // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
   // instructions carry its IR location (a device function's ops, inlined, carry their own).
   llvm::DISubprogram* scope_ = nullptr;

@@ -408,10 +408,8 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
     llvm::FunctionType* ft = llvm::FunctionType::get(ret, tys, false);
     return b_.CreateCall(llvm::InlineAsm::get(ft, text, cons, /*hasSideEffects=*/true), args);
   };
-  // Every thread's writes of the tiles (stores, or cp.async it waited for) become visible to the
-  // async proxy wgmma reads through, then to the other warps.
-  asm_call("fence.proxy.async.shared::cta;", "~{memory}", b_.getVoidTy(), {});
-  barrier();
+  // The tiles were written before a barrier (the scratch's, the loop's after its cp.async wait,
+  // or the one after hoisted operands), and barrier() fences them into the async proxy first.
   asm_call("wgmma.fence.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
   llvm::Value* wg = b_.CreateLShr(warp_, 2);
   llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
