@@ -227,6 +227,46 @@ Status GpuLowering::lower_for(OpId o) {
       init_regs[i] = slot_regs(*this, s, init);
     }
   }
+  // A wgmma dot whose accumulator only feeds the next iteration's dot, with both operand tiles
+  // in the ring, leaves its group in flight into the next iteration (the wait of one group comes
+  // after it issues its own), so the tensor cores run while the warps issue the next tiles'
+  // loads. The tile a group in flight reads must not be overwritten: new tiles go to a spare
+  // buffer, the one the previous iteration consumed, and the buffer consumed now is the next
+  // spare.
+  const std::set<OpId> saved_async = async_wgmma_;
+  std::vector<size_t> async_pos;  // carried positions of their accumulators
+  if (ring.any() && !ring.dest.empty()) {
+    auto ring_arg = [&](ValueId v) {
+      for (size_t j = 0; j < slots.size(); ++j)
+        if (ring.slot[j] && body_block.args[j + 1] == v) return true;
+      return false;
+    };
+    for (OpId x : body_block.ops) {
+      const ir::OpData& d = f_->op(x);
+      MmaLayouts ml;
+      if (d.code != Opcode::Dot || d.parent != op.regions[0] || !mma_layouts(*f_, x, &ml) || !ml.wgmma) continue;
+      if (!ring_arg(d.operands[0]) || !ring_arg(d.operands[1])) continue;
+      for (size_t j = 0; j < slots.size(); ++j)
+        if (body_block.args[j + 1] == d.operands[2] && f_->op(yield).operands[j] == d.results[0] &&
+            uses(d.operands[2]) == 1 && uses(d.results[0]) == 1) {
+          async_wgmma_.insert(x);
+          async_pos.push_back(j);
+        }
+    }
+  }
+  std::map<size_t, uint64_t> spare_init;  // yield position bringing new data -> spare buffer
+  if (!async_pos.empty()) {
+    uint64_t spare_bytes = 0;
+    for (const auto& [pos, consumed] : ring.dest)
+      spare_bytes += (static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2) + 1023) / 1024 * 1024;
+    if (persist_bytes_ + spare_bytes + 32768 > smem_limit()) {  // no room: every group completes in its iteration
+      async_pos.clear();
+      async_wgmma_ = saved_async;
+    } else {
+      for (const auto& [pos, consumed] : ring.dest)
+        spare_init[pos] = alloc_persistent(static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2));
+    }
+  }
   // Operands of the body's tensor-core dots that do not change in the loop (attention's Q) go to
   // shared memory once, here, instead of once per iteration.
   const std::map<ValueId, llvm::Value*> saved_hoisted = smem_hoisted_;
@@ -267,6 +307,14 @@ Status GpuLowering::lower_for(OpId o) {
       p->addIncoming(r, pre);
       slots[i].phis.push_back(p);
     }
+  std::map<size_t, llvm::PHINode*> spare;
+  for (const auto& [pos, at] : spare_init) {
+    spare[pos] = b_.CreatePHI(b_.getInt32Ty(), 2);
+    b_.SetInsertPoint(pre->getTerminator());
+    llvm::Value* init = b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(at)));
+    b_.SetInsertPoint(header);
+    spare[pos]->addIncoming(init, pre);
+  }
   b_.CreateCondBr(b_.CreateAnd(runs, b_.CreateICmpSLT(iv, hi)), body, exit);
   b_.SetInsertPoint(body);
   const ir::BlockData& bd = f_->block(op.regions[0]);
@@ -278,10 +326,10 @@ Status GpuLowering::lower_for(OpId o) {
   std::map<OpId, SmemTile> saved_dest = async_dest_;
   std::map<size_t, llvm::Value*> dest;
   for (const auto& [pos, consumed] : ring.dest) {
-    dest[pos] = slots[consumed].phis[0];
+    dest[pos] = spare.count(pos) ? static_cast<llvm::Value*>(spare[pos]) : slots[consumed].phis[0];
     const OpId def = f_->value(f_->op(yield).operands[pos]).def_op;
     if (def != ir::kNoOp && f_->op(def).code == Opcode::Load)
-      async_dest_[def] = SmemTile{slots[consumed].phis[0], slots[consumed].shape[0], slots[consumed].shape[1],
+      async_dest_[def] = SmemTile{dest[pos], slots[consumed].shape[0], slots[consumed].shape[1],
                                   slots[consumed].col_major};
   }
   bool saved_war = smem_war_done_;
@@ -319,10 +367,18 @@ Status GpuLowering::lower_for(OpId o) {
   iv->addIncoming(iv1, latch);
   for (size_t i = 0; i < slots.size(); ++i)
     for (size_t r = 0; r < next[i].size(); ++r) slots[i].phis[r]->addIncoming(next[i][r], latch);
+  for (auto& [pos, phi] : spare) phi->addIncoming(slots[ring.dest.at(pos)].phis[0], latch);
   b_.CreateBr(header);
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < slots.size(); ++i)
     set(op.results[i], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+  // The last group in flight completes before its accumulator is read.
+  for (size_t j : async_pos) {
+    Val acc = val(op.results[j]);
+    acc.regs = wgmma_wait(0, std::move(acc.regs));
+    set(op.results[j], std::move(acc));
+  }
+  async_wgmma_ = saved_async;
   return Status::ok();
 }
 

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -192,6 +193,9 @@ class GpuLowering {
   Status lower_dot_mma(OpId o, const MmaLayouts& l);
   Status lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
                          std::vector<llvm::Value*> acc);
+  // wgmma.wait_group `pending`, taking and giving back `regs` (the accumulators of the groups
+  // it waits for), so that nothing reads them before it.
+  std::vector<llvm::Value*> wgmma_wait(int pending, std::vector<llvm::Value*> regs);
   // wgmma's matrix descriptor for the 64 x 16 (A) or 16 x n (B) piece of `t` at (mn0, k0).
   llvm::Value* wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* mn0, int64_t k0);
   llvm::Value* mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col);
@@ -259,6 +263,10 @@ class GpuLowering {
   // Some dot runs on wgmma, which reads shared memory through the async proxy: every barrier
   // is preceded by fence.proxy.async, so tiles written before a barrier are visible to it.
   bool wgmma_used_ = false;
+  // wgmma dots of the loop being lowered that leave their group in flight (wait_group 1): the
+  // accumulator only goes to the next iteration's dot, and the operand tiles come from the ring,
+  // whose new tiles then go to a spare buffer, not the one in flight (lower_for).
+  std::set<OpId> async_wgmma_;
   // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
   // instructions carry its IR location (a device function's ops, inlined, carry their own).
   llvm::DISubprogram* scope_ = nullptr;

@@ -394,6 +394,23 @@ llvm::Value* GpuLowering::wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* 
   return b_.CreateOr(addr, b_.getInt64(fixed));
 }
 
+std::vector<llvm::Value*> GpuLowering::wgmma_wait(int pending, std::vector<llvm::Value*> regs) {
+  const int n = static_cast<int>(regs.size());
+  std::string c;
+  for (int i = 0; i < n; ++i) c += std::string(i ? "," : "") + "=f";
+  for (int i = 0; i < n; ++i) c += "," + std::to_string(i);
+  c += std::string(n ? "," : "") + "~{memory}";
+  std::vector<llvm::Type*> ts;
+  for (llvm::Value* r : regs) ts.push_back(r->getType());
+  llvm::Type* ret = n == 0 ? b_.getVoidTy() : n == 1 ? ts[0] : static_cast<llvm::Type*>(llvm::StructType::get(c_, ts));
+  llvm::FunctionType* ft = llvm::FunctionType::get(ret, ts, false);
+  llvm::Value* r = b_.CreateCall(
+      llvm::InlineAsm::get(ft, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", c, true), regs);
+  if (n == 1) return {r};
+  for (int i = 0; i < n; ++i) regs[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
+  return regs;
+}
+
 Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
                                     std::vector<llvm::Value*> acc) {
   const ir::OpData& op = f_->op(o);
@@ -447,17 +464,12 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
       }
     }
   asm_call("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
-  // The wait takes and gives back every accumulator register, so nothing reads them before it.
-  {
-    const int n = static_cast<int>(acc.size());
-    std::string c;
-    for (int i = 0; i < n; ++i) c += std::string(i ? "," : "") + "=f";
-    for (int i = 0; i < n; ++i) c += "," + std::to_string(i);
-    c += ",~{memory}";
-    std::vector<llvm::Type*> ts(static_cast<size_t>(n), b_.getFloatTy());
-    llvm::Value* r = asm_call("wgmma.wait_group.sync.aligned 0;", c, llvm::StructType::get(c_, ts), acc);
-    for (int i = 0; i < n; ++i) acc[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
-  }
+  // In a pipelined loop (async_wgmma_) the group stays in flight until the next iteration has
+  // issued its own; otherwise it completes here.
+  if (async_wgmma_.count(o))
+    asm_call("wgmma.wait_group.sync.aligned 1;", "~{memory}", b_.getVoidTy(), {});
+  else
+    acc = wgmma_wait(0, std::move(acc));
   set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
   return Status::ok();
 }
