@@ -259,7 +259,12 @@ Status GpuLowering::lower_for(OpId o) {
     uint64_t spare_bytes = 0;
     for (const auto& [pos, consumed] : ring.dest)
       spare_bytes += (static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2) + 1023) / 1024 * 1024;
-    if (persist_bytes_ + spare_bytes + 32768 > smem_limit()) {  // no room: every group completes in its iteration
+    // What stays for the scratch: the usual 32 KB, or the accumulator as f16, which an epilogue
+    // converting it to another layout stages there.
+    uint64_t reserve = 32768;
+    for (size_t j : async_pos)
+      reserve = std::max<uint64_t>(reserve, static_cast<uint64_t>(slots[j].lay.shape[0] * slots[j].lay.shape[1] * 2));
+    if (persist_bytes_ + spare_bytes + reserve > smem_limit()) {  // no room: every group completes in its iteration
       async_pos.clear();
       async_wgmma_ = saved_async;
     } else {
