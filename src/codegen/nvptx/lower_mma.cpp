@@ -17,10 +17,10 @@
 // accumulator stays in registers in the C layout; a loop-carried accumulator keeps it across
 // iterations (lower_control.cpp asks mma_layouts for it).
 //
-// Not yet: software pipelining (cp.async / TMA; each iteration's loads are waited for before its
-// mma), wgmma, tf32, i8 and f8 on tensor cores. Those dots, and shapes below one instruction
-// tile, take the CUDA-core path (lower_reduce.cpp); KernelInfo::notes says which path each dot
-// took.
+// On sm_90a a dot whose block fits warpgroups runs on wgmma instead (lower_dot_wgmma, at the end
+// of this file). Not yet: TMA, wgmma with A in registers, tf32, i8 and f8 on tensor cores. Those
+// dots, and shapes below one instruction tile, take the CUDA-core path (lower_reduce.cpp);
+// KernelInfo::notes says which path each dot took.
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 

@@ -384,7 +384,10 @@ Status GpuLowering::lower_dot(OpId o) {
   MmaLayouts ml;
   std::string why;
   if (mma_layouts(*f_, o, &ml, &why)) {
-    note(o, "on tensor cores (mma.sync m16n8k16, " + std::to_string(ml.wm) + "x" + std::to_string(ml.wn) + " warps)");
+    note(o, ml.wgmma ? "on tensor cores (wgmma m64nNk16, " + std::to_string(ml.wgm) + "x" + std::to_string(ml.wgn) +
+                           " warpgroups)"
+                     : "on tensor cores (mma.sync m16n8k16, " + std::to_string(ml.wm) + "x" + std::to_string(ml.wn) +
+                           " warps)");
     return lower_dot_mma(o, ml);
   }
   note(o, "on CUDA cores: " + why);
