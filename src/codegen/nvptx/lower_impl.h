@@ -191,8 +191,9 @@ class GpuLowering {
   // reason in `why` (lower_mma.cpp).
   bool mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, std::string* why = nullptr) const;
   Status lower_dot_mma(OpId o, const MmaLayouts& l);
+  // a_regs: A in registers (a wgmma accumulator's layout, f16/bf16), or empty (A in `ta`).
   Status lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
-                         std::vector<llvm::Value*> acc);
+                         std::vector<llvm::Value*> acc, const std::vector<llvm::Value*>& a_regs);
   // wgmma.wait_group `pending`, taking and giving back `regs` (the accumulators of the groups
   // it waits for), so that nothing reads them before it.
   std::vector<llvm::Value*> wgmma_wait(int pending, std::vector<llvm::Value*> regs);

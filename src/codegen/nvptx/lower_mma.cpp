@@ -37,6 +37,24 @@ int log2i(int64_t v) {
 
 Basis at(int64_t row, int64_t col) { return Basis{row, col}; }
 
+// The accumulator of an M x N dot on wgmma with wgm x wgn warpgroups (mma_layouts): mma.sync's
+// 16 x 8 fragments, N / wgn / 8 of them along the columns in registers, the 64-row slices of a
+// warpgroup repeating in more registers; warps 16 rows apart, warpgroups 64 rows, then N / wgn
+// columns, apart.
+Layout wgmma_c_layout(int64_t M, int64_t N, int wgm, int wgn) {
+  const int64_t nw = N / wgn, mrep = M / (64 * wgm);
+  Layout c;
+  c.shape = {M, N};
+  c.reg = {at(0, 1), at(8, 0)};
+  for (int i = 0; i < log2i(nw / 8); ++i) c.reg.push_back(at(0, 8 * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(mrep); ++i) c.reg.push_back(at(64 * wgm * (int64_t(1) << i), 0));
+  c.lane = {at(0, 2), at(0, 4), at(1, 0), at(2, 0), at(4, 0)};
+  c.warp = {at(16, 0), at(32, 0)};
+  for (int i = 0; i < log2i(wgm); ++i) c.warp.push_back(at(64 * (int64_t(1) << i), 0));
+  for (int i = 0; i < log2i(wgn); ++i) c.warp.push_back(at(0, nw * (int64_t(1) << i)));
+  return c;
+}
+
 }  // namespace
 
 bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, std::string* why) const {
@@ -130,15 +148,8 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
       l.wgn = wgn;
       l.wm = 4 * wgm;
       l.wn = wgn;
-      l.c = Layout();
-      l.c.shape = {M, N};
-      l.c.reg = {at(0, 1), at(8, 0)};
-      for (int i = 0; i < log2i(nw / 8); ++i) l.c.reg.push_back(at(0, 8 * (int64_t(1) << i)));
-      for (int i = 0; i < log2i(mrep); ++i) l.c.reg.push_back(at(64 * wgm * (int64_t(1) << i), 0));
-      l.c.lane = lane_mn;
-      l.c.warp = {at(16, 0), at(32, 0)};
-      for (int i = 0; i < log2i(wgm); ++i) l.c.warp.push_back(at(64 * (int64_t(1) << i), 0));
-      for (int i = 0; i < log2i(wgn); ++i) l.c.warp.push_back(at(0, nw * (int64_t(1) << i)));
+      (void)mrep;
+      l.c = wgmma_c_layout(M, N, wgm, wgn);
     }
   }
   *out = std::move(l);
@@ -261,11 +272,17 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   // Both operands in shared memory: a loop-carried tile is there already (lower_control.cpp);
   // the others are written to the scratch, A [M x K] at 0 and B [K x N] after it.
   SmemTile ta{av.smem_base, M, K, prefers_col_major(av)}, tb{bv.smem_base, K, N, prefers_col_major(bv)};
-  if (av.kind != Val::Kind::Smem || bv.kind != Val::Kind::Smem) {
+  // wgmma can take A from registers holding it the way a wgmma accumulator of the same rows
+  // does (attention's P, computed from the first dot's result): then it skips shared memory.
+  std::vector<llvm::Value*> a_regs;
+  if (l.wgmma && l.wgn == 1 && av.kind == Val::Kind::Dist && K % 16 == 0 &&
+      av.lay == wgmma_c_layout(M, K, l.wgm, 1))
+    a_regs = av.regs;
+  if ((av.kind != Val::Kind::Smem && a_regs.empty()) || bv.kind != Val::Kind::Smem) {
     const uint64_t b_at = (static_cast<uint64_t>(M * K) * 2 + 1023) / 1024 * 1024;  // 1024-aligned for wgmma
     need_smem(b_at + static_cast<uint64_t>(K * N) * 2);
     barrier();  // earlier readers of the scratch are done
-    if (av.kind != Val::Kind::Smem) {
+    if (av.kind != Val::Kind::Smem && a_regs.empty()) {
       ta.base = b_.getInt32(0);
       mma_store_operand(av, ta);
     }
@@ -275,7 +292,7 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     }
     barrier();
   }
-  if (l.wgmma) return lower_dot_wgmma(o, l, ta, tb, std::move(acc));
+  if (l.wgmma) return lower_dot_wgmma(o, l, ta, tb, std::move(acc), a_regs);
   // This warp's place: the low warp bits tile M, the next ones N (mma_layouts); the rest hold copies.
   const int wmb = log2i(l.wm);
   llvm::Value* warp_m = b_.CreateAnd(warp_, b_.getInt32(static_cast<uint32_t>(l.wm - 1)));
@@ -397,7 +414,7 @@ llvm::Value* GpuLowering::wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* 
 std::vector<llvm::Value*> GpuLowering::wgmma_wait(int pending, std::vector<llvm::Value*> regs) {
   const int n = static_cast<int>(regs.size());
   std::string c;
-  for (int i = 0; i < n; ++i) c += std::string(i ? "," : "") + "=f";
+  for (int i = 0; i < n; ++i) c += std::string(i ? "," : "") + (regs[i]->getType()->isFloatTy() ? "=f" : "=r");
   for (int i = 0; i < n; ++i) c += "," + std::to_string(i);
   c += std::string(n ? "," : "") + "~{memory}";
   std::vector<llvm::Type*> ts;
@@ -412,7 +429,7 @@ std::vector<llvm::Value*> GpuLowering::wgmma_wait(int pending, std::vector<llvm:
 }
 
 Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
-                                    std::vector<llvm::Value*> acc) {
+                                    std::vector<llvm::Value*> acc, const std::vector<llvm::Value*>& a_regs) {
   const ir::OpData& op = f_->op(o);
   const bool bf16 = val(op.operands[0]).et.s == Scalar::BF16;
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = ta.cols;  // logical shapes: A is M x K
@@ -436,28 +453,57 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   std::string dlist;
   for (int i = 0; i < regs; ++i) dlist += (i ? ", $" : "$") + std::to_string(i);
   const int ta_imm = ta.col_major ? 1 : 0, tb_imm = tb.col_major ? 0 : 1;
-  const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(regs + 2) +
+  const bool a_in_regs = !a_regs.empty();
+  // Operands: the accumulators ($0..), then A (a descriptor, or 4 registers), B's descriptor, the
+  // scale-d flag, and the accumulators again (tied).
+  const int a_ops = a_in_regs ? 4 : 1;
+  const int b_at = regs + a_ops, flag_at = b_at + 1;
+  std::string a_text = "$" + std::to_string(regs);
+  if (a_in_regs)
+    a_text = "{$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", $" + std::to_string(regs + 2) + ", $" +
+             std::to_string(regs + 3) + "}";
+  const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(flag_at) +
                            ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n_inst) + "k16.f32." + ty + "." +
-                           ty + " {" + dlist + "}, $" + std::to_string(regs) + ", $" +
-                           std::to_string(regs + 1) + ", p, 1, 1, " + std::to_string(ta_imm) + ", " +
-                           std::to_string(tb_imm) + ";\n}";
+                           ty + " {" + dlist + "}, " + a_text + ", $" + std::to_string(b_at) + ", p, 1, 1, " +
+                           (a_in_regs ? std::string() : std::to_string(ta_imm) + ", ") + std::to_string(tb_imm) +
+                           ";\n}";
   std::string cons;
   for (int i = 0; i < regs; ++i) cons += "=f,";
-  cons += "l,l,r";
+  cons += a_in_regs ? "r,r,r,r,l,r" : "l,l,r";
   for (int i = 0; i < regs; ++i) cons += "," + std::to_string(i);
+  // A's registers for rows mi, k 16ki..16ki+15: the accumulator fragments of columns 16ki..+7
+  // and 16ki+8..+15 (four f32 registers each: rows g and g+8), packed in pairs of 16 bits.
+  auto a_frag = [&](int64_t mi, int64_t ki) {
+    const int64_t per_rep = (K / 8) * 4;
+    auto at_reg = [&](int64_t chunk, int i) { return a_regs[static_cast<size_t>(mi * per_rep + chunk * 4 + i)]; };
+    auto pack = [&](llvm::Value* x, llvm::Value* y) {
+      llvm::Type* h = x->getType();
+      llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(h, 2));
+      v = b_.CreateInsertElement(v, x, uint64_t(0));
+      v = b_.CreateInsertElement(v, y, uint64_t(1));
+      return b_.CreateBitCast(v, b_.getInt32Ty());
+    };
+    return std::vector<llvm::Value*>{pack(at_reg(2 * ki, 0), at_reg(2 * ki, 1)), pack(at_reg(2 * ki, 2), at_reg(2 * ki, 3)),
+                                     pack(at_reg(2 * ki + 1, 0), at_reg(2 * ki + 1, 1)),
+                                     pack(at_reg(2 * ki + 1, 2), at_reg(2 * ki + 1, 3))};
+  };
   std::vector<llvm::Type*> outs(static_cast<size_t>(regs), b_.getFloatTy());
   llvm::StructType* rt = llvm::StructType::get(c_, outs);
+  std::vector<llvm::Value*> held;  // A's registers: wgmma reads them until its group completes
   for (int64_t ki = 0; ki < K / 16; ++ki)
     for (int64_t mi = 0; mi < mrep; ++mi) {
       llvm::Value* m0 = b_.CreateAdd(b_.CreateShl(gm, 6), b_.getInt32(static_cast<uint32_t>(64 * l.wgm * mi)));
-      llvm::Value* da = wgmma_desc(ta, true, m0, 16 * ki);
+      std::vector<llvm::Value*> a_ops_v = a_in_regs ? a_frag(mi, ki) : std::vector<llvm::Value*>{wgmma_desc(ta, true, m0, 16 * ki)};
+      if (a_in_regs) held.insert(held.end(), a_ops_v.begin(), a_ops_v.end());
       for (int64_t nc = 0; nc < nw; nc += n_inst) {
         llvm::Value* n0 = b_.CreateAdd(b_.CreateMul(gn, b_.getInt32(static_cast<uint32_t>(nw))),
                                        b_.getInt32(static_cast<uint32_t>(nc)));
         llvm::Value* db = wgmma_desc(tb, false, n0, 16 * ki);
         // The registers of this instruction: rows mi, columns nc .. nc + n_inst (4 per 8 columns).
         const size_t base = static_cast<size_t>(mi * (nw / 8) * 4 + (nc / 8) * 4);
-        std::vector<llvm::Value*> args = {da, db, b_.getInt32(1)};
+        std::vector<llvm::Value*> args = a_ops_v;
+        args.push_back(db);
+        args.push_back(b_.getInt32(1));
         for (int i = 0; i < regs; ++i) args.push_back(acc[base + i]);
         llvm::Value* r = asm_call(text, cons, rt, args);
         for (int i = 0; i < regs; ++i) acc[base + i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
@@ -466,10 +512,15 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   asm_call("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
   // In a pipelined loop (async_wgmma_) the group stays in flight until the next iteration has
   // issued its own; otherwise it completes here.
-  if (async_wgmma_.count(o))
+  if (async_wgmma_.count(o)) {
     asm_call("wgmma.wait_group.sync.aligned 1;", "~{memory}", b_.getVoidTy(), {});
-  else
+  } else {
+    // The wait also takes A's registers, so they live (unchanged) until the group completes.
+    const size_t n_acc = acc.size();
+    acc.insert(acc.end(), held.begin(), held.end());
     acc = wgmma_wait(0, std::move(acc));
+    acc.resize(n_acc);
+  }
   set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
   return Status::ok();
 }
