@@ -451,7 +451,7 @@ void Runner::on_log(void* user, int32_t level, const char* msg) {
 Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& target) {
   Result r;
   r.bufs = g.bufs;
-  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty())) {
+  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty() || g.host_only)) {
     r.skipped = true;
     return r;
   }

@@ -111,6 +111,7 @@ int main() {
   conf::gen_reduce(seed, sink);
   conf::gen_dot(seed, sink);
   conf::gen_control(seed, sink);
+  conf::gen_distributed(seed, sink);
   conf::Totals totals = conf::run_all(groups, seed, targets, checked, jobs);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%zu groups on %u threads in %.1f s\n", groups.size(), jobs, secs);
