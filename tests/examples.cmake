@@ -22,3 +22,17 @@ foreach(name matmul_leaky_relu flash_attention)
     endforeach()
   endforeach()
 endforeach()
+# The distributed examples (docs/distributed.md): teams of 1, 2, 4 and 8 host ranks on both host
+# targets, each rank's result checked against plain C.
+foreach(name allgather_gemm gemm_reduce_scatter)
+  add_executable(example_${name} ${PROJECT_SOURCE_DIR}/examples/c/${name}.c)
+  target_compile_definitions(example_${name} PRIVATE TRI_EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples" _GNU_SOURCE)
+  target_link_libraries(example_${name} PRIVATE tri m ${CMAKE_DL_LIBS})
+  foreach(target cpu interp)
+    foreach(ranks 1 2 4 8)
+      add_test(NAME examples/${name}/${target}/ranks${ranks} COMMAND example_${name})
+      set_tests_properties(examples/${name}/${target}/ranks${ranks} PROPERTIES
+                           ENVIRONMENT "TRI_TARGET=${target};TRI_RANKS=${ranks}" LABELS examples TIMEOUT 120)
+    endforeach()
+  endforeach()
+endforeach()

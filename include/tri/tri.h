@@ -433,6 +433,65 @@ TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan);
 /* Releases the plan; NULL is allowed. Since 0.2. */
 TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
 
+/* ---- Teams: distributed kernels on the host ----------------------------------------------
+ * A team runs one kernel as several ranks that share a symmetric heap, the model of multi-GPU
+ * kernels that overlap compute with communication (docs/distributed.md): every rank owns a heap
+ * of the same size, a buffer allocated on the team lies at the same offset of every rank's heap,
+ * and the IR's distributed ops (rank, num_ranks, symm_at, put, get, notify, wait) reach a peer's
+ * copy. These functions run teams on the host targets ("cpu" and "interp"): each rank is a group
+ * of threads of this process and each heap is host memory, so the semantics can be tested
+ * without GPUs. The "cuda" target cannot compile distributed ops yet (it needs NVSHMEM).
+ * A kernel that holds a `wait` runs every program instance of every rank at once, each on a
+ * thread of its own (a wait assumes the programs it waits for are running); such a launch may
+ * have at most 1024 program instances over all ranks. Outside a team (tri_launch) a kernel is
+ * rank 0 of 1 and has no heap: symm_at to rank 0 is the identity. */
+typedef struct tri_team tri_team;
+
+/* Makes a team of num_ranks ranks (1 to 1024), each with a symmetric heap of
+ * heap_bytes_per_rank bytes (rounded up to a multiple of 64) of host memory from the context's
+ * allocator, 64-byte aligned. Waits time out after 30 s (tri_team_set_wait_timeout). Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL context or out_team, num_ranks or heap_bytes_per_rank 0),
+ * TRI_ERROR_LIMIT_EXCEEDED (num_ranks above 1024, heaps past the address space),
+ * TRI_ERROR_OUT_OF_MEMORY. The caller owns *out_team; it keeps the context alive. A team may be
+ * used from many threads at once. Since 0.2. */
+TRI_API tri_result tri_team_create(tri_context* context, uint32_t num_ranks, uint64_t heap_bytes_per_rank,
+                                   tri_team** out_team);
+/* Releases the team and its heaps; NULL is allowed. No launch of the team may be running, and
+ * pointers from tri_team_ptr are invalid afterwards. Since 0.2. */
+TRI_API void tri_team_destroy(tri_team* team);
+/* Allocates `bytes` (more than 0) in every rank's heap at one offset, 64-byte aligned, and fills
+ * them with zeros; *out_offset receives the offset (first fit: the lowest that fits). Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL team or out_offset, bytes 0), TRI_ERROR_OUT_OF_MEMORY (no
+ * free range of that size is left in the heaps; the message says how much is free). Since 0.2. */
+TRI_API tri_result tri_team_alloc(tri_team* team, uint64_t bytes, uint64_t* out_offset);
+/* Frees the allocation at `offset` (from tri_team_alloc) on every rank. Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL team, an offset that is not an allocation's). Since 0.2. */
+TRI_API tri_result tri_team_free(tri_team* team, uint64_t offset);
+/* The host address of byte `offset` of rank `rank`'s heap into *out_ptr, for the host to fill
+ * and read buffers and to pass as kernel arguments (a rank's arguments are its own addresses).
+ * Valid until the team is destroyed. Errors: TRI_ERROR_INVALID_ARGUMENT (NULL team or out_ptr,
+ * a rank past the team, an offset past the heap). Since 0.2. */
+TRI_API tri_result tri_team_ptr(const tri_team* team, uint32_t rank, uint64_t offset, void** out_ptr);
+/* How long a `wait` of this team's launches may go without its signal before the launch fails
+ * with TRI_ERROR_RUNTIME naming the wait (its location, the signal's address and value, the
+ * rank); 0 waits forever. The default is 30000 ms. Launches that begin later use it. Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL team). Since 0.2. */
+TRI_API tri_result tri_team_set_wait_timeout(tri_team* team, uint64_t timeout_ms);
+/* Runs the kernel on every rank of the team, each over the grid grid_x * grid_y * grid_z, all
+ * ranks at once, and returns when every rank has finished. `args` holds num_ranks *
+ * num_args_per_rank arguments, rank-major (rank 0's, then rank 1's, ...), each checked as
+ * tri_launch checks them; num_args_per_rank is the kernel's argument count. The kernel must be
+ * compiled for "cpu" or "interp". A failure on any rank stops the waits of the others and is
+ * reported with its rank ("rank 2: file:line:col: error: ..."); when several ranks fail, the
+ * lowest rank's own failure is reported (not a rank that stopped because of it). Errors: those of
+ * tri_launch, TRI_ERROR_INVALID_ARGUMENT (NULL kernel, team or args), TRI_ERROR_UNSUPPORTED (a
+ * kernel for the "cuda" target), TRI_ERROR_LIMIT_EXCEEDED (a kernel with `wait` whose ranks
+ * together have more than 1024 program instances), TRI_ERROR_RUNTIME (a wait timed out, a rank
+ * or an address outside the team's heaps in symm_at, put, get or notify, a failed assert).
+ * Thread-safe. Since 0.2. */
+TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x, uint32_t grid_y,
+                                   uint32_t grid_z, const tri_arg* args, uint32_t num_args_per_rank);
+
 /* ---- Autotuning -----------------------------------------------------------------------------
  * tri_tune compiles one kernel under each config of a space (constexpr values, warps, stages),
  * times a launch of each, keeps the fastest and returns it compiled, with every config's time as

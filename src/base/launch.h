@@ -39,6 +39,29 @@ struct CancelToken {
   bool requested() const { return counter && counter->load(std::memory_order_relaxed) != seen; }
 };
 
+// The team a launch runs in (docs/distributed.md): this launch's rank, the team's size, and the
+// rank's view of the symmetric heap. A launch outside a team has none (LaunchEnv's team is
+// null): it is rank 0 of 1, and symm_at to rank 0 is the identity.
+struct TeamLaunch {
+  uint32_t rank = 0;
+  uint32_t num_ranks = 1;
+  // num_ranks addresses: the start of each rank's heap, all heap_bytes long.
+  const uint64_t* heap_bases = nullptr;
+  uint64_t heap_bytes = 0;
+  // A `wait` that has not seen its signal after this long fails the launch (0: never).
+  uint64_t wait_timeout_ms = 0;
+  // Set by the first program of the team that fails; every wait of the team then gives up, so
+  // that no rank waits for a signal a failed rank will never send. May be null.
+  std::atomic<bool>* abort = nullptr;
+};
+
+// Program instances that a launch of a kernel with `wait` runs at once, each on its own thread
+// (kernels that wait need every program they wait for to be running); a team launch counts every
+// rank's programs together. Larger launches of such kernels are Code::LimitExceeded.
+constexpr uint64_t kMaxCoresidentPrograms = 1024;
+// The wait timeout of launches outside a team, and of a new team.
+constexpr uint64_t kDefaultWaitTimeoutMs = 30000;
+
 // Receives the text of `print` ops (one call per print op per program instance).
 using PrintSink = std::function<void(const std::string&)>;
 

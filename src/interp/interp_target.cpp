@@ -20,6 +20,7 @@ class InterpExecutable final : public target::Executable {
     if (env.print) opt.print = *env.print;
     opt.cancel = env.cancel;
     opt.memory_limit = env.interp_memory_limit;
+    opt.team = env.team;
     return run(m_, k_, grid, args, nargs, opt);
   }
 

@@ -37,6 +37,7 @@
 //    undefined lane in checked mode as `undef`.
 #include "interp/interpreter.h"
 
+#include <atomic>
 #include <cassert>
 #include <charconv>
 #include <cinttypes>
@@ -46,9 +47,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "base/team.h"
 #include "interp/numeric.h"
 #include "ir/limits.h"
 
@@ -252,11 +255,14 @@ std::string shortest(double d) {
 
 class Interp {
  public:
-  Interp(const Module& m, const Function& kernel, const ArgValue* args, size_t nargs, const Options& options)
+  Interp(const Module& m, const Function& kernel, const ArgValue* args, size_t nargs, const Options& options,
+         std::atomic<bool>* stop = nullptr)
       : m_(m), types_(m.types), kernel_(kernel), args_(args), nargs_(nargs), opt_(options),
-        checked_(options.checked) {}
+        checked_(options.checked), stop_(stop) {}
 
-  Status run(const Grid& grid);
+  // Checks the launch and runs the program instances with linear ids [first, last) (x fastest)
+  // of `grid`, in order.
+  Status run(const Grid& grid, uint64_t first, uint64_t last);
 
  private:
   struct Frame {
@@ -331,7 +337,7 @@ class Interp {
   // ---- diagnostics
   std::string program() const {
     return "program (" + std::to_string(pid_[0]) + ", " + std::to_string(pid_[1]) + ", " +
-           std::to_string(pid_[2]) + ")";
+           std::to_string(pid_[2]) + ")" + rank_str();
   }
   static std::string op_name(const Function& f, OpId o) { return "'" + ir::op_info(f.op(o).code).name + "'"; }
   std::string loc_str(const Function& f, OpId o) const {
@@ -369,7 +375,7 @@ class Interp {
     std::string what = op_name(*fr.f, o) + " operand '" + slot + "'" + lane_str(v.type, i) +
                        " is undefined: it comes from a masked-off lane of the " + op_name(of, oo) + " " +
                        loc_str(of, oo);
-    if (of.op(oo).code == Opcode::Load) what += ", which has no 'other'";
+    if (of.op(oo).code == Opcode::Load || of.op(oo).code == Opcode::Get) what += ", which has no 'other'";
     return runtime_error(fr, o, what);
   }
   int32_t origin_of(const Frame& fr, OpId o) {
@@ -394,6 +400,31 @@ class Interp {
     if (s == Scalar::I1) bits &= 1;
     std::memcpy(reinterpret_cast<void*>(addr), &bits, mem_bytes(s));
   }
+  // Atomic (sequentially consistent) access to the `bytes` (1, 2, 4 or 8) at addr.
+  static uint64_t atomic_load_raw(uint64_t addr, int bytes) {
+    switch (bytes) {
+      case 1: return __atomic_load_n(reinterpret_cast<uint8_t*>(addr), __ATOMIC_SEQ_CST);
+      case 2: return __atomic_load_n(reinterpret_cast<uint16_t*>(addr), __ATOMIC_SEQ_CST);
+      case 4: return __atomic_load_n(reinterpret_cast<uint32_t*>(addr), __ATOMIC_SEQ_CST);
+      default: return __atomic_load_n(reinterpret_cast<uint64_t*>(addr), __ATOMIC_SEQ_CST);
+    }
+  }
+  // Stores `desired` when the memory holds *expected; otherwise reads it into *expected.
+  static bool atomic_cas_raw(uint64_t addr, int bytes, uint64_t* expected, uint64_t desired) {
+    auto cas = [&](auto* p) {
+      using T = std::remove_pointer_t<decltype(p)>;
+      T e = static_cast<T>(*expected);
+      bool ok = __atomic_compare_exchange_n(p, &e, static_cast<T>(desired), false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      *expected = e;
+      return ok;
+    };
+    switch (bytes) {
+      case 1: return cas(reinterpret_cast<uint8_t*>(addr));
+      case 2: return cas(reinterpret_cast<uint16_t*>(addr));
+      case 4: return cas(reinterpret_cast<uint32_t*>(addr));
+      default: return cas(reinterpret_cast<uint64_t*>(addr));
+    }
+  }
   // Lane i of an op with an optional mask: is it active? Reports an undefined mask lane.
   Status active_lane(const Frame& fr, OpId o, const Val* mask, int64_t i, bool* active) const {
     *active = true;
@@ -415,6 +446,23 @@ class Interp {
   Status exec_load(Frame& fr, OpId o);
   Status exec_store(Frame& fr, OpId o);
   Status exec_atomic(Frame& fr, OpId o);
+  // ---- distributed ops (docs/distributed.md)
+  Status exec_symm_at(Frame& fr, OpId o);
+  Status exec_wait(Frame& fr, OpId o);
+  Status exec_notify(Frame& fr, OpId o);
+  Status exec_put(Frame& fr, OpId o);
+  Status exec_get(Frame& fr, OpId o);
+  // The byte distance from this rank's copy of a symmetric buffer to rank `rank`'s (reports a
+  // rank outside the team).
+  Status symm_delta(const Frame& fr, OpId o, const Val& rank, uint64_t* delta) const;
+  // Reports lane i of pointer p when it is not in this rank's symmetric heap (in a team).
+  Status check_symm(const Frame& fr, OpId o, const Val& p, int64_t i) const;
+  // Sets or adds `value` at the signal `addr` (4 or 8 bytes) with release ordering.
+  static void signal_write(uint64_t addr, int bytes, bool add, uint64_t value);
+  std::string rank_str() const {
+    if (!opt_.team) return "";
+    return " of rank " + std::to_string(opt_.team->rank) + " (of " + std::to_string(opt_.team->num_ranks) + ")";
+  }
   Status exec_elementwise(Frame& fr, OpId o);
   Status exec_reduce_scan(Frame& fr, OpId o);
   Status exec_dot(Frame& fr, OpId o);
@@ -436,6 +484,7 @@ class Interp {
   size_t nargs_;
   const Options& opt_;
   bool checked_;
+  std::atomic<bool>* stop_;  // co-resident launches: set when an instance fails
   uint32_t pid_[3] = {0, 0, 0};
   uint32_t grid_[3] = {1, 1, 1};
   // Ops whose masked-off lanes made undefined values, for checked-mode messages.
@@ -507,7 +556,7 @@ Status Interp::check_facts(const std::vector<Val>& argvals) const {
   return Status::ok();
 }
 
-Status Interp::run(const Grid& grid) {
+Status Interp::run(const Grid& grid, uint64_t first, uint64_t last) {
   if (!kernel_.is_kernel)
     return Status(Code::InvalidArgument, "@" + kernel_.name + " is a device function, not a kernel");
   if (nargs_ != kernel_.params.size())
@@ -547,18 +596,14 @@ Status Interp::run(const Grid& grid) {
   grid_[0] = grid.x;
   grid_[1] = grid.y;
   grid_[2] = grid.z;
-  for (uint32_t z = 0; z < grid.z; ++z) {
-    for (uint32_t y = 0; y < grid.y; ++y) {
-      for (uint32_t x = 0; x < grid.x; ++x) {
-        pid_[0] = x;
-        pid_[1] = y;
-        pid_[2] = z;
-        if (opt_.cancel.requested()) return cancelled();
-        Frame fr{&kernel_, std::vector<Val>(kernel_.values.size()), 0};
-        std::vector<Val> out;
-        TRI_RETURN_IF_ERROR(exec_block(fr, kernel_.body, argvals, &out));
-      }
-    }
+  for (uint64_t id = first; id < last; ++id) {
+    pid_[0] = static_cast<uint32_t>(id % grid.x);
+    pid_[1] = static_cast<uint32_t>(id / grid.x % grid.y);
+    pid_[2] = static_cast<uint32_t>(id / grid.x / grid.y);
+    if (opt_.cancel.requested()) return cancelled();
+    Frame fr{&kernel_, std::vector<Val>(kernel_.values.size()), 0};
+    std::vector<Val> out;
+    TRI_RETURN_IF_ERROR(exec_block(fr, kernel_.body, argvals, &out));
   }
   return Status::ok();
 }
@@ -623,6 +668,22 @@ Status Interp::exec_op(Frame& fr, OpId o) {
     case Opcode::Scan:
       return exec_reduce_scan(fr, o);
     case Opcode::Dot: return exec_dot(fr, o);
+    case Opcode::Rank:
+    case Opcode::NumRanks: {
+      const uint32_t v = op.code == Opcode::Rank ? (opt_.team ? opt_.team->rank : 0)
+                                                 : (opt_.team ? opt_.team->num_ranks : 1);
+      fr.vals[op.results[0]] = scalar_val(f.type_of(op.results[0]), v);
+      return Status::ok();
+    }
+    case Opcode::SymmAt: return exec_symm_at(fr, o);
+    case Opcode::Wait: return exec_wait(fr, o);
+    case Opcode::ConsumeToken:
+      // The value passes through; the token only orders (the interpreter runs ops in order).
+      fr.vals[op.results[0]] = fr.vals[op.operands[0]];
+      return Status::ok();
+    case Opcode::Notify: return exec_notify(fr, o);
+    case Opcode::Put: return exec_put(fr, o);
+    case Opcode::Get: return exec_get(fr, o);
     case Opcode::For: return exec_for(fr, o);
     case Opcode::If: return exec_if(fr, o);
     case Opcode::While: return exec_while(fr, o);
@@ -889,28 +950,219 @@ Status Interp::exec_atomic(Frame& fr, OpId o) {
     TRI_RETURN_IF_ERROR(check_defined(fr, o, "value", v, i));
     TRI_RETURN_IF_ERROR(check_access(fr, o, "updates", p, i, mem_bytes(s)));
     const uint64_t addr = lane(p, i);
-    const uint64_t old = read_mem(addr, s);
     const uint64_t x = lane(v, i);
-    uint64_t next = old;
-    bool dz = false;
-    if (cas) {
-      if (old == lane(*cmp, i)) next = x;
-    } else if (kind == "xchg") {
-      next = x;
-    } else if (kind == "and" || kind == "or" || kind == "xor" || kind == "umin" || kind == "umax") {
-      IntOp iop = kind == "and" ? IntOp::And : kind == "or" ? IntOp::Or : kind == "xor" ? IntOp::Xor
-                : kind == "umin" ? IntOp::UMin : IntOp::UMax;
-      next = int_binary(iop, old, x, w, &dz);
-    } else if (ir::is_float(s)) {
-      uint64_t in[2] = {old, x};
-      Opcode c = kind == "add" ? Opcode::Add : kind == "min" ? Opcode::FMin : Opcode::FMax;
-      next = eval_float(c, s, in, 2, true, nullptr);
-    } else {
-      IntOp iop = kind == "add" ? IntOp::Add : kind == "min" ? IntOp::SMin : IntOp::SMax;
-      next = int_binary(iop, old, x, w, &dz);
+    // One atomic read-modify-write of the memory's bits (other threads, and other ranks of a
+    // team, may update the same address): compute from what was read, retry if it changed.
+    const int bytes = mem_bytes(s);
+    uint64_t raw = atomic_load_raw(addr, bytes);
+    uint64_t old;
+    for (;;) {
+      old = s == Scalar::I1 ? (raw != 0) : raw;
+      uint64_t next = old;
+      bool dz = false;
+      if (cas) {
+        if (old == lane(*cmp, i)) next = x;
+      } else if (kind == "xchg") {
+        next = x;
+      } else if (kind == "and" || kind == "or" || kind == "xor" || kind == "umin" || kind == "umax") {
+        IntOp iop = kind == "and" ? IntOp::And : kind == "or" ? IntOp::Or : kind == "xor" ? IntOp::Xor
+                  : kind == "umin" ? IntOp::UMin : IntOp::UMax;
+        next = int_binary(iop, old, x, w, &dz);
+      } else if (ir::is_float(s)) {
+        uint64_t in[2] = {old, x};
+        Opcode c = kind == "add" ? Opcode::Add : kind == "min" ? Opcode::FMin : Opcode::FMax;
+        next = eval_float(c, s, in, 2, true, nullptr);
+      } else {
+        IntOp iop = kind == "add" ? IntOp::Add : kind == "min" ? IntOp::SMin : IntOp::SMax;
+        next = int_binary(iop, old, x, w, &dz);
+      }
+      if (s == Scalar::I1) next &= 1;
+      if (atomic_cas_raw(addr, bytes, &raw, next)) break;
     }
-    write_mem(addr, s, next);
     r.bits[i] = old;
+  }
+  fr.vals[op.results[0]] = std::move(r);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Distributed ops: ranks, the symmetric heap, signals (docs/distributed.md)
+
+Status Interp::symm_delta(const Frame& fr, OpId o, const Val& rank, uint64_t* delta) const {
+  TRI_RETURN_IF_ERROR(check_defined(fr, o, "rank", rank, 0));
+  const int64_t r = sext_bits(lane(rank, 0), 32);
+  const TeamLaunch* t = opt_.team;
+  const int64_t n = t ? t->num_ranks : 1;
+  if (r < 0 || r >= n) {
+    if (!t)
+      return runtime_error(fr, o, op_name(*fr.f, o) + " names rank " + std::to_string(r) +
+                                      ", but a launch outside a team is rank 0 of 1 (launch it with tri_team_launch)");
+    return runtime_error(fr, o, op_name(*fr.f, o) + " names rank " + std::to_string(r) + ", but the team has " +
+                                    std::to_string(n) + " ranks (0 to " + std::to_string(n - 1) + ")");
+  }
+  *delta = t && t->heap_bases ? t->heap_bases[r] - t->heap_bases[t->rank] : 0;
+  return Status::ok();
+}
+
+Status Interp::check_symm(const Frame& fr, OpId o, const Val& p, int64_t i) const {
+  const TeamLaunch* t = opt_.team;
+  if (!t || !t->heap_bases) return Status::ok();
+  const uint64_t addr = lane(p, i), base = t->heap_bases[t->rank];
+  if (addr - base < t->heap_bytes) return Status::ok();
+  return runtime_error(fr, o, op_name(*fr.f, o) + lane_str(p.type, i) + " address " + hex(addr) +
+                                  " is not in this rank's symmetric heap [" + hex(base) + ", " +
+                                  hex(base + t->heap_bytes) + ")" +
+                                  "; pass addresses of tri_team_alloc'd buffers (tri_team_ptr)");
+}
+
+void Interp::signal_write(uint64_t addr, int bytes, bool add, uint64_t value) {
+  // Release: every store this program made before is visible to whoever acquires the signal.
+  if (bytes == 8) {
+    auto* p = reinterpret_cast<uint64_t*>(addr);
+    if (add) __atomic_fetch_add(p, value, __ATOMIC_RELEASE);
+    else __atomic_store_n(p, value, __ATOMIC_RELEASE);
+  } else {
+    auto* p = reinterpret_cast<uint32_t*>(addr);
+    if (add) __atomic_fetch_add(p, static_cast<uint32_t>(value), __ATOMIC_RELEASE);
+    else __atomic_store_n(p, static_cast<uint32_t>(value), __ATOMIC_RELEASE);
+  }
+}
+
+Status Interp::exec_symm_at(Frame& fr, OpId o) {
+  const Function& f = *fr.f;
+  const OpData& op = f.op(o);
+  const Val& p = fr.vals[f.operand(o, "ptr")];
+  uint64_t delta;
+  TRI_RETURN_IF_ERROR(symm_delta(fr, o, fr.vals[f.operand(o, "rank")], &delta));
+  Val r = new_val(f.type_of(op.results[0]));
+  for (int64_t i = 0; i < r.size(); ++i) {
+    copy_lane(r, i, p, i);
+    if (undef_at(p, i) != kDefined) continue;  // reported where it is used
+    TRI_RETURN_IF_ERROR(check_symm(fr, o, p, i));
+    r.bits[i] = lane(p, i) + delta;
+    // A peer's address is not in the argument it came from: checked mode checks it for
+    // alignment only (its heap was checked here).
+    if (delta != 0) r.prov[i] = kNoProv;
+  }
+  fr.vals[op.results[0]] = std::move(r);
+  return Status::ok();
+}
+
+Status Interp::exec_wait(Frame& fr, OpId o) {
+  const Function& f = *fr.f;
+  const OpData& op = f.op(o);
+  const Val& p = fr.vals[f.operand(o, "ptr")];
+  const Val& value = fr.vals[f.operand(o, "value")];
+  const Val* mask = optional(fr, o, "mask");
+  const Scalar s = pointee_scalar(p.type);
+  const int bytes = mem_bytes(s);
+  TRI_RETURN_IF_ERROR(check_defined(fr, o, "value", value, 0));
+  WaitRequest w;
+  w.bytes = bytes;
+  w.cmp = enum_attr(f, o, "cmp") == "ge" ? WaitCmp::Ge : WaitCmp::Eq;
+  w.value = sext_bits(lane(value, 0), bytes * 8);
+  w.acquire = enum_attr(f, o, "order") == "acquire";
+  const TeamLaunch* t = opt_.team;
+  const uint64_t timeout = t ? t->wait_timeout_ms : kDefaultWaitTimeoutMs;
+  const int64_t n = types_.num_elements(p.type);
+  for (int64_t i = 0; i < n; ++i) {
+    bool active;
+    TRI_RETURN_IF_ERROR(active_lane(fr, o, mask, i, &active));
+    if (!active) continue;
+    TRI_RETURN_IF_ERROR(check_defined(fr, o, "ptr", p, i));
+    TRI_RETURN_IF_ERROR(check_access(fr, o, "waits on", p, i, bytes));
+    w.addr = lane(p, i);
+    int64_t last = 0;
+    switch (wait_signal(w, timeout, stop_, t ? t->abort : nullptr, opt_.cancel, &last)) {
+      case WaitEnd::Done: break;
+      case WaitEnd::TimedOut:
+        return runtime_error(fr, o, op_name(f, o) + lane_str(p.type, i) + " timed out after " +
+                                        std::to_string(timeout) + " ms: the signal at " + hex(w.addr) + " holds " +
+                                        std::to_string(last) + ", and it waits for " +
+                                        (w.cmp == WaitCmp::Eq ? "== " : ">= ") + std::to_string(w.value) +
+                                        " (is a notify missing? tri_team_set_wait_timeout sets the limit)");
+      case WaitEnd::Stopped:
+        return Status(Code::Cancelled, error_at(Code::Runtime, m_.source_name, op.loc,
+                                                op_name(f, o) + " gave up: another program failed; " + program()).message());
+      case WaitEnd::Cancelled: return cancelled();
+    }
+  }
+  fr.vals[op.results[0]] = scalar_val(f.type_of(op.results[0]), 0);
+  return Status::ok();
+}
+
+Status Interp::exec_notify(Frame& fr, OpId o) {
+  const Function& f = *fr.f;
+  const Val& p = fr.vals[f.operand(o, "ptr")];
+  const Val& value = fr.vals[f.operand(o, "value")];
+  uint64_t delta;
+  TRI_RETURN_IF_ERROR(symm_delta(fr, o, fr.vals[f.operand(o, "rank")], &delta));
+  TRI_RETURN_IF_ERROR(check_defined(fr, o, "ptr", p, 0));
+  TRI_RETURN_IF_ERROR(check_defined(fr, o, "value", value, 0));
+  const int bytes = mem_bytes(pointee_scalar(p.type));
+  TRI_RETURN_IF_ERROR(check_access(fr, o, "signals", p, 0, bytes));
+  TRI_RETURN_IF_ERROR(check_symm(fr, o, p, 0));
+  signal_write(lane(p, 0) + delta, bytes, enum_attr(f, o, "kind") == "add", lane(value, 0));
+  return Status::ok();
+}
+
+Status Interp::exec_put(Frame& fr, OpId o) {
+  const Function& f = *fr.f;
+  const Val& p = fr.vals[f.operand(o, "ptr")];
+  const Val& v = fr.vals[f.operand(o, "value")];
+  const Val* mask = optional(fr, o, "mask");
+  const Val* signal = optional(fr, o, "signal");
+  const Val* signal_value = optional(fr, o, "signal_value");
+  uint64_t delta;
+  TRI_RETURN_IF_ERROR(symm_delta(fr, o, fr.vals[f.operand(o, "rank")], &delta));
+  const Scalar s = pointee_scalar(p.type);
+  const int64_t n = types_.num_elements(p.type);
+  for (int64_t i = 0; i < n; ++i) {
+    bool active;
+    TRI_RETURN_IF_ERROR(active_lane(fr, o, mask, i, &active));
+    if (!active) continue;
+    TRI_RETURN_IF_ERROR(check_defined(fr, o, "ptr", p, i));
+    TRI_RETURN_IF_ERROR(check_defined(fr, o, "value", v, i));
+    // This rank's address is checked against its argument; the peer's is in the peer's heap.
+    TRI_RETURN_IF_ERROR(check_access(fr, o, "writes", p, i, mem_bytes(s)));
+    TRI_RETURN_IF_ERROR(check_symm(fr, o, p, i));
+    write_mem(lane(p, i) + delta, s, lane(v, i));
+  }
+  if (!signal) return Status::ok();
+  TRI_RETURN_IF_ERROR(check_defined(fr, o, "signal", *signal, 0));
+  TRI_RETURN_IF_ERROR(check_defined(fr, o, "signal_value", *signal_value, 0));
+  const int bytes = mem_bytes(pointee_scalar(signal->type));
+  TRI_RETURN_IF_ERROR(check_access(fr, o, "signals", *signal, 0, bytes));
+  TRI_RETURN_IF_ERROR(check_symm(fr, o, *signal, 0));
+  signal_write(lane(*signal, 0) + delta, bytes, enum_attr(f, o, "signal_kind") == "add", lane(*signal_value, 0));
+  return Status::ok();
+}
+
+Status Interp::exec_get(Frame& fr, OpId o) {
+  const Function& f = *fr.f;
+  const OpData& op = f.op(o);
+  const Val& p = fr.vals[f.operand(o, "ptr")];
+  const Val* mask = optional(fr, o, "mask");
+  const Val* other = optional(fr, o, "other");
+  uint64_t delta;
+  TRI_RETURN_IF_ERROR(symm_delta(fr, o, fr.vals[f.operand(o, "rank")], &delta));
+  const Scalar s = pointee_scalar(p.type);
+  Val r = new_val(f.type_of(op.results[0]));
+  for (int64_t i = 0; i < r.size(); ++i) {
+    bool active;
+    TRI_RETURN_IF_ERROR(active_lane(fr, o, mask, i, &active));
+    if (!active) {
+      if (other) {
+        copy_lane(r, i, *other, i);
+      } else if (checked_) {
+        r.undef[i] = origin_of(fr, o);
+      }
+      continue;
+    }
+    TRI_RETURN_IF_ERROR(check_defined(fr, o, "ptr", p, i));
+    TRI_RETURN_IF_ERROR(check_access(fr, o, "reads", p, i, mem_bytes(s)));
+    TRI_RETURN_IF_ERROR(check_symm(fr, o, p, i));
+    r.bits[i] = read_mem(lane(p, i) + delta, s);
   }
   fr.vals[op.results[0]] = std::move(r);
   return Status::ok();
@@ -1457,10 +1709,48 @@ uint64_t memory_estimate(const ir::Module& m, const ir::Function& kernel, bool c
   return 2 * bytes;
 }
 
+namespace {
+bool is_wait(Opcode c) { return c == Opcode::Wait; }
+}  // namespace
+
 Status run(const ir::Module& m, const ir::Function& kernel, const Grid& grid, const ArgValue* args, size_t nargs,
            const Options& options) {
-  Interp interp(m, kernel, args, nargs, options);
-  return interp.run(grid);
+  const uint64_t count = grid.count();
+  if (count == 0 || ir::find_op(m, kernel, &is_wait, nullptr) == ir::kNoOp) {
+    Interp interp(m, kernel, args, nargs, options);
+    return interp.run(grid, 0, count);
+  }
+  // A kernel that waits: every instance at once (interpreter.h). Check the launch once first.
+  {
+    Interp probe(m, kernel, args, nargs, options);
+    TRI_RETURN_IF_ERROR(probe.run(Grid{grid.x, grid.y, grid.z}, 0, 0));
+  }
+  if (count > kMaxCoresidentPrograms)
+    return Status(Code::LimitExceeded,
+                  "kernel @" + kernel.name + " waits on signals, so its " + std::to_string(count) +
+                      " program instances must all run at once, and the host targets run at most " +
+                      std::to_string(kMaxCoresidentPrograms) + "; use a smaller grid");
+  std::atomic<bool> stop{false};
+  std::vector<Status> results(count);
+  Status started = run_coresident(
+      count, size_t(16) << 20,
+      [&](uint64_t id) {
+        Interp interp(m, kernel, args, nargs, options, &stop);
+        results[id] = interp.run(grid, id, id + 1);
+        if (!results[id].is_ok()) {
+          stop.store(true);
+          if (options.team && options.team->abort && results[id].code() != Code::Cancelled)
+            options.team->abort->store(true);
+        }
+      },
+      &stop);
+  // The first real failure; instances that stopped because of it (or a cancel) come last.
+  for (const Status& st : results)
+    if (!st.is_ok() && st.code() != Code::Cancelled) return st;
+  TRI_RETURN_IF_ERROR(started);
+  for (const Status& st : results)
+    if (!st.is_ok()) return st;
+  return Status::ok();
 }
 
 }  // namespace tri::interp

@@ -23,6 +23,9 @@ struct Options {
   CancelToken cancel;
   // The most bytes the launch may plan to use (0: no budget); see memory_estimate.
   uint64_t memory_limit = 0;
+  // The team the launch runs in (docs/distributed.md); null: rank 0 of 1, no symmetric heap,
+  // waits time out after kDefaultWaitTimeoutMs.
+  const TeamLaunch* team = nullptr;
 };
 
 // The interpreter's working memory for one program instance of `kernel`, estimated from the
@@ -38,6 +41,13 @@ uint64_t memory_estimate(const ir::Module& m, const ir::Function& kernel, bool c
 // a checked-mode violation, is Code::Runtime; program instances run in order x, then y, then z.
 // An access to an address below 4096 (NULL) is Code::Runtime in every mode. Cancellation (see
 // Options::cancel) is Code::Cancelled.
+// A kernel that holds a `wait` (or calls a function that does) instead runs every program
+// instance at once, each on its own thread, at most kMaxCoresidentPrograms (more is
+// Code::LimitExceeded); the failure of the instance with the lowest linear id is reported,
+// leaving out instances whose wait gave up because another failed. A wait that times out is
+// Code::Runtime with its location. A distributed op that names a rank outside the team, or a
+// pointer outside this rank's symmetric heap, is Code::Runtime in every mode. Atomics, notify,
+// put's signal and wait are atomic with respect to other threads and launches.
 Status run(const ir::Module& m, const ir::Function& kernel, const Grid& grid, const ArgValue* args, size_t nargs,
            const Options& options);
 

@@ -1,5 +1,6 @@
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace tri::ir {
@@ -153,6 +154,51 @@ BlockId Builder::add_region(OpId op, const std::vector<TypeId>& arg_types) {
   BlockId b = create_block(arg_types, op);
   f_->ops[op].regions.push_back(b);
   return b;
+}
+
+namespace {
+OpId find_in_block(const Module& m, const Function& f, BlockId b, bool (*pred)(Opcode),
+                   std::vector<const Function*>* seen, const Function** where) {
+  for (OpId o : f.block(b).ops) {
+    const OpData& op = f.op(o);
+    if (pred(op.code)) {
+      *where = &f;
+      return o;
+    }
+    if (op.code == Opcode::Call) {
+      const Function* callee = m.find(f.attr(o, "callee").s);
+      if (callee && callee->body != kNoBlock && std::find(seen->begin(), seen->end(), callee) == seen->end()) {
+        seen->push_back(callee);
+        OpId r = find_in_block(m, *callee, callee->body, pred, seen, where);
+        if (r != kNoOp) return r;
+      }
+    }
+    for (BlockId r : op.regions) {
+      OpId x = find_in_block(m, f, r, pred, seen, where);
+      if (x != kNoOp) return x;
+    }
+  }
+  return kNoOp;
+}
+}  // namespace
+
+OpId find_op(const Module& m, const Function& f, bool (*pred)(Opcode), const Function** where) {
+  if (f.body == kNoBlock) return kNoOp;
+  std::vector<const Function*> seen{&f};
+  const Function* w = nullptr;
+  OpId o = find_in_block(m, f, f.body, pred, &seen, &w);
+  if (o != kNoOp && where) *where = w;
+  return o;
+}
+
+bool is_distributed_op(Opcode code) {
+  switch (code) {
+    case Opcode::Rank: case Opcode::NumRanks: case Opcode::SymmAt: case Opcode::Wait:
+    case Opcode::ConsumeToken: case Opcode::Notify: case Opcode::Put: case Opcode::Get:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace tri::ir

@@ -156,6 +156,13 @@ class Module {
   const Function* find(std::string_view name) const;
 };
 
+// The op of `f`, or of a device function `f` calls (directly or through others), for which
+// `pred` holds first in a walk of the bodies; kNoOp (and *where untouched) when there is none.
+// *where receives the function holding it. Calls to functions the module lacks are skipped.
+OpId find_op(const Module& m, const Function& f, bool (*pred)(Opcode), const Function** where);
+// The ops of docs/distributed.md: rank, num_ranks, symm_at, wait, consume_token, notify, put, get.
+bool is_distributed_op(Opcode code);
+
 // Builds ops into a function. It keeps the op table's slot discipline (see OpData::operands) so
 // that code which creates IR never depends on how operands are stored.
 class Builder {

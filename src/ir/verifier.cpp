@@ -772,6 +772,26 @@ class Verifier {
     return Status::ok();
   }
 
+  // The `rank` operand of a distributed op: a scalar i32.
+  Status rank_operand(OpId o) {
+    TypeId r = ty(opnd(o, "rank"));
+    return type_is(o, r == scalar_type(Scalar::I32), "rank", r, "i32");
+  }
+
+  // A signal: a pointer to i32 or i64 (or, unless scalar_only, a block of them); gives its pointee.
+  Status signal_pointer(OpId o, ValueId p, bool scalar_only, TypeId* pointee) {
+    TypeId t = ty(p);
+    bool ok = ptr_elem(t) && (!scalar_only || !T_.is_block(t));
+    if (ok) {
+      *pointee = T_.get(elem(t)).pointee;
+      ok = *pointee == scalar_type(Scalar::I32) || *pointee == scalar_type(Scalar::I64);
+    }
+    if (ok) return Status::ok();
+    return op_err(o, std::string(p == opnd(o, "ptr") ? "pointer" : "signal") + " has type " + ts(t) + ", expected " +
+                         (scalar_only ? "ptr<i32> or ptr<i64> (a signal)"
+                                      : "ptr<i32> or ptr<i64> or a block of them (signals)"));
+  }
+
   // An optional i1 mask with the shape of `shape_of`.
   Status mask_operand(OpId o, ValueId shape_of, const std::string& shape_what) {
     ValueId m = opnd(o, "mask");
@@ -1118,6 +1138,78 @@ class Verifier {
         TRI_RETURN_IF_ERROR(pointee_value(o, v, "value", p, pointee));
         TRI_RETURN_IF_ERROR(mask_operand(o, p, "the pointer"));
         return result_is(o, ty(v));
+      }
+
+      case Opcode::Rank:
+      case Opcode::NumRanks:
+        return result_is(o, scalar_type(Scalar::I32));
+
+      case Opcode::SymmAt: {
+        ValueId p = opnd(o, "ptr");
+        TypeId pointee;
+        TRI_RETURN_IF_ERROR(pointer_operand(o, p, &pointee));
+        TRI_RETURN_IF_ERROR(rank_operand(o));
+        return result_is(o, ty(p));
+      }
+
+      case Opcode::Wait: {
+        ValueId p = opnd(o, "ptr");
+        TypeId pointee;
+        TRI_RETURN_IF_ERROR(signal_pointer(o, p, /*scalar_only=*/false, &pointee));
+        ValueId v = opnd(o, "value");
+        if (ty(v) != pointee)
+          return op_err(o, "value has type " + ts(ty(v)) + ", expected " + ts(pointee) +
+                               " (one value, compared with every lane's signal)");
+        TRI_RETURN_IF_ERROR(mask_operand(o, p, "the pointer"));
+        return result_is(o, scalar_type(Scalar::I32));
+      }
+
+      case Opcode::ConsumeToken: {
+        ValueId t = opnd(o, "token");
+        if (ty(t) != scalar_type(Scalar::I32))
+          return op_err(o, "token has type " + ts(ty(t)) + ", expected i32 (the result of a 'wait')");
+        return result_is(o, ty(opnd(o, "src")));
+      }
+
+      case Opcode::Notify: {
+        ValueId p = opnd(o, "ptr");
+        TypeId pointee;
+        TRI_RETURN_IF_ERROR(signal_pointer(o, p, /*scalar_only=*/true, &pointee));
+        ValueId v = opnd(o, "value");
+        if (ty(v) != pointee) return op_err(o, "value has type " + ts(ty(v)) + ", expected " + ts(pointee));
+        return rank_operand(o);
+      }
+
+      case Opcode::Put: {
+        ValueId p = opnd(o, "ptr");
+        TypeId pointee;
+        TRI_RETURN_IF_ERROR(pointer_operand(o, p, &pointee));
+        TRI_RETURN_IF_ERROR(pointee_value(o, opnd(o, "value"), "value", p, pointee));
+        TRI_RETURN_IF_ERROR(rank_operand(o));
+        TRI_RETURN_IF_ERROR(mask_operand(o, p, "the pointer"));
+        ValueId s = opnd(o, "signal"), sv = opnd(o, "signal_value");
+        if ((s == kNoValue) != (sv == kNoValue))
+          return op_err(o, s == kNoValue ? "has a signal_value but no signal; write both or neither"
+                                         : "has a signal but no signal_value; write both or neither");
+        if (s == kNoValue) return Status::ok();
+        TypeId spointee;
+        TRI_RETURN_IF_ERROR(signal_pointer(o, s, /*scalar_only=*/true, &spointee));
+        if (ty(sv) != spointee)
+          return op_err(o, "signal_value has type " + ts(ty(sv)) + ", expected " + ts(spointee));
+        return Status::ok();
+      }
+
+      case Opcode::Get: {
+        ValueId p = opnd(o, "ptr");
+        TypeId pointee;
+        TRI_RETURN_IF_ERROR(pointer_operand(o, p, &pointee));
+        TRI_RETURN_IF_ERROR(rank_operand(o));
+        TRI_RETURN_IF_ERROR(mask_operand(o, p, "the pointer"));
+        std::vector<Dim> shape = dims_or_none(ty(p));
+        ValueId other = opnd(o, "other");
+        if (other != kNoValue) TRI_RETURN_IF_ERROR(pointee_value(o, other, "other", p, pointee));
+        TypeId t = res_ty(o);
+        return type_is(o, is_shaped(t, shape, pointee), "result", t, shaped_str(shape, pointee));
       }
 
       case Opcode::MathCall: {

@@ -27,6 +27,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "base/team.h"
 #include "codegen/cpu/lower.h"
 #include "jit/cpu_runtime.h"
 
@@ -280,7 +281,8 @@ Status cpu_llvm_ir(const ir::Module& m, const ir::Function& kernel, const CpuCom
 }
 
 Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool,
-                      const PrintSink& print, const CancelToken& cancel) const {
+                      const PrintSink& print, const CancelToken& cancel, const TeamLaunch* team,
+                      bool coresident) const {
   const Impl& k = *impl_;
   if (nargs != k.num_params)
     return Status(Code::LaunchArgs, "kernel '" + k.name + "' takes " + std::to_string(k.num_params) +
@@ -304,7 +306,41 @@ Status CpuKernel::run(const Grid& grid, const ArgValue* args, size_t nargs, Thre
   ls.sites = &k.sites;
   ls.print = &print;
   ls.grid = grid;
+  assert(reinterpret_cast<char*>(&ls.team) - reinterpret_cast<char*>(&ls) == codegen::cpu::kTeamHeadOffset);
+  if (team) {
+    ls.team_launch = team;
+    ls.team.rank = team->rank;
+    ls.team.num_ranks = team->num_ranks;
+    if (team->heap_bases) {
+      ls.team.heap_base = team->heap_bases[team->rank];
+      ls.team.heap_bytes = team->heap_bytes;
+      ls.team.bases = team->heap_bases;
+    }
+  }
   EntryFn entry = k.entry;
+  if (coresident) {
+    if (count > kMaxCoresidentPrograms)
+      return Status(Code::LimitExceeded,
+                    "kernel '" + k.name + "' waits on signals, so its " + std::to_string(count) +
+                        " program instances must all run at once, and the host targets run at most " +
+                        std::to_string(kMaxCoresidentPrograms) + "; use a smaller grid");
+    // Each instance on its own thread, with room for its block buffers and the runtime's calls.
+    const size_t stack = static_cast<size_t>(std::max<uint64_t>(k.stack_bytes + (uint64_t(4) << 20), uint64_t(8) << 20));
+    Status started = run_coresident(
+        count, stack,
+        [&](uint64_t id) {
+          FpEnvGuard fp;
+          if (entry(bits.data(), &ls, grid.x, grid.y, grid.z, id, id + 1) != 0) {
+            std::lock_guard<std::mutex> lock(ls.mu);
+            if (!ls.failed) ls.cancelled.store(true, std::memory_order_relaxed);
+          }
+        },
+        &ls.stop);
+    if (ls.failed) return ls.failure;
+    if (!started.is_ok()) return started;
+    if (ls.cancelled.load(std::memory_order_relaxed)) return cancelled();
+    return Status::ok();
+  }
   // Kernels with small frames also run on the calling thread (any thread's stack holds them),
   // which spares a launch of one chunk the wake-up of a worker.
   const bool caller_joins = k.stack_bytes <= kCallerStackBytes;

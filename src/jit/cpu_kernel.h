@@ -54,8 +54,13 @@ class CpuKernel {
   // and chunks not started are skipped, and the result is Code::Cancelled (unless an instance
   // failed first). `print` may re-enter Tri, even launch on `pool` (it then runs nested:
   // base/thread_pool.h); no lock but the print serialization is held while it runs.
+  // Distributed kernels (docs/distributed.md): `team` is the launch's team (null outside one).
+  // With `coresident` (the kernel waits on signals) every instance runs at once on a thread of
+  // its own instead of on the pool, at most kMaxCoresidentPrograms (more: Code::LimitExceeded),
+  // and a failure stops the waits of the others (and of the team).
   Status run(const Grid& grid, const ArgValue* args, size_t nargs, ThreadPool* pool, const PrintSink& print,
-             const CancelToken& cancel = CancelToken()) const;
+             const CancelToken& cancel = CancelToken(), const TeamLaunch* team = nullptr,
+             bool coresident = false) const;
 
   const std::string& name() const;
   size_t num_params() const;

@@ -2,6 +2,8 @@
 // threads, concurrently; they only touch the LaunchState under its mutex.
 #include "jit/cpu_runtime.h"
 
+#include "base/team.h"
+
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -108,6 +110,12 @@ extern "C" void tri_cpu_print(void* launch, uint32_t site, const uint32_t* pid, 
   (*ls->print)(text);
 }
 
+// " of rank 1 (of 4)" in a team, after "program (x, y, z)" in messages.
+std::string rank_text(const LaunchState* ls) {
+  if (!ls->team_launch) return "";
+  return " of rank " + std::to_string(ls->team.rank) + " (of " + std::to_string(ls->team.num_ranks) + ")";
+}
+
 void record_failure(LaunchState* ls, const uint32_t* pid, Status st) {
   uint64_t id = pid[0] + uint64_t(ls->grid.x) * (pid[1] + uint64_t(ls->grid.y) * pid[2]);
   std::lock_guard<std::mutex> lock(ls->mu);
@@ -117,6 +125,8 @@ void record_failure(LaunchState* ls, const uint32_t* pid, Status st) {
     ls->failure = std::move(st);
   }
   ls->stop.store(true, std::memory_order_relaxed);
+  // The rest of the team stops waiting for what this program will not send.
+  if (ls->team_launch && ls->team_launch->abort) ls->team_launch->abort->store(true);
 }
 
 // "'assert' lane [i, j] of <4 x 8 x i1> failed: msg; program (x, y, z)", the interpreter's words.
@@ -140,15 +150,76 @@ extern "C" void tri_cpu_assert(void* launch, uint32_t site, const uint32_t* pid,
   }
   what += " failed";
   if (!s.msg.empty()) what += ": " + s.msg;
-  what += "; program " + pid_text(pid);
+  what += "; program " + pid_text(pid) + rank_text(ls);
   record_failure(ls, pid, Status(Code::Runtime, format_diag(ls->sites->source, s.loc, what)));
 }
 
 extern "C" void tri_cpu_error(void* launch, uint32_t site, const uint32_t* pid, int64_t value) {
   auto* ls = static_cast<LaunchState*>(launch);
   const codegen::cpu::ErrorSite& s = ls->sites->errors[site];
-  std::string what = s.before + std::to_string(value) + s.after + "; program " + pid_text(pid);
+  std::string what = s.before + std::to_string(value) + s.after + "; program " + pid_text(pid) + rank_text(ls);
   record_failure(ls, pid, Status(Code::Runtime, format_diag(ls->sites->source, s.loc, what)));
+}
+
+std::string hex_text(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+// The errors of symm_at, notify, put and get, in the interpreter's words (lower.h, kDistErrorFn).
+extern "C" void tri_cpu_dist_error(void* launch, uint32_t site, const uint32_t* pid, int32_t what, int64_t value) {
+  auto* ls = static_cast<LaunchState*>(launch);
+  const codegen::cpu::ErrorSite& s = ls->sites->errors[site];
+  std::string text;
+  if (what == 0 && !ls->team_launch) {
+    text = s.before + " names rank " + std::to_string(value) +
+           ", but a launch outside a team is rank 0 of 1 (launch it with tri_team_launch)";
+  } else if (what == 0) {
+    text = s.before + " names rank " + std::to_string(value) + ", but the team has " +
+           std::to_string(ls->team.num_ranks) + " ranks (0 to " + std::to_string(ls->team.num_ranks - 1) + ")";
+  } else {
+    text = s.before + " address " + hex_text(static_cast<uint64_t>(value)) + " is not in this rank's symmetric heap [" +
+           hex_text(ls->team.heap_base) + ", " + hex_text(ls->team.heap_base + ls->team.heap_bytes) + ")";
+  }
+  text += "; program " + pid_text(pid) + rank_text(ls);
+  if (what != 0) text += "; pass addresses of tri_team_alloc'd buffers (tri_team_ptr)";
+  record_failure(ls, pid, Status(Code::Runtime, format_diag(ls->sites->source, s.loc, text)));
+}
+
+// A `wait` (lower.h, kWaitFn): every active lane in turn.
+extern "C" int32_t tri_cpu_wait(void* launch, uint32_t site, const uint32_t* pid, const uint64_t* ptrs,
+                                const uint8_t* mask, int64_t lanes, int64_t value, int32_t flags) {
+  auto* ls = static_cast<LaunchState*>(launch);
+  WaitRequest w;
+  w.bytes = (flags >> 8) & 0xff;
+  w.cmp = (flags & codegen::cpu::kWaitGe) ? WaitCmp::Ge : WaitCmp::Eq;
+  w.acquire = (flags & codegen::cpu::kWaitAcquire) != 0;
+  w.value = value;
+  const uint64_t timeout = ls->team_launch ? ls->team_launch->wait_timeout_ms : kDefaultWaitTimeoutMs;
+  const CancelToken cancel{reinterpret_cast<const std::atomic<uint64_t>*>(ls->cancel.counter), ls->cancel.seen};
+  for (int64_t i = 0; i < lanes; ++i) {
+    if (mask && !mask[i]) continue;
+    w.addr = ptrs[i];
+    int64_t last = 0;
+    switch (wait_signal(w, timeout, &ls->stop, ls->team_launch ? ls->team_launch->abort : nullptr, cancel, &last)) {
+      case WaitEnd::Done: break;
+      case WaitEnd::TimedOut: {
+        const codegen::cpu::ErrorSite& s = ls->sites->errors[site];
+        std::string text = "'wait' timed out after " + std::to_string(timeout) + " ms: the signal at " +
+                           hex_text(w.addr) + " holds " + std::to_string(last) + ", and it waits for " +
+                           (w.cmp == WaitCmp::Eq ? "== " : ">= ") + std::to_string(value) +
+                           " (is a notify missing? tri_team_set_wait_timeout sets the limit); program " +
+                           pid_text(pid) + rank_text(ls);
+        record_failure(ls, pid, Status(Code::Runtime, format_diag(ls->sites->source, s.loc, text)));
+        return 1;
+      }
+      case WaitEnd::Stopped:
+      case WaitEnd::Cancelled:
+        return 1;
+    }
+  }
+  return 0;
 }
 
 // lgamma writes the global signgam; these use the reentrant variants.
@@ -207,6 +278,8 @@ const std::vector<HostSymbol>& host_symbols() {
     add(codegen::cpu::kPrintFn, reinterpret_cast<void*>(&tri_cpu_print));
     add(codegen::cpu::kAssertFn, reinterpret_cast<void*>(&tri_cpu_assert));
     add(codegen::cpu::kErrorFn, reinterpret_cast<void*>(&tri_cpu_error));
+    add(codegen::cpu::kWaitFn, reinterpret_cast<void*>(&tri_cpu_wait));
+    add(codegen::cpu::kDistErrorFn, reinterpret_cast<void*>(&tri_cpu_dist_error));
     add("tri.rt.lgammaf", reinterpret_cast<void*>(&tri_lgammaf));
     add("tri.rt.lgamma", reinterpret_cast<void*>(&tri_lgamma));
     add("memcpy", reinterpret_cast<void*>(&::memcpy));

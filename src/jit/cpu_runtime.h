@@ -21,6 +21,11 @@ struct LaunchState {
   // First: the generated code reads it at this offset (codegen/cpu/lower.h). Points at the
   // cancel token's counter, or at a counter that never changes.
   codegen::cpu::CancelHead cancel{nullptr, 0};
+  // Second, at kTeamHeadOffset: the team as the generated code reads it (outside a team, rank 0
+  // of 1 with every address in the "heap" and a zero delta).
+  codegen::cpu::TeamHead team{0, 1, 0, ~uint64_t(0), &kNoTeamBase};
+  static constexpr uint64_t kNoTeamBase = 0;
+  const TeamLaunch* team_launch = nullptr;  // null outside a team
   const codegen::cpu::RuntimeSites* sites = nullptr;
   const PrintSink* print = nullptr;
   Grid grid;

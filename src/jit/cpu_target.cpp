@@ -200,13 +200,14 @@ Status decode_meta(const ir::Module& m, const std::string& meta, CpuObject* o) {
 
 class CpuExecutable final : public target::Executable {
  public:
-  explicit CpuExecutable(std::shared_ptr<const CpuKernel> k) : k_(std::move(k)) {}
+  // coresident: the kernel waits on signals (CpuKernel::run).
+  CpuExecutable(std::shared_ptr<const CpuKernel> k, bool coresident) : k_(std::move(k)), coresident_(coresident) {}
 
   Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
     static const PrintSink kNoPrint;
     ThreadPool* pool = nullptr;
     if (env.pool) TRI_RETURN_IF_ERROR(env.pool(env.pool_user, &pool));
-    return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint, env.cancel);
+    return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint, env.cancel, env.team, coresident_);
   }
   std::string code(std::string_view kind) const override { return kind == "llvm" ? k_->llvm_ir() : std::string(); }
   Status payload(const ir::Module& m, const ir::Function& kernel, target::Payload* out) const override {
@@ -218,7 +219,11 @@ class CpuExecutable final : public target::Executable {
 
  private:
   std::shared_ptr<const CpuKernel> k_;
+  bool coresident_;
 };
+
+bool is_wait(ir::Opcode c) { return c == ir::Opcode::Wait; }
+bool waits(const ir::Module& m, const ir::Function& kernel) { return ir::find_op(m, kernel, &is_wait, nullptr) != ir::kNoOp; }
 
 class CpuTarget final : public target::Target {
  public:
@@ -234,13 +239,13 @@ class CpuTarget final : public target::Target {
       return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
     std::shared_ptr<const CpuKernel> k;
     TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, CpuCompileOptions{}, &k));
-    *out = std::make_shared<CpuExecutable>(std::move(k));
+    *out = std::make_shared<CpuExecutable>(std::move(k), waits(m, kernel));
     return Status::ok();
   }
   Status cache_identity(const ir::Module&, const ir::Function&, const target::CompileOptions& options,
                         std::string* out) const override {
     static const std::string id = cpu_identity(CpuCompileOptions{});
-    *out = options.checked || id.empty() ? std::string() : "obj 1; " + id;
+    *out = options.checked || id.empty() ? std::string() : "obj 2; " + id;
     return Status::ok();
   }
   Status load(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions&,
@@ -253,7 +258,7 @@ class CpuTarget final : public target::Target {
     obj.object = p.bytes;
     std::unique_ptr<CpuKernel> k;
     TRI_RETURN_IF_ERROR(load_cpu_object(std::move(obj), CpuCompileOptions{}, &k));
-    *out = std::make_shared<CpuExecutable>(std::shared_ptr<const CpuKernel>(std::move(k)));
+    *out = std::make_shared<CpuExecutable>(std::shared_ptr<const CpuKernel>(std::move(k)), waits(m, kernel));
     return Status::ok();
   }
 };

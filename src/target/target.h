@@ -57,6 +57,9 @@ struct LaunchEnv {
   // The host thread pool (CPU target), started on first use; an error when no worker can start.
   Status (*pool)(void* user, ThreadPool** out) = nullptr;
   void* pool_user = nullptr;
+  // The team this launch is one rank of (capi/team.cpp); null outside a team (base/launch.h).
+  // Host targets run the distributed ops with it; the cuda target refuses them at compile.
+  const TeamLaunch* team = nullptr;
 };
 
 // A compiled kernel in the form the disk cache stores (capi/disk_cache.cpp): the code, of one

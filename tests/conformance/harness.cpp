@@ -451,7 +451,7 @@ void Runner::on_log(void* user, int32_t level, const char* msg) {
 Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& target) {
   Result r;
   r.bufs = g.bufs;
-  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty())) {
+  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty() || g.host_only)) {
     r.skipped = true;
     return r;
   }
@@ -634,7 +634,9 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
     details.push_back(why);
   };
 
-  if (const char* dir = std::getenv("TRI_CONF_DUMP")) {
+  const char* dump_dir = std::getenv("TRI_CONF_DUMP");
+  if (dump_dir && g.host_only) dump_dir = nullptr;  // never compiled for cuda (tool/conformance_ptxas reads the dump)
+  if (const char* dir = dump_dir) {
     // Each group's IR, for rerunning a kernel by hand (`tri run`, `tri check`).
     std::string name;
     for (char ch : g.title) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

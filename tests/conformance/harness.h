@@ -124,6 +124,8 @@ struct Group {
   tri_result expect_error = TRI_OK;
   // Every target's log must contain this text (print).
   std::string log_contains;
+  // Runs on the host targets only (distributed ops: the cuda target needs NVSHMEM, issue 14).
+  bool host_only = false;
 };
 
 // ---- building kernels
@@ -268,6 +270,7 @@ void gen_atomics(uint64_t seed, const GroupSink& sink);
 void gen_reduce(uint64_t seed, const GroupSink& sink);
 void gen_dot(uint64_t seed, const GroupSink& sink);
 void gen_control(uint64_t seed, const GroupSink& sink);
+void gen_distributed(uint64_t seed, const GroupSink& sink);
 
 // Runs `groups` on `jobs` threads, printing each group's lines in order; returns the totals.
 Totals run_all(const std::vector<Group>& groups, uint64_t seed, const std::vector<std::string>& targets,

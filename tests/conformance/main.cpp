@@ -9,7 +9,7 @@
 //   TRI_CONF_UNCHECKED=1        run the oracle without checked mode
 //   TRI_CONF_JOBS=N             threads (default: the number of cores, at most 4)
 //   TRI_CONF_SPLIT=1            run batched groups one op per kernel (to time or isolate ops)
-//   TRI_CONF_DUMP=dir           write each group's IR to dir/<title>.tri
+//   TRI_CONF_DUMP=dir           write each group's IR to dir/<title>.tri (not host-only groups)
 //
 // The last line is "conformance: N passed, M failed"; the exit status is 1 when M > 0.
 #include <algorithm>
@@ -111,6 +111,7 @@ int main() {
   conf::gen_reduce(seed, sink);
   conf::gen_dot(seed, sink);
   conf::gen_control(seed, sink);
+  conf::gen_distributed(seed, sink);
   conf::Totals totals = conf::run_all(groups, seed, targets, checked, jobs);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%zu groups on %u threads in %.1f s\n", groups.size(), jobs, secs);

@@ -1197,6 +1197,54 @@ void register_custom_rules() {
     fx.op(Opcode::AtomicCas, {fx.p(0), fx.cf(0, fx.f32), fx.ci(1, fx.i32), N}, {fx.i32});
     fx.ret();
   });
+  // Distributed ops (docs/distributed.md): a ring exchange with every op, then their misuses.
+  OK("distributed_ring", {
+    fx.kernel("k", {{"buf", fx.ptr(fx.f32)}, {"sig", fx.ptr(fx.i32)}, {"sig64", fx.ptr(fx.i64)}});
+    ValueId me = fx.v(Opcode::Rank, {}, fx.i32);
+    ValueId n = fx.v(Opcode::NumRanks, {}, fx.i32);
+    ValueId one = fx.ci(1, fx.i32);
+    ValueId next = fx.v(Opcode::SRem, {fx.v(Opcode::Add, {me, one}, fx.i32), n}, fx.i32);
+    TypeId bp = fx.blk("64", fx.ptr(fx.f32));
+    ValueId ptrs = fx.v(Opcode::AddPtr, {fx.splat(fx.p(0), bp), fx.arange(64)}, bp);
+    ValueId x = fx.cf(2, fx.blk("64", fx.f32));
+    ValueId m = fx.v(Opcode::Const, {}, fx.blk("64", fx.i1), {Attr::of_bool(true)});
+    fx.op(Opcode::Put, {ptrs, x, next, m, fx.p(1), one});
+    fx.op(Opcode::Put, {ptrs, x, next, N, N, N});
+    fx.op(Opcode::Notify, {fx.p(2), fx.ci(2, fx.i64), next}, {}, {en(Opcode::Notify, "kind", "add")});
+    ValueId t = fx.v(Opcode::Wait, {fx.p(1), one, N}, fx.i32, {en(Opcode::Wait, "cmp", "ge")});
+    TypeId sb = fx.blk("4", fx.ptr(fx.i32));
+    fx.v(Opcode::Wait, {fx.splat(fx.p(1), sb), one, N}, fx.i32);
+    ValueId ready = fx.v(Opcode::ConsumeToken, {ptrs, t}, bp);
+    ValueId peer = fx.v(Opcode::SymmAt, {ready, next}, bp);
+    fx.v(Opcode::Get, {peer, me, m, x}, fx.blk("64", fx.f32));
+    fx.v(Opcode::Get, {fx.p(2), me, N, N}, fx.i64);
+    fx.ret();
+  });
+  BAD("symm_at_rank_type", "'symm_at' rank has type i64, expected i32", {
+    fx.simple();
+    fx.v(Opcode::SymmAt, {fx.p(0), fx.ci(0, fx.i64)}, fx.ptr(fx.f32));
+    fx.ret();
+  });
+  BAD("wait_on_floats", "'wait' pointer has type ptr<f32>, expected ptr<i32> or ptr<i64> or a block of them (signals)", {
+    fx.simple();
+    fx.v(Opcode::Wait, {fx.p(0), fx.cf(1, fx.f32), N}, fx.i32);
+    fx.ret();
+  });
+  BAD("notify_value_type", "'notify' value has type i64, expected i32", {
+    fx.kernel("k", {{"s", fx.ptr(fx.i32)}});
+    fx.op(Opcode::Notify, {fx.p(0), fx.ci(1, fx.i64), fx.ci(0, fx.i32)});
+    fx.ret();
+  });
+  BAD("put_signal_value_alone", "'put' has a signal_value but no signal; write both or neither", {
+    fx.simple();
+    fx.op(Opcode::Put, {fx.p(0), fx.cf(1, fx.f32), fx.ci(0, fx.i32), N, N, fx.ci(1, fx.i32)});
+    fx.ret();
+  });
+  BAD("consume_token_result", "'consume_token' result has type ptr<i32>, expected ptr<f32>", {
+    fx.simple();
+    fx.v(Opcode::ConsumeToken, {fx.p(0), fx.ci(0, fx.i32)}, fx.ptr(fx.i32));
+    fx.ret();
+  });
   BAD("cmp_on_floats", "'cmp' operands have type f32, expected integers or pointers ('fcmp' compares floats)", {
     fx.simple();
     ValueId a = fx.cf(0, fx.f32);

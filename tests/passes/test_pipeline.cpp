@@ -299,10 +299,62 @@ static void leaves_loops_with_stores_alone(void**) {
   assert_int_equal(count(prepare_stages(text, 2), "= load "), 2);
 }
 
+// A wait in the K loop (each K step's tiles arrive from a peer, signalled per step): the loads
+// that read them must stay after the wait, so the loop is not pipelined.
+static void leaves_loops_with_waits_alone(void**) {
+  std::string text = kKLoop;
+  text.replace(text.find("kernel @k(%a: ptr<f16>, %b: ptr<f16>, %c: ptr<f32>, %K: i32)"),
+               std::string("kernel @k(%a: ptr<f16>, %b: ptr<f16>, %c: ptr<f32>, %K: i32)").size(),
+               "kernel @k(%a: ptr<f16>, %b: ptr<f16>, %c: ptr<f32>, %K: i32, %sig: ptr<i32>)");
+  const std::string load = "    %x = load %pa, mask=%m : <16 x 16 x f16>";
+  text.replace(text.find(load), load.size(),
+               "    %t = wait[cmp=ge] %sig, %k : i32\n    %pat = consume_token %pa, %t : <16 x 16 x ptr<f16>>\n"
+               "    %x = load %pat, mask=%m : <16 x 16 x f16>");
+  const std::string out = prepare_stages(text, 2);
+  assert_int_equal(count(out, "= load "), 2);
+  // The wait and the token survive canonicalization, and the load still reads through the token.
+  assert_int_equal(count(out, "= wait"), 1);
+  assert_true(out.find("= load %pat") != std::string::npos);
+}
+
+// DCE keeps a wait whose token is unused, and notify/put/get (effects); CSE merges neither two
+// waits nor two gets of the same address (another rank may write in between), but does merge
+// the pure rank and num_ranks.
+static void distributed_ops_keep_their_effects(void**) {
+  auto m = parse_ok(R"(
+kernel @k(%p: ptr<f32>, %sig: ptr<i32>, %out: ptr<f32>) {
+  %one = const[value=1] : i32
+  %r1 = rank : i32
+  %r2 = rank : i32
+  %t1 = wait %sig, %one : i32
+  %t2 = wait %sig, %one : i32
+  %dead = consume_token %p, %t1 : ptr<f32>
+  %g1 = get %p, %r1 : f32
+  %g2 = get %p, %r2 : f32
+  %unused = get %p, %r1 : f32
+  notify %sig, %one, %r2
+  %s = add %g1, %g2 : f32
+  store %out, %s
+  return
+}
+)");
+  std::unique_ptr<Module> s;
+  Status st = prepare(*m, {}, &s);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  const std::string out = print_text(*s);
+  assert_int_equal(count(out, "= rank"), 1);
+  assert_int_equal(count(out, "= wait"), 2);
+  assert_int_equal(count(out, "= get"), 3);
+  assert_int_equal(count(out, "notify"), 1);
+  assert_int_equal(count(out, "consume_token"), 0);  // pure and unused
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(pipelines_loads_that_feed_dot),
       cmocka_unit_test(leaves_loops_with_stores_alone),
+      cmocka_unit_test(leaves_loops_with_waits_alone),
+      cmocka_unit_test(distributed_ops_keep_their_effects),
       cmocka_unit_test(specializes_types_and_attributes),
       cmocka_unit_test(reports_bad_bindings),
       cmocka_unit_test(facts_are_recorded),

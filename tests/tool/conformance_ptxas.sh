@@ -42,5 +42,11 @@ for f in "$tmp"/ir/*.tri; do
   check "$f" sm_90 4
   check "$tmp/aligned/$(basename "$f")" sm_90 1
 done
+# Dots on Hopper's wgmma (sm_90a, warpgroups of 4 warps), aligned so that their tiles are copied
+# with cp.async into the pipelined ring.
+for f in "$tmp"/aligned/*dot*.tri; do
+  check "$f" sm_90a 4
+  check "$f" sm_90a 8
+done
 echo "conformance kernels through ptxas: $ok assembled, $bad failed"
 [[ $bad -eq 0 ]]

@@ -163,6 +163,21 @@ llvm::FunctionCallee ModuleLowering::error_fn() {
   return mod->getOrInsertFunction(kErrorFn, ft);
 }
 
+llvm::FunctionCallee ModuleLowering::wait_fn() {
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  auto* ft = llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr, i64, i64, i32}, false);
+  return mod->getOrInsertFunction(kWaitFn, ft);
+}
+
+llvm::FunctionCallee ModuleLowering::dist_error_fn() {
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  auto* ft = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, i32, ptr, i32, llvm::Type::getInt64Ty(c)}, false);
+  return mod->getOrInsertFunction(kDistErrorFn, ft);
+}
+
 Status ModuleLowering::run(const ir::Function& kernel) {
   llvm::Function* body = function(kernel);
   while (!pending.empty()) {
@@ -688,6 +703,15 @@ Status FnLowering::lower_op(OpId o) {
     }
     case Opcode::InlineAsm:
       return error(o, Code::Unsupported, "'inline_asm' runs only on the GPU backend");
+    case Opcode::Rank:
+    case Opcode::NumRanks:
+    case Opcode::SymmAt:
+    case Opcode::Wait:
+    case Opcode::ConsumeToken:
+    case Opcode::Notify:
+    case Opcode::Put:
+    case Opcode::Get:
+      return lower_distributed(o);
     case Opcode::Yield:
     case Opcode::Condition:
     case Opcode::Return:

@@ -46,12 +46,36 @@ inline constexpr const char* kEntryFn = "tri.entry";
 inline constexpr const char* kPrintFn = "tri.rt.print";    // (launch, site, pid[3], values[], mask)
 inline constexpr const char* kAssertFn = "tri.rt.assert";  // (launch, site, pid[3], cond, mask)
 inline constexpr const char* kErrorFn = "tri.rt.error";    // (launch, site, pid[3], i64 value)
+// A `wait` (launch, site, pid[3], const u64* ptrs, const u8* mask or null, i64 lanes, i64 value,
+// i32 flags) -> i32: 0 once every active lane's signal compares true, 1 when the launch must stop
+// (a timeout, recorded as the failure; another program's failure; a cancel). flags: kWaitGe,
+// kWaitAcquire, and the signal's bytes (4 or 8) << 8. The site is an ErrorSite (its location).
+inline constexpr const char* kWaitFn = "tri.rt.wait";
+// A distributed op's error (launch, site, pid[3], i32 what, i64 value): what 0, `value` is a rank
+// outside the team; what 1, `value` is an address outside this rank's symmetric heap. The site
+// is an ErrorSite whose `before` names the op ("'symm_at'").
+inline constexpr const char* kDistErrorFn = "tri.rt.dist_error";
+inline constexpr int32_t kWaitGe = 1;
+inline constexpr int32_t kWaitAcquire = 2;
 
 // The first bytes of the object `launch` points to (jit/cpu_runtime.h's LaunchState).
 struct CancelHead {
   const uint64_t* counter;  // read atomically (relaxed): a std::atomic<uint64_t>'s storage
   uint64_t seen;
 };
+
+// Follows CancelHead (at offset 16): the launch's team (base/launch.h's TeamLaunch, as the
+// generated code reads it). Outside a team: rank 0 of 1, heap_base 0 and heap_bytes ~0 (every
+// address counts as in the heap) and bases pointing at one 0, so symm_at to rank 0 is the
+// identity. symm_at(p, r) is p + bases[r] - heap_base once p - heap_base < heap_bytes.
+struct TeamHead {
+  uint32_t rank;
+  uint32_t num_ranks;
+  uint64_t heap_base;
+  uint64_t heap_bytes;
+  const uint64_t* bases;
+};
+inline constexpr int kTeamHeadOffset = 16;
 
 using EntryFn = int32_t (*)(const uint64_t* args, void* launch, uint32_t gx, uint32_t gy, uint32_t gz,
                             uint64_t begin, uint64_t end);

@@ -183,6 +183,25 @@ class FnLowering {
   // or nullptr when that is not known without looking at every lane.
   llvm::Value* mask_all_on(ValueId v, int depth = 0);
   Status lower_atomic(OpId o);
+  // ---- distributed ops (lower_distributed.cpp)
+  Status lower_distributed(OpId o);
+  Status lower_symm_at(OpId o);
+  Status lower_wait(OpId o);
+  Status lower_notify(OpId o, ValueId ptr, ValueId value, bool add);
+  Status lower_put(OpId o);
+  Status lower_get(OpId o);
+  // A field of the launch's TeamHead (lower.h), loaded.
+  llvm::Value* team_field(int offset, llvm::Type* t);
+  // The pid array the runtime callbacks take.
+  llvm::Value* pid_array();
+  // When `bad` holds at run time: reports a distributed op's error (lower.h, kDistErrorFn) and
+  // returns 1 from the function; the builder continues where `bad` is false.
+  void dist_error_if(OpId o, llvm::Value* bad, int what, llvm::Value* value);
+  // The byte distance (i64) from this rank's copy of a symmetric buffer to `rank`'s (i32),
+  // after checking that the rank is in the team.
+  llvm::Value* symm_delta(OpId o, llvm::Value* rank);
+  // Checks that the byte range [lo, hi) (i64) is in this rank's heap; `first_bad` is reported.
+  void check_in_heap(OpId o, llvm::Value* lo, llvm::Value* hi, llvm::Value* first_bad);
   Status lower_reduce(OpId o);
   Status lower_scan(OpId o);
   Status lower_dot(OpId o);
@@ -274,6 +293,8 @@ class ModuleLowering {
   llvm::FunctionCallee print_fn();
   llvm::FunctionCallee assert_fn();
   llvm::FunctionCallee error_fn();
+  llvm::FunctionCallee wait_fn();
+  llvm::FunctionCallee dist_error_fn();
 
   const ir::Module& m;
   llvm::LLVMContext& c;

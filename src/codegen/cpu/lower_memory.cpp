@@ -41,8 +41,10 @@ void FnLowering::analyze_deferred_loads() {
     }
   };
   auto writes = [](Opcode c) {
+    // A wait lets other programs' stores in: a load before it must read before it.
     return c == Opcode::Store || c == Opcode::Atomic || c == Opcode::AtomicCas || c == Opcode::Call ||
-           c == Opcode::For || c == Opcode::If || c == Opcode::While || c == Opcode::InlineAsm;
+           c == Opcode::For || c == Opcode::If || c == Opcode::While || c == Opcode::InlineAsm ||
+           c == Opcode::Wait || c == Opcode::Notify || c == Opcode::Put;
   };
   for (OpId l = 0; l < f.ops.size(); ++l) {
     const ir::OpData& lo = f.op(l);

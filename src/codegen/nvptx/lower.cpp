@@ -522,6 +522,10 @@ Status GpuLowering::lower_op_at(OpId o, const ir::OpData& op) {
       if (c.kind == Val::Kind::Scalar) b_.CreateAssumption(c.s);
       return Status::ok();
     }
+    case Opcode::Rank: case Opcode::NumRanks: case Opcode::SymmAt: case Opcode::Wait: case Opcode::ConsumeToken:
+    case Opcode::Notify: case Opcode::Put: case Opcode::Get:
+      return error(o, Code::Unsupported,
+                   "distributed ops run on the cpu and interp targets for now; the cuda target needs NVSHMEM (issue 14)");
     default:
       return lower_elementwise(o);
   }
@@ -1001,6 +1005,14 @@ Status lower_kernel(const ir::Module& m, const ir::Function& kernel, const GpuOp
                     std::unique_ptr<llvm::Module>* out, KernelInfo* info) {
   if (opt.num_warps < 1 || opt.num_warps > 32 || (opt.num_warps & (opt.num_warps - 1)))
     return Status(Code::InvalidArgument, "num_warps must be 1, 2, 4, 8, 16 or 32, not " + std::to_string(opt.num_warps));
+  // The distributed ops need NVSHMEM on the GPU (symmetric heap, signals across GPUs), which Tri
+  // does not drive yet: refuse them before anything looks at the kernel.
+  const ir::Function* where = nullptr;
+  if (ir::OpId o = ir::find_op(m, kernel, &ir::is_distributed_op, &where); o != ir::kNoOp)
+    return error_at(Code::Unsupported, m.source_name, where->op(o).loc,
+                    "'" + ir::op_info(where->op(o).code).name + "' in @" + where->name +
+                        ": distributed ops run on the cpu and interp targets for now; the cuda target needs "
+                        "NVSHMEM (issue 14)");
   auto mod = std::make_unique<llvm::Module>(kernel.name, ctx);
   mod->setTargetTriple("nvptx64-nvidia-cuda");
   mod->setDataLayout("e-i64:64-i128:128-v16:16-v32:32-n16:32:64");

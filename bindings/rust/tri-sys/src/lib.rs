@@ -120,6 +120,11 @@ pub struct tri_launch_plan {
     _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 #[repr(C)]
+pub struct tri_team {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+#[repr(C)]
 pub struct tri_tune_space {
     _opaque: [u8; 0],
     _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
@@ -207,6 +212,13 @@ extern "C" {
     pub fn tri_launch_plan_set_stream(plan: *mut tri_launch_plan, stream: *mut c_void) -> tri_result;
     pub fn tri_launch_plan_launch(plan: *mut tri_launch_plan) -> tri_result;
     pub fn tri_launch_plan_destroy(plan: *mut tri_launch_plan);
+    pub fn tri_team_create(context: *mut tri_context, num_ranks: u32, heap_bytes_per_rank: u64, out_team: *mut *mut tri_team) -> tri_result;
+    pub fn tri_team_destroy(team: *mut tri_team);
+    pub fn tri_team_alloc(team: *mut tri_team, bytes: u64, out_offset: *mut u64) -> tri_result;
+    pub fn tri_team_free(team: *mut tri_team, offset: u64) -> tri_result;
+    pub fn tri_team_ptr(team: *const tri_team, rank: u32, offset: u64, out_ptr: *mut *mut c_void) -> tri_result;
+    pub fn tri_team_set_wait_timeout(team: *mut tri_team, timeout_ms: u64) -> tri_result;
+    pub fn tri_team_launch(kernel: *const tri_kernel, team: *mut tri_team, grid_x: u32, grid_y: u32, grid_z: u32, args: *const tri_arg, num_args_per_rank: u32) -> tri_result;
     pub fn tri_tune_space_create(out_space: *mut *mut tri_tune_space) -> tri_result;
     pub fn tri_tune_space_destroy(space: *mut tri_tune_space);
     pub fn tri_tune_space_add_config(space: *mut tri_tune_space, names: *mut *const c_char, values: *const i64, count: u32, num_warps: i32, num_stages: i32, out_index: *mut u32) -> tri_result;
