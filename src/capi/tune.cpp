@@ -485,14 +485,26 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     }
     if (source) {
       // The kernel and its variant at once (each is a disk read when it was compiled before).
+      // The variant's thread also loads its module into the caller's context, so the first
+      // launch finds it there.
       tune::Trial kt, vt;
       tri_kernel* v = nullptr;
       std::thread other;
+      cuda::CUcontext caller = nullptr;
+      const cuda::Api* drv = nullptr;
+      if (t->uses_stream() && cuda::driver(&drv).is_ok()) drv->cuCtxGetCurrent(&caller);
+      auto variant_job = [&] {
+        v = compile_variant(res.best, &vt);
+        if (v && caller) {
+          cuda::ContextGuard g(drv, caller);
+          if (g.status().is_ok()) (void)v->compiled->exe->preload();  // a failure shows at the launch
+        }
+      };
       if (classes) {
         try {
-          other = std::thread([&] { v = compile_variant(res.best, &vt); });
+          other = std::thread(variant_job);
         } catch (const std::system_error&) {
-          v = compile_variant(res.best, &vt);
+          variant_job();
         }
       }
       tri_kernel* k = compile_kernel(res.best, &kt);

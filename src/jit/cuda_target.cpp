@@ -164,10 +164,10 @@ struct Loaded {
 };
 constexpr int kMaxContexts = 16;
 
-Status launch_ptx(const std::string& ptx, const std::string& cubin, const codegen::nvptx::KernelInfo& info,
-                  std::mutex& mu, Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
-  const Api* a = nullptr;
-  TRI_RETURN_IF_ERROR(driver(&a));
+// The kernel's function in the current context (or the primary one), loading its module there
+// on first use.
+Status function_here(const Api* a, const std::string& ptx, const std::string& cubin,
+                     const codegen::nvptx::KernelInfo& info, std::mutex& mu, Loaded* loaded, CUfunction* out) {
   CUcontext ctx;
   TRI_RETURN_IF_ERROR(current_or_primary(a, &ctx));
   CUfunction fn = nullptr;
@@ -208,6 +208,16 @@ Status launch_ptx(const std::string& ptx, const std::string& cubin, const codege
       loaded[i].ctx.store(ctx, std::memory_order_release);
     }
   }
+  *out = fn;
+  return Status::ok();
+}
+
+Status launch_ptx(const std::string& ptx, const std::string& cubin, const codegen::nvptx::KernelInfo& info,
+                  std::mutex& mu, Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
+  const Api* a = nullptr;
+  TRI_RETURN_IF_ERROR(driver(&a));
+  CUfunction fn = nullptr;
+  TRI_RETURN_IF_ERROR(function_here(a, ptx, cubin, info, mu, loaded, &fn));
   void* params[256];
   if (nargs > 256) return Status(Code::LaunchArgs, "more than 256 kernel arguments");
   for (size_t i = 0; i < nargs; ++i) params[i] = const_cast<uint64_t*>(&args[i].bits);
@@ -230,6 +240,12 @@ class CudaExecutable final : public target::Executable {
 
   Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
     return launch_ptx(ptx_, cubin_, info_, mu_, loaded_, grid, args, nargs, env.stream);
+  }
+  Status preload() const override {
+    const Api* a = nullptr;
+    TRI_RETURN_IF_ERROR(driver(&a));
+    CUfunction fn = nullptr;
+    return function_here(a, ptx_, cubin_, info_, mu_, loaded_, &fn);
   }
   // The payload: the PTX, then (kind "ptx+cubin") a NUL and the cubin the driver made from it
   // for this device; as metadata the entry's name, its shared memory and warps, and the launch

@@ -83,6 +83,9 @@ class Executable {
   virtual std::string code(std::string_view kind) const { return std::string(); }
   // The payload to store in the disk cache. `m` and `kernel` are what the executable was compiled
   // from. Code::Unsupported when this target stores nothing (the interpreter).
+  // Does now what the first launch from the calling thread would do before running (on GPU
+  // targets: load the module into the current context), so that launch does not wait for it.
+  virtual Status preload() const { return Status::ok(); }
   virtual Status payload(const ir::Module& m, const ir::Function& kernel, Payload* out) const {
     return Status(Code::Unsupported, "this target stores nothing in the disk cache");
   }
