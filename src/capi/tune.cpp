@@ -401,9 +401,10 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     std::string key_text;
     for (const auto& kv : res.key_values) key_text += kv.first + "=" + std::to_string(kv.second) + ";";
     for (const std::string& d : res.dtypes) key_text += d + ",";
+    const std::string module_text = ir::print_text(*module->ir);
     auto make_key = [&](bool with_device) {
       cache::KeyBuilder kb;
-      kb.add("what", "tri tune result 1").add("module", ir::print_text(*module->ir)).add("kernel", res.kernel);
+      kb.add("what", "tri tune result 1").add("module", module_text).add("kernel", res.kernel);
       kb.add("options", req.key(name)).add("target", res.target).add("tri", res.version);
       if (with_device) kb.add("device", res.device);
       kb.add("space", space_text).add("key", key_text);
