@@ -104,6 +104,18 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
 
   auto c = std::make_shared<Compiled>();
   c->target = t;
+  // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
+  const char* dump = std::getenv("TRI_DUMP");
+  const bool use_disk = disk && !(dump && *dump);
+  std::string front;
+  if (use_disk && try_front(*disk, m, name, req, *t, options, c.get(), &front)) {
+    c->source = &m;
+    c->name = name;
+    c->req = req;
+    c->disk = disk;
+    *out = std::move(c);
+    return Status::ok();
+  }
   passes::PipelineOptions popt;
   popt.num_stages = options.num_stages ? options.num_stages : t->default_num_stages();
   TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
@@ -111,11 +123,12 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   const Function& k = c->kernel();
   c->params = param_sigs(*c->ir, k);
 
-  // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
-  const char* dump = std::getenv("TRI_DUMP");
-  if (disk && !(dump && *dump))
-    TRI_RETURN_IF_ERROR(compile_with_disk(*disk, c.get(), *t, options));
-  else
+  if (use_disk) {
+    cache::Key entry;
+    entry.hi = entry.lo = 0;
+    TRI_RETURN_IF_ERROR(compile_with_disk(*disk, c.get(), *t, options, &entry));
+    if (entry.hi || entry.lo) remember_front(*disk, front, entry, *c->ir);
+  } else
     TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, options, &c->exe));
   dump_stages(*c, name);
   c->source = &m;

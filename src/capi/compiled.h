@@ -15,6 +15,7 @@
 
 #include "base/launch.h"
 #include "base/status.h"
+#include "cache/key.h"
 #include "ir/ir.h"
 #include "passes/specialize.h"
 #include "tri/tri.h"
@@ -131,7 +132,16 @@ Status compile(const ir::Module& m, const std::string& name, const CompileReques
 // compiles with `t` (once across processes: the others wait and read the entry) and stores it.
 // A cache problem never fails the compile; it is logged and the kernel compiled in memory.
 Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Target& t,
-                         const target::CompileOptions& options);
+                         const target::CompileOptions& options, cache::Key* out_key = nullptr);
+
+// The request's shortcut to the disk cache (disk_cache.cpp): a file <cache dir>/front/<key> keyed
+// by what the preparation of a kernel depends on (the source module, the kernel's name, the
+// request, the target, what it compiles for, Tri's build), holding the prepared IR and the key
+// of its entry, so that a compile that finds both skips preparing the kernel and keying it.
+// try_front sets c->ir and c->exe and returns true when it could; remember_front writes the file.
+bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& name, const CompileRequest& req,
+               const target::Target& t, const target::CompileOptions& options, Compiled* c, std::string* front_key);
+void remember_front(cache::DiskCache& disk, const std::string& front_key, const cache::Key& entry, const ir::Module& prepared);
 
 // The runtime parameters of kernel `k` of `m` as launches see them.
 std::vector<ParamSig> param_sigs(const ir::Module& m, const ir::Function& k);

@@ -7,7 +7,13 @@
 // CompileOptions fields, Tri's version and build id. Entry metadata is a field list (entry.h):
 // "target", "kernel", "tri" (version and build id), "made_for" (the target's identity) and
 // "target_meta" (the target's own metadata).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
+#include <functional>
+#include <thread>
 
 #include "cache/build_id.h"
 #include "cache/bundle.h"
@@ -81,12 +87,13 @@ bool try_load(cache::DiskCache& disk, const cache::Key& key, Compiled* c, const 
 }  // namespace
 
 Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Target& t,
-                         const target::CompileOptions& options) {
+                         const target::CompileOptions& options, cache::Key* out_key) {
   const ir::Function& k = c->kernel();
   std::string identity;
   if (!disk.enabled() || !t.cache_identity(*c->ir, k, options, &identity).is_ok() || identity.empty())
     return t.compile(*c->ir, k, options, &c->exe);
   const cache::Key key = kernel_key(*c, t, options, identity);
+  if (out_key) *out_key = key;
   if (try_load(disk, key, c, t, options, false)) return Status::ok();
   // Single flight: whoever holds the key's lock compiles; the others wait here, then read.
   std::unique_ptr<cache::DiskCache::Lock> lock = disk.lock(key);
@@ -111,6 +118,65 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
     disk.log(cache::kDebug, "disk cache: kernel @" + k.name + " (" + std::string(t.name()) + ") compiled and stored as " +
                                 key.hex());
   return Status::ok();
+}
+
+namespace {
+
+std::string front_path(const cache::DiskCache& disk, const std::string& key) { return disk.dir() + "/front/" + key; }
+
+}  // namespace
+
+bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& name, const CompileRequest& req,
+               const target::Target& t, const target::CompileOptions& options, Compiled* c, std::string* front_key) {
+  front_key->clear();
+  if (!disk.enabled()) return false;
+  const ir::Function* fn = nullptr;
+  for (const auto& f : m.functions)
+    if (f->name == name) fn = f.get();
+  std::string identity;
+  if (!fn || !t.cache_identity(m, *fn, options, &identity).is_ok() || identity.empty()) return false;
+  cache::KeyBuilder kb;
+  // The source with its locations: a moved line gives the prepared IR (and its messages) anew.
+  kb.add("schema", "tri front 1").add("module", ir::write_binary(m)).add("kernel", name).add("request", req.key(name));
+  kb.add("target", std::string(t.name())).add("identity", identity).add("tri", this_build());
+  *front_key = kb.finish().hex();
+  // The file: 32 hex digits of the entry's key, then the prepared module in the binary format.
+  std::string bytes;
+  {
+    std::FILE* f = std::fopen(front_path(disk, *front_key).c_str(), "rb");
+    if (!f) return false;
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+    std::fclose(f);
+  }
+  cache::Key entry;
+  std::unique_ptr<ir::Module> prepared;
+  if (bytes.size() < 32 || !cache::parse_key_hex(bytes.substr(0, 32), &entry) ||
+      !ir::read_binary(bytes.data() + 32, bytes.size() - 32, m.source_name, &prepared).is_ok() ||
+      prepared->functions.empty() || prepared->functions[0]->name != name)
+    return false;  // damaged: the compile prepares the kernel and rewrites the file
+  c->ir = std::move(prepared);
+  c->params = param_sigs(*c->ir, c->kernel());
+  if (try_load(disk, entry, c, t, options, false)) return true;
+  c->ir.reset();
+  c->params.clear();
+  return false;
+}
+
+void remember_front(cache::DiskCache& disk, const std::string& front_key, const cache::Key& entry,
+                    const ir::Module& prepared) {
+  if (front_key.empty() || !disk.enabled()) return;
+  const std::string dir = disk.dir() + "/front";
+  ::mkdir(dir.c_str(), 0777);
+  const std::string path = front_path(disk, front_key);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  const std::string bytes = entry.hex() + ir::write_binary(prepared);
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return;
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
 }
 
 cache::DiskCache* context_disk_cache(tri_context* c) {

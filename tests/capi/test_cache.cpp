@@ -305,6 +305,30 @@ static void check_damage(const std::string& name, const std::function<std::strin
   assert_int_equal(again.get("hits"), 1);
 }
 
+// The request's shortcut (<dir>/front/<key>: the prepared IR and the entry's key) is written by
+// the cold start and read by the warm one; damaged, it is a plain miss of the shortcut: the
+// kernel is prepared again, found in its entry, and the shortcut rewritten.
+static void test_front_file(void** state) {
+  (void)state;
+  std::string dir = fresh("front");
+  assert_true(child("scale", dir).right());
+  std::vector<std::string> fronts;
+  for (const std::string& f : files(dir + "/front", ""))
+    if (f.size() == 32) fronts.push_back(f);  // not "." and ".."
+  assert_int_equal(fronts.size(), 1);
+  const std::string front = dir + "/front/" + fronts[0];
+  const std::string good = tri_test::read_file(front);
+  assert_true(good.size() > 32);
+  for (const std::string& bad : {good.substr(0, 20), std::string(32, 'z') + good.substr(32), good.substr(0, good.size() - 9)}) {
+    write_raw(front, bad);
+    Report r = child("scale", dir);
+    assert_true(r.right());
+    assert_int_equal(r.get("hits"), 1);
+    assert_int_equal(r.get("stores"), 0);
+    assert_true(tri_test::read_file(front) == good);  // rewritten
+  }
+}
+
 static void test_damaged_entries(void** state) {
   (void)state;
   check_damage("flip", [](const std::string& g) {
@@ -584,6 +608,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cold_then_warm_start),
       cmocka_unit_test(test_damaged_entries),
+      cmocka_unit_test(test_front_file),
       cmocka_unit_test(test_foreign_file_in_directory),
       cmocka_unit_test(test_sixteen_processes_compile_once),
       cmocka_unit_test(test_read_only_directory),
