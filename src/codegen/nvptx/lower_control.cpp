@@ -326,6 +326,14 @@ Status GpuLowering::lower_for(OpId o) {
   set(bd.args[0], scalar(iv, val(op.operands[0]).et));
   for (size_t i = 0; i < slots.size(); ++i)
     set(bd.args[i + 1], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
+  // The group the previous iteration left in flight completes here, before the barrier below:
+  // after it no warp reads the buffers this iteration's new tiles go to (the spares), so the
+  // iteration needs no barrier of its own before writing them.
+  for (size_t j : async_pos) {
+    Val acc = val(bd.args[j + 1]);
+    acc.regs = wgmma_wait(0, std::move(acc.regs));
+    set(bd.args[j + 1], std::move(acc));
+  }
   // Where new tiles go: the buffer of a tile this iteration consumes (the loads that write them
   // with cp.async look themselves up here, lower_memory.cpp).
   std::map<OpId, SmemTile> saved_dest = async_dest_;
@@ -345,6 +353,7 @@ Status GpuLowering::lower_for(OpId o) {
     if (ring.async_depth > 0)
       b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(ring.async_depth - 1)});
     barrier();
+    if (!async_pos.empty()) smem_war_done_ = true;  // the spares' readers are done (above)
   }
   OpId term;
   TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));

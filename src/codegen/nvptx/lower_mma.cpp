@@ -510,10 +510,10 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
       }
     }
   asm_call("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
-  // In a pipelined loop (async_wgmma_) the group stays in flight until the next iteration has
-  // issued its own; otherwise it completes here.
+  // In a pipelined loop (async_wgmma_) the group stays in flight until the top of the next
+  // iteration; otherwise it completes here.
   if (async_wgmma_.count(o)) {
-    asm_call("wgmma.wait_group.sync.aligned 1;", "~{memory}", b_.getVoidTy(), {});
+    // In flight into the next iteration, which waits for it before its barrier (lower_for).
   } else {
     // The wait also takes A's registers, so they live (unchanged) until the group completes.
     const size_t n_acc = acc.size();
