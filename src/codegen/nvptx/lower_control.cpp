@@ -228,8 +228,8 @@ Status GpuLowering::lower_for(OpId o) {
     }
   }
   // A wgmma dot whose accumulator only feeds the next iteration's dot, with both operand tiles
-  // in the ring, leaves its group in flight into the next iteration (the wait of one group comes
-  // after it issues its own), so the tensor cores run while the warps issue the next tiles'
+  // in the ring, leaves its group in flight into the next iteration (which waits for it at its
+  // top, before its barrier), so the tensor cores run while the warps issue the next tiles'
   // loads. The tile a group in flight reads must not be overwritten: new tiles go to a spare
   // buffer, the one the previous iteration consumed, and the buffer consumed now is the next
   // spare.
