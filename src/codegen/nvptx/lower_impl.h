@@ -264,10 +264,10 @@ class GpuLowering {
   // Some dot runs on wgmma, which reads shared memory through the async proxy: every barrier
   // is preceded by fence.proxy.async, so tiles written before a barrier are visible to it.
   bool wgmma_used_ = false;
-  // wgmma dots of the loop being lowered that leave their group in flight (to the next
-  // iteration's top): the
-  // accumulator only goes to the next iteration's dot, and the operand tiles come from the ring,
-  // whose new tiles then go to a spare buffer, not the one in flight (lower_for).
+  // wgmma dots of the loop being lowered that leave their group in flight until the next
+  // iteration's top: the accumulator only goes to the next iteration's dot, and the operand
+  // tiles come from the ring, whose new tiles then go to a spare buffer, not the one in flight
+  // (lower_for).
   std::set<OpId> async_wgmma_;
   // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
   // instructions carry its IR location (a device function's ops, inlined, carry their own).
