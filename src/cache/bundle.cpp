@@ -1,14 +1,12 @@
 // Bundle files: export the directory's entries with a manifest; import them back, validated.
 #include "cache/bundle.h"
 
-#include <unistd.h>
-
-#include <cstdio>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <xxhash.h>
+
+#include "base/file.h"
 
 namespace tri::cache {
 
@@ -63,21 +61,8 @@ Status export_bundle(DiskCache& cache, const std::string& path, uint32_t* count)
   XXH128_hash_t h = XXH3_128bits(out.data(), out.size());
   put(&out, h.high64, 8);
   put(&out, h.low64, 8);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return Status(Code::Io, "cannot write bundle " + path + " (" + std::strerror(errno) + ")");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    std::remove(tmp.c_str());
+  if (int e = write_file_atomic(path, out))
     return Status(Code::Io, "cannot write bundle " + path + " (" + std::strerror(e) + ")");
-  }
   *count = n;
   return Status::ok();
 }
@@ -87,11 +72,8 @@ Status import_bundle(DiskCache& cache, const std::string& path,
                      uint32_t* skipped, uint32_t* failed) {
   *imported = *skipped = *failed = 0;
   if (!cache.enabled()) return Status(Code::Unsupported, "the disk cache is off; nothing can be imported");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::Io, "cannot open bundle " + path + " (" + std::strerror(errno) + ")");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string b = ss.str();
+  std::string b;
+  if (!read_file(path, &b)) return Status(Code::Io, "cannot open bundle " + path + " (" + std::strerror(errno) + ")");
   if (b.size() < sizeof kMagic || std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
     return bad(path, "not a tri cache bundle (bad magic)");
   size_t pos = sizeof kMagic;

@@ -142,8 +142,8 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
 namespace {
 
 const char* dtype_name(int32_t d) {
-  static const char* const names[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
-  return d >= 0 && d < 11 ? names[d] : "an unknown dtype";
+  // tri_dtype numbers the scalar types as ir::Scalar does.
+  return d >= 0 && d < kNumScalars ? scalar_name(static_cast<Scalar>(d)) : "an unknown dtype";
 }
 
 // A scalar argument's bits (base/launch.h): integers truncated to their width, floats rounded

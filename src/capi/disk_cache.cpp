@@ -8,13 +8,10 @@
 // "target", "kernel", "tri" (version and build id), "made_for" (the target's identity) and
 // "target_meta" (the target's own metadata).
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
-#include <functional>
-#include <thread>
 
+#include "base/file.h"
 #include "cache/build_id.h"
 #include "cache/bundle.h"
 #include "capi/handles.h"
@@ -142,14 +139,7 @@ bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& n
   *front_key = kb.finish().hex();
   // The file: 32 hex digits of the entry's key, then the prepared module in the binary format.
   std::string bytes;
-  {
-    std::FILE* f = std::fopen(front_path(disk, *front_key).c_str(), "rb");
-    if (!f) return false;
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-    std::fclose(f);
-  }
+  if (!read_file(front_path(disk, *front_key), &bytes)) return false;
   cache::Key entry;
   std::unique_ptr<ir::Module> prepared;
   if (bytes.size() < 32 || !cache::parse_key_hex(bytes.substr(0, 32), &entry) ||
@@ -169,14 +159,7 @@ void remember_front(cache::DiskCache& disk, const std::string& front_key, const 
   if (front_key.empty() || !disk.enabled()) return;
   const std::string dir = disk.dir() + "/front";
   ::mkdir(dir.c_str(), 0777);
-  const std::string path = front_path(disk, front_key);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  const std::string bytes = entry.hex() + ir::write_binary(prepared);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return;
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+  (void)write_file_atomic(front_path(disk, front_key), entry.hex() + ir::write_binary(prepared));  // best effort
 }
 
 cache::DiskCache* context_disk_cache(tri_context* c) {

@@ -10,24 +10,21 @@
 // file in <cache dir>/tune/<key>.json -> (frozen: config 0) -> compile every config at once on
 // the context's pool -> launch each config alone (warm-up, then the repetitions, the written
 // buffers restored before every launch) -> choose -> store. The chosen kernel goes back compiled.
+#include <dirent.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
-#include <fstream>
-#include <functional>
-#include <sstream>
 #include <system_error>
 #include <thread>
 
+#include "base/file.h"
 #include "cache/key.h"
 #include "capi/handles.h"
 #include "cuda/driver.h"
-#include "target/target.h"
 #include "passes/specialize.h"
+#include "target/target.h"
 #include "tune/filter.h"
 #include "tune/prune.h"
 #include "tune/tune.h"
@@ -45,9 +42,9 @@ struct tri_tune_space {
 
 namespace {
 
+// tri_dtype numbers the scalar types as ir::Scalar does.
 const char* dtype_text(int32_t d) {
-  static const char* const kNames[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
-  return d >= 0 && d <= TRI_DTYPE_F8E5M2 ? kNames[d] : "?";
+  return d >= 0 && d < ir::kNumScalars ? ir::scalar_name(static_cast<ir::Scalar>(d)) : "?";
 }
 
 std::string version_text() {
@@ -73,37 +70,6 @@ std::string results_dir(tri_context* c) {
   return d->dir() + "/tune";
 }
 
-bool read_whole(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return !f.bad();
-}
-
-// Writes to a temporary file beside `path` and renames it into place, so readers see a whole file.
-bool write_atomic(const std::string& path, const std::string& bytes) {
-  // The process and the thread: two threads storing the same key write different files.
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return false;
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 // A result for `key` from the context's memory, then from its cache directory; false when none
 // (or an unusable file, which is logged and ignored). *imported says which kind it was.
 bool find_result(tri_context* c, const std::string& key, size_t configs, tune::Result* out, bool* imported) {
@@ -120,7 +86,7 @@ bool find_result(tri_context* c, const std::string& key, size_t configs, tune::R
   }
   if (!from_memory) {
     std::string dir = results_dir(c);
-    if (dir.empty() || !read_whole(dir + "/" + key + ".json", &json)) return false;
+    if (dir.empty() || !read_file(dir + "/" + key + ".json", &json)) return false;
     *imported = false;
   }
   tune::Result r;
@@ -159,7 +125,7 @@ void store_result(tri_context* c, const tune::Result& r) {
   std::string dir = results_dir(c);
   if (dir.empty()) return;
   ::mkdir(dir.c_str(), 0777);
-  if (!write_atomic(dir + "/" + r.key + ".json", json))
+  if (write_file_atomic(dir + "/" + r.key + ".json", json) != 0)
     c->log(TRI_LOG_WARNING, "tri_tune: could not write the result file " + dir + "/" + r.key + ".json");
 }
 
@@ -782,7 +748,7 @@ TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint3
           if (f.size() != 37 || f.compare(32, 5, ".json") != 0 || !cache::parse_key_hex(f.substr(0, 32), &k)) continue;
           std::string json;
           tune::Result r;
-          if (read_whole(dir + "/" + f, &json) && tune::from_json(json, &r).is_ok() && r.key == f.substr(0, 32))
+          if (read_file(dir + "/" + f, &json) && tune::from_json(json, &r).is_ok() && r.key == f.substr(0, 32))
             all[r.key] = json;
         }
         ::closedir(d);
@@ -794,7 +760,7 @@ TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint3
     }
     std::vector<std::string> results;
     for (auto& kv : all) results.push_back(kv.second);
-    if (!write_atomic(path, tune::join_export(results)))
+    if (write_file_atomic(path, tune::join_export(results)) != 0)
       return set_error(Code::Io, std::string("tri_tune_export: cannot write '") + path + "'");
     if (out_count) *out_count = static_cast<uint32_t>(results.size());
     return TRI_OK;
@@ -806,7 +772,7 @@ TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint3
   TRI_CHECK_ARG(path);
   return guard([&] {
     std::string text;
-    if (!read_whole(path, &text)) return set_error(Code::Io, std::string("tri_tune_import: cannot read '") + path + "'");
+    if (!read_file(path, &text)) return set_error(Code::Io, std::string("tri_tune_import: cannot read '") + path + "'");
     std::vector<std::string> parts;
     Status st = tune::split_export(text, &parts);
     if (!st.is_ok()) return set_error(st.code(), std::string("tri_tune_import: ") + path + ": " + st.message());

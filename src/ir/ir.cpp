@@ -30,6 +30,16 @@ ValueId Function::operand(OpId o, int slot) const {
   return d.operands[pos];
 }
 
+std::vector<ValueId> Function::passed_on(BlockId b) const {
+  const BlockData& bd = blocks[b];
+  if (bd.ops.empty()) return {};
+  const OpData& t = ops[bd.ops.back()];
+  if (t.code == Opcode::Yield || t.code == Opcode::Return) return t.operands;
+  if (t.code == Opcode::Condition && !t.operands.empty())
+    return std::vector<ValueId>(t.operands.begin() + 1, t.operands.end());
+  return {};
+}
+
 std::vector<ValueId> Function::variadic(OpId o) const {
   const OpData& d = ops[o];
   const OpInfo& info = op_info(d.code);

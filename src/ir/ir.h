@@ -132,6 +132,9 @@ class Function {
 
   // The operand in slot `slot` of a non-variadic slot (kNoValue when an optional one is absent).
   ValueId operand(OpId o, int slot) const;
+  // The values block b's terminator passes on: a yield's or return's operands, a condition's
+  // after its flag; none for an empty block or another terminator.
+  std::vector<ValueId> passed_on(BlockId b) const;
   // The values of the op's variadic slot.
   std::vector<ValueId> variadic(OpId o) const;
   // Named lookups, for readability at call sites: operand(o, "mask").

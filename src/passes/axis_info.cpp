@@ -264,16 +264,6 @@ class Analyzer {
     for (OpId o : fn.f->block(b).ops) visit(fn, o);
   }
 
-  // The values yielded by the terminator of block b.
-  std::vector<ValueId> terminator_values(const Function& f, BlockId b) const {
-    const BlockData& bd = f.block(b);
-    if (bd.ops.empty()) return {};
-    const OpData& t = f.op(bd.ops.back());
-    if (t.code == Opcode::Yield || t.code == Opcode::Return) return t.operands;
-    if (t.code == Opcode::Condition) return std::vector<ValueId>(t.operands.begin() + 1, t.operands.end());
-    return {};
-  }
-
   void visit_for(Fn& fn, OpId o) {
     const Function& f = *fn.f;
     const OpData& op = f.op(o);
@@ -289,7 +279,7 @@ class Analyzer {
     for (int iter = 0;; ++iter) {
       for (size_t i = 0; i < n; ++i) set(fn, body.args[1 + i], state[i]);
       run_block(fn, op.regions[0]);
-      std::vector<ValueId> ys = terminator_values(f, op.regions[0]);
+      std::vector<ValueId> ys = f.passed_on(op.regions[0]);
       bool changed = false;
       for (size_t i = 0; i < n && i < ys.size(); ++i) {
         // Joined with the state, not the argument: assume facts raise the argument only.
@@ -302,7 +292,7 @@ class Analyzer {
     }
     // A result is an init or a yielded value; assume facts about the block arguments do not
     // carry over to it.
-    std::vector<ValueId> ys = terminator_values(f, op.regions[0]);
+    std::vector<ValueId> ys = f.passed_on(op.regions[0]);
     for (size_t i = 0; i < op.results.size() && i < ys.size(); ++i)
       set(fn, op.results[i], join(get(fn, op.operands[3 + i]), get(fn, ys[i])));
   }
@@ -317,10 +307,10 @@ class Analyzer {
     for (int iter = 0;; ++iter) {
       for (size_t i = 0; i < before.args.size() && i < state.size(); ++i) set(fn, before.args[i], state[i]);
       run_block(fn, op.regions[0]);
-      std::vector<ValueId> cs = terminator_values(f, op.regions[0]);
+      std::vector<ValueId> cs = f.passed_on(op.regions[0]);
       for (size_t i = 0; i < after.args.size() && i < cs.size(); ++i) set(fn, after.args[i], get(fn, cs[i]));
       run_block(fn, op.regions[1]);
-      std::vector<ValueId> ys = terminator_values(f, op.regions[1]);
+      std::vector<ValueId> ys = f.passed_on(op.regions[1]);
       bool changed = false;
       for (size_t i = 0; i < before.args.size() && i < ys.size(); ++i) {
         AxisInfo next = join(state[i], get(fn, ys[i]));
@@ -340,7 +330,7 @@ class Analyzer {
     const OpData& op = f.op(o);
     for (BlockId r : op.regions) run_block(fn, r);
     if (op.regions.size() < 2) return;
-    std::vector<ValueId> a = terminator_values(f, op.regions[0]), b = terminator_values(f, op.regions[1]);
+    std::vector<ValueId> a = f.passed_on(op.regions[0]), b = f.passed_on(op.regions[1]);
     for (size_t i = 0; i < op.results.size() && i < a.size() && i < b.size(); ++i)
       set(fn, op.results[i], join(get(fn, a[i]), get(fn, b[i])));
   }

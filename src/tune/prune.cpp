@@ -39,17 +39,6 @@ int64_t elem_bytes(const ir::Module& m, ir::TypeId t) {
   return std::max(1, ir::scalar_bits(s) / 8);
 }
 
-// The operands a region's terminator passes on (yield's; condition's after its flag).
-std::vector<ir::ValueId> passed(const ir::Function& f, ir::BlockId b, bool* is_condition = nullptr) {
-  const ir::BlockData& blk = f.blocks[b];
-  if (blk.ops.empty()) return {};
-  const ir::OpData& term = f.ops[blk.ops.back()];
-  if (is_condition) *is_condition = term.code == ir::Opcode::Condition;
-  if (term.code == ir::Opcode::Condition && !term.operands.empty())
-    return std::vector<ir::ValueId>(term.operands.begin() + 1, term.operands.end());
-  return term.operands;
-}
-
 // The values `v`'s data comes from: an op's operands; for the results and block arguments of
 // for, while and if, the matching init and yielded value only; for other ops with regions
 // (combine regions), every operand and everything their regions pass on.
@@ -63,18 +52,18 @@ void sources(const ir::Function& f, ir::ValueId v, std::vector<ir::ValueId>* out
     switch (op.code) {
       case ir::Opcode::For:  // operands: lo, hi, step, inits
         at(op.operands, vd.index + 3);
-        if (!op.regions.empty()) at(passed(f, op.regions[0]), vd.index);
+        if (!op.regions.empty()) at(f.passed_on(op.regions[0]), vd.index);
         return;
       case ir::Opcode::If:
-        for (ir::BlockId b : op.regions) at(passed(f, b), vd.index);
+        for (ir::BlockId b : op.regions) at(f.passed_on(b), vd.index);
         return;
       case ir::Opcode::While:
-        if (!op.regions.empty()) at(passed(f, op.regions[0]), vd.index);
+        if (!op.regions.empty()) at(f.passed_on(op.regions[0]), vd.index);
         return;
       default:
         out->insert(out->end(), op.operands.begin(), op.operands.end());
         for (ir::BlockId b : op.regions) {
-          std::vector<ir::ValueId> p = passed(f, b);
+          std::vector<ir::ValueId> p = f.passed_on(b);
           out->insert(out->end(), p.begin(), p.end());
         }
         return;
@@ -89,14 +78,14 @@ void sources(const ir::Function& f, ir::ValueId v, std::vector<ir::ValueId>* out
       at(op.operands, 0), at(op.operands, 1), at(op.operands, 2);
     } else {
       at(op.operands, vd.index + 2);
-      at(passed(f, vd.def_block), vd.index - 1);
+      at(f.passed_on(vd.def_block), vd.index - 1);
     }
   } else if (op.code == ir::Opcode::While && op.regions.size() == 2) {
     if (vd.def_block == op.regions[0]) {  // before: the inits, and what the after region yields
       at(op.operands, vd.index);
-      at(passed(f, op.regions[1]), vd.index);
+      at(f.passed_on(op.regions[1]), vd.index);
     } else {  // after: what the condition passes on
-      at(passed(f, op.regions[0]), vd.index);
+      at(f.passed_on(op.regions[0]), vd.index);
     }
   } else {
     out->insert(out->end(), op.operands.begin(), op.operands.end());

@@ -97,23 +97,13 @@ std::vector<bool> written_params(const ir::Function& f) {
       std::vector<bool> in(np, false);
       for (ir::ValueId v : op.operands)
         if (v != ir::kNoValue) merge(in, from[v]);
-      // The values a region's terminator passes on (yield's values; condition's after the flag).
-      auto passed = [&](ir::BlockId b) {
-        std::vector<ir::ValueId> vals;
-        const ir::BlockData& blk = f.blocks[b];
-        if (blk.ops.empty()) return vals;
-        const ir::OpData& term = f.ops[blk.ops.back()];
-        if (term.code == Opcode::Yield) vals = term.operands;
-        if (term.code == Opcode::Condition) vals.assign(term.operands.begin() + 1, term.operands.end());
-        return vals;
-      };
       auto flow = [&](ir::ValueId to, ir::ValueId src) {
         if (to != ir::kNoValue && src != ir::kNoValue) changed |= merge(from[to], from[src]);
       };
       if (op.code == Opcode::For && !op.regions.empty() && op.operands.size() >= 3) {
         // lo, hi, step -> the induction variable; init j and yield j -> carried j and result j.
         const ir::BlockData& body = f.blocks[op.regions[0]];
-        std::vector<ir::ValueId> y = passed(op.regions[0]);
+        std::vector<ir::ValueId> y = f.passed_on(op.regions[0]);
         for (int k = 0; k < 3 && !body.args.empty(); ++k) flow(body.args[0], op.operands[k]);
         for (size_t j = 0; j + 3 < op.operands.size(); ++j) {
           ir::ValueId carried = j + 1 < body.args.size() ? body.args[j + 1] : ir::kNoValue;
@@ -126,13 +116,13 @@ std::vector<bool> written_params(const ir::Function& f) {
         }
       } else if (op.code == Opcode::If) {
         for (ir::BlockId b : op.regions) {
-          std::vector<ir::ValueId> y = passed(b);
+          std::vector<ir::ValueId> y = f.passed_on(b);
           for (size_t j = 0; j < y.size() && j < op.results.size(); ++j) flow(op.results[j], y[j]);
         }
       } else if (op.code == Opcode::While && op.regions.size() == 2) {
         const ir::BlockData& before = f.blocks[op.regions[0]];
         const ir::BlockData& after = f.blocks[op.regions[1]];
-        std::vector<ir::ValueId> cond = passed(op.regions[0]), back = passed(op.regions[1]);
+        std::vector<ir::ValueId> cond = f.passed_on(op.regions[0]), back = f.passed_on(op.regions[1]);
         for (size_t j = 0; j < before.args.size(); ++j) {
           if (j < op.operands.size()) flow(before.args[j], op.operands[j]);
           if (j < back.size()) flow(before.args[j], back[j]);
@@ -144,7 +134,7 @@ std::vector<bool> written_params(const ir::Function& f) {
       } else {
         // Any other op (regions of reduce and scan included): everything in reaches everything out.
         for (ir::BlockId b : op.regions)
-          for (ir::ValueId v : passed(b))
+          for (ir::ValueId v : f.passed_on(b))
             if (v != ir::kNoValue) merge(in, from[v]);
         for (ir::ValueId r : op.results) changed |= merge(from[r], in);
         for (ir::BlockId b : op.regions)

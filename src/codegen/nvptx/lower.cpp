@@ -234,11 +234,16 @@ llvm::Value* GpuLowering::smem_ptr(llvm::Value* off) {
 }
 
 void GpuLowering::barrier() {
-  if (wgmma_used_) {
-    llvm::FunctionType* ft = llvm::FunctionType::get(b_.getVoidTy(), false);
-    b_.CreateCall(llvm::InlineAsm::get(ft, "fence.proxy.async.shared::cta;", "~{memory}", true));
-  }
+  if (wgmma_used_) inline_asm("fence.proxy.async.shared::cta;", "~{memory}", b_.getVoidTy());
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+llvm::CallInst* GpuLowering::inline_asm(const std::string& text, const std::string& cons, llvm::Type* ret,
+                                        const std::vector<llvm::Value*>& args, bool pure) {
+  std::vector<llvm::Type*> tys;
+  for (llvm::Value* a : args) tys.push_back(a->getType());
+  llvm::FunctionType* ft = llvm::FunctionType::get(ret, tys, false);
+  return b_.CreateCall(llvm::InlineAsm::get(ft, text, cons, /*hasSideEffects=*/!pure), args);
 }
 
 void GpuLowering::emit_if(llvm::Value* cond, const std::function<void()>& then) {

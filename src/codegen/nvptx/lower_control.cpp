@@ -712,7 +712,7 @@ Status GpuLowering::lower_inline_asm(OpId o) {
       llvm::consumeError(std::move(err));
       return error(o, Code::Compile, "'inline_asm' constraints \"" + cons + "\" do not fit its operands");
     }
-    llvm::Value* call = b_.CreateCall(llvm::InlineAsm::get(ft, text, cons, !pure), ops);
+    llvm::Value* call = inline_asm(text, cons, ret, ops, pure);
     for (size_t i = 0; i < nres; ++i)
       for (int64_t k = 0; k < p; ++k) {
         size_t idx = i * p + k;

@@ -147,6 +147,10 @@ class GpuLowering {
   llvm::Value* smem_ptr(llvm::Value* byte_offset);  // i8 pointer in addrspace(3)
   void need_smem(uint64_t bytes) { smem_bytes_ = std::max(smem_bytes_, bytes); }
   void barrier();
+  // A call of inline PTX `text` with LLVM constraints `cons` on `args`, returning `ret` (void,
+  // one register or a struct of them); with side effects unless `pure`.
+  llvm::CallInst* inline_asm(const std::string& text, const std::string& cons, llvm::Type* ret,
+                             const std::vector<llvm::Value*>& args = {}, bool pure = false);
   llvm::Value* tid() const { return tid_; }
   llvm::Value* lane() const { return lane_; }
   llvm::Value* warp() const { return warp_; }

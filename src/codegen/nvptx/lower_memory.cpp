@@ -2,7 +2,6 @@
 // runs of consecutive elements as wide as axis info proves contiguous and aligned (up to 16
 // bytes), and move each run with one predicated vector instruction (inline PTX, so the cache and
 // eviction hints of the op are honoured exactly). Replicated threads do not store.
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -326,10 +325,7 @@ std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o,
     }
     text += pred + mods + vec_suffix(as) + " " + operand_list(0, as.words) + ", [$" + std::to_string(addr) + "];\n}";
     if (vol) cons += ",~{memory}";
-    std::vector<llvm::Type*> ats;
-    for (llvm::Value* a : args) ats.push_back(a->getType());
-    auto* ia = llvm::InlineAsm::get(llvm::FunctionType::get(ret, ats, false), text, cons, /*sideeffect=*/vol);
-    llvm::CallInst* call = b_.CreateCall(ia, args);
+    llvm::CallInst* call = inline_asm(text, cons, ret, args, /*pure=*/!vol);
     // It reads memory and nothing else: not moved across a store or a barrier, removed when
     // unused (a volatile load has side effects instead).
     if (!vol) {
@@ -412,10 +408,7 @@ Status GpuLowering::lower_store(OpId o) {
              ".u8 [$0], %h;\n}";
     }
     cons += ",~{memory}";
-    std::vector<llvm::Type*> ats;
-    for (llvm::Value* a : args) ats.push_back(a->getType());
-    auto* ia = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), ats, false), text, cons, true);
-    b_.CreateCall(ia, args);
+    inline_asm(text, cons, b_.getVoidTy(), args);
   }
   return Status::ok();
 }
@@ -439,8 +432,7 @@ Status GpuLowering::lower_atomic(OpId o) {
   const int64_t scope = enum_attr(*f_, o, "scope");
   auto fence = [&] {
     const char* text = scope == 0 ? "fence.acq_rel.cta;" : scope == 2 ? "fence.acq_rel.sys;" : "fence.acq_rel.gpu;";
-    llvm::InlineAsm* f = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), text, "~{memory}", true);
-    b_.CreateCall(f, {});
+    inline_asm(text, "~{memory}", b_.getVoidTy());
   };
   auto one = [&](llvm::Value* p, llvm::Value* cmp, llvm::Value* v) -> llvm::Value* {
     if (!cas) return em_.atomic_lane(*f_, o, p, v, e);

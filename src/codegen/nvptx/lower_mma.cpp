@@ -21,7 +21,6 @@
 // of this file). Not yet: TMA, wgmma with A in registers, tf32, i8 and f8 on tensor cores. Those
 // dots, and shapes below one instruction tile, take the CUDA-core path (lower_reduce.cpp);
 // KernelInfo::notes says which path each dot took.
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen/nvptx/lower_impl.h"
@@ -420,9 +419,7 @@ std::vector<llvm::Value*> GpuLowering::wgmma_wait(int pending, std::vector<llvm:
   std::vector<llvm::Type*> ts;
   for (llvm::Value* r : regs) ts.push_back(r->getType());
   llvm::Type* ret = n == 0 ? b_.getVoidTy() : n == 1 ? ts[0] : static_cast<llvm::Type*>(llvm::StructType::get(c_, ts));
-  llvm::FunctionType* ft = llvm::FunctionType::get(ret, ts, false);
-  llvm::Value* r = b_.CreateCall(
-      llvm::InlineAsm::get(ft, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", c, true), regs);
+  llvm::Value* r = inline_asm("wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", c, ret, regs);
   if (n == 1) return {r};
   for (int i = 0; i < n; ++i) regs[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
   return regs;
@@ -435,16 +432,9 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = ta.cols;  // logical shapes: A is M x K
   const int64_t nw = N / l.wgn, mrep = M / (64 * l.wgm);
   const int64_t n_inst = nw > 256 ? 256 : nw;  // columns per instruction
-  auto asm_call = [&](const std::string& text, const std::string& cons, llvm::Type* ret,
-                      const std::vector<llvm::Value*>& args) {
-    std::vector<llvm::Type*> tys;
-    for (llvm::Value* a : args) tys.push_back(a->getType());
-    llvm::FunctionType* ft = llvm::FunctionType::get(ret, tys, false);
-    return b_.CreateCall(llvm::InlineAsm::get(ft, text, cons, /*hasSideEffects=*/true), args);
-  };
   // The tiles were written before a barrier (the scratch's, the loop's after its cp.async wait,
   // or the one after hoisted operands), and barrier() fences them into the async proxy first.
-  asm_call("wgmma.fence.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
+  inline_asm("wgmma.fence.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
   llvm::Value* wg = b_.CreateLShr(warp_, 2);
   llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
   llvm::Value* gn = b_.CreateLShr(wg, log2i(l.wgm));
@@ -505,11 +495,11 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
         args.push_back(db);
         args.push_back(b_.getInt32(1));
         for (int i = 0; i < regs; ++i) args.push_back(acc[base + i]);
-        llvm::Value* r = asm_call(text, cons, rt, args);
+        llvm::Value* r = inline_asm(text, cons, rt, args);
         for (int i = 0; i < regs; ++i) acc[base + i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
       }
     }
-  asm_call("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
+  inline_asm("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
   // In a pipelined loop (async_wgmma_) the group stays in flight until the top of the next
   // iteration; otherwise it completes here.
   if (async_wgmma_.count(o)) {
