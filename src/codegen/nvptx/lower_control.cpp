@@ -166,6 +166,10 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
 
 void GpuLowering::smem_war_barrier() {
   if (smem_war_done_) return;
+  if (wgmma_prev_in_flight_) {  // a write before this iteration's dot: its group must be done first
+    wgmma_wait(0, {});
+    wgmma_prev_in_flight_ = false;
+  }
   barrier();
   smem_war_done_ = true;
 }
@@ -228,11 +232,11 @@ Status GpuLowering::lower_for(OpId o) {
     }
   }
   // A wgmma dot whose accumulator only feeds the next iteration's dot, with both operand tiles
-  // in the ring, leaves its group in flight into the next iteration (which waits for it at its
-  // top, before its barrier), so the tensor cores run while the warps issue the next tiles'
-  // loads. The tile a group in flight reads must not be overwritten: new tiles go to a spare
-  // buffer, the one the previous iteration consumed, and the buffer consumed now is the next
-  // spare.
+  // in the ring, leaves its group in flight into the next iteration, which issues its own group
+  // before waiting for it (wgmma.wait_group 1, lower_dot_wgmma): the tensor cores always have a
+  // group queued, as in Triton's pipeline. The tile a group in flight reads must not be
+  // overwritten: new tiles go to a spare buffer, the one the previous iteration consumed, after
+  // a barrier that follows the wait (smem_war_barrier); the buffer consumed now is the next spare.
   const std::set<OpId> saved_async = async_wgmma_;
   std::vector<size_t> async_pos;  // carried positions of their accumulators
   if (ring.any() && !ring.dest.empty()) {
@@ -326,14 +330,8 @@ Status GpuLowering::lower_for(OpId o) {
   set(bd.args[0], scalar(iv, val(op.operands[0]).et));
   for (size_t i = 0; i < slots.size(); ++i)
     set(bd.args[i + 1], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
-  // The group the previous iteration left in flight completes here, before the barrier below:
-  // after it no warp reads the buffers this iteration's new tiles go to (the spares), so the
-  // iteration needs no barrier of its own before writing them.
-  for (size_t j : async_pos) {
-    Val acc = val(bd.args[j + 1]);
-    acc.regs = wgmma_wait(0, std::move(acc.regs));
-    set(bd.args[j + 1], std::move(acc));
-  }
+  const bool saved_in_flight = wgmma_prev_in_flight_;
+  wgmma_prev_in_flight_ = !async_pos.empty();
   // Where new tiles go: the buffer of a tile this iteration consumes (the loads that write them
   // with cp.async look themselves up here, lower_memory.cpp).
   std::map<OpId, SmemTile> saved_dest = async_dest_;
@@ -347,16 +345,21 @@ Status GpuLowering::lower_for(OpId o) {
   }
   bool saved_war = smem_war_done_;
   smem_war_done_ = false;
+  const int saved_commits = async_commits_;
+  async_commits_ = 0;
+  llvm::CallInst* async_wait = nullptr;
   if (ring.any()) {
     // The tiles this iteration reads are complete: cp.async groups of earlier iterations (all but
-    // the newest depth - 1, which carry later tiles), and everyone's stores.
+    // those of the newest depth - 1 iterations, which carry later tiles; the count is set below,
+    // once the body's loads have been lowered, each committing a group), and everyone's stores.
     if (ring.async_depth > 0)
-      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(ring.async_depth - 1)});
+      async_wait = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(0)});
     barrier();
-    if (!async_pos.empty()) smem_war_done_ = true;  // the spares' readers are done (above)
   }
   OpId term;
   TRI_RETURN_IF_ERROR(lower_block(op.regions[0], &term));
+  if (async_wait) async_wait->setArgOperand(0, b_.getInt32(static_cast<uint32_t>(async_commits_ * (ring.async_depth - 1))));
+  async_commits_ = saved_commits;
   std::vector<std::vector<llvm::Value*>> next;
   for (size_t i = 0; i < slots.size(); ++i) {
     const Val& y = val(f_->op(term).operands[i]);
@@ -375,6 +378,7 @@ Status GpuLowering::lower_for(OpId o) {
   }
   async_dest_ = saved_dest;
   smem_war_done_ = saved_war;
+  wgmma_prev_in_flight_ = saved_in_flight;
   smem_hoisted_ = saved_hoisted;
   llvm::Value* iv1 = b_.CreateAdd(iv, step);
   llvm::BasicBlock* latch = b_.GetInsertBlock();

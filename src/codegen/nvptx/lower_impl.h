@@ -228,6 +228,9 @@ class GpuLowering {
   // A barrier once per loop iteration before its first write into a buffer whose tile it read.
   bool smem_war_done_ = false;
   void smem_war_barrier();
+  // cp.async groups committed so far in the loop body being lowered (one per load that
+  // lower_load_async takes): lower_for's wait at the top of the body counts in groups.
+  int async_commits_ = 0;
   // Tries to lower load `o` as cp.async into async_dest_'s buffer; false when it does not qualify.
   bool lower_load_async(OpId o);
   // One line per dot for KernelInfo::notes: where it is and which path it took.
@@ -265,14 +268,21 @@ class GpuLowering {
   llvm::GlobalVariable* smem_ = nullptr;
   uint64_t smem_bytes_ = 0;  // scratch (offset 0 up); persist_bytes_ more above it
   bool has_dot_ = false;  // a dot was lowered (no register bound: lower.cpp, run)
-  // Some dot runs on wgmma, which reads shared memory through the async proxy: every barrier
-  // is preceded by fence.proxy.async, so tiles written before a barrier are visible to it.
+  // Some dot runs on wgmma, which reads shared memory through the async proxy: the operand
+  // tiles that threads store (mma_store_operand) are followed by fence.proxy.async, so the next
+  // barrier makes them visible to it. Tiles that cp.async writes need no fence (as in Triton's
+  // and CUTLASS's cp.async pipelines): their wait and barrier suffice.
   bool wgmma_used_ = false;
-  // wgmma dots of the loop being lowered that leave their group in flight until the next
-  // iteration's top: the accumulator only goes to the next iteration's dot, and the operand
-  // tiles come from the ring, whose new tiles then go to a spare buffer, not the one in flight
-  // (lower_for).
+  // wgmma dots of the loop being lowered whose group stays in flight while the next
+  // iteration's group is issued: the accumulator only goes to the next iteration's dot, and the
+  // operand tiles come from the ring, whose new tiles go to a spare buffer, the one the previous
+  // iteration's group read (lower_for). After committing its group, such a dot waits for the one
+  // before (wgmma.wait_group 1), so the tensor cores always have the next group queued.
   std::set<OpId> async_wgmma_;
+  // In the body of such a loop: whether the previous iteration's group may still be in flight
+  // here (no dot of this iteration has waited for it yet). smem_war_barrier() waits for it before
+  // its barrier, since the spare buffer it then lets the warps overwrite is what that group reads.
+  bool wgmma_prev_in_flight_ = false;
   // Line info: the kernel's debug scope, or null when GpuOptions::line_info is off. Each op's
   // instructions carry its IR location (a device function's ops, inlined, carry their own).
   llvm::DISubprogram* scope_ = nullptr;

@@ -183,6 +183,7 @@ bool GpuLowering::lower_load_async(OpId o) {
     }
   });
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  ++async_commits_;
   Val v;
   v.kind = Val::Kind::Smem;
   v.et = e;

@@ -212,6 +212,11 @@ void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
                             llvm::Align(2 * vec));
     }
   });
+  // These generic-proxy writes become visible to wgmma (the async proxy) after this fence and
+  // the barrier that precedes every dot's reads. A fence before every barrier instead would sit
+  // in each pipelined loop iteration, where it costs a MEMBAR.ALL.CTA that waits for the
+  // iteration's cp.async copies still in flight.
+  if (wgmma_used_) inline_asm("fence.proxy.async.shared::cta;", "~{memory}", b_.getVoidTy(), {});
 }
 
 bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
@@ -433,7 +438,8 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   const int64_t nw = N / l.wgn, mrep = M / (64 * l.wgm);
   const int64_t n_inst = nw > 256 ? 256 : nw;  // columns per instruction
   // The tiles were written before a barrier (the scratch's, the loop's after its cp.async wait,
-  // or the one after hoisted operands), and barrier() fences them into the async proxy first.
+  // or the one after hoisted operands); mma_store_operand fenced the stored ones into the async
+  // proxy.
   inline_asm("wgmma.fence.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
   llvm::Value* wg = b_.CreateLShr(warp_, 2);
   llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
@@ -500,10 +506,12 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
       }
     }
   inline_asm("wgmma.commit_group.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
-  // In a pipelined loop (async_wgmma_) the group stays in flight until the top of the next
-  // iteration; otherwise it completes here.
+  // In a pipelined loop (async_wgmma_) the group stays in flight into the next iteration: what
+  // completes here is the previous iteration's group, whose tiles the loads after the next
+  // barrier overwrite (lower_for). Otherwise the group completes here.
   if (async_wgmma_.count(o)) {
-    // In flight into the next iteration, which waits for it before its barrier (lower_for).
+    acc = wgmma_wait(1, std::move(acc));
+    wgmma_prev_in_flight_ = false;
   } else {
     // The wait also takes A's registers, so they live (unchanged) until the group completes.
     const size_t n_acc = acc.size();
