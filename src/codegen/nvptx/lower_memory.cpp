@@ -170,6 +170,13 @@ bool GpuLowering::lower_load_async(OpId o) {
   const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                                  : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                               : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+  // A masked copy takes its mask as the instruction's ignore-src predicate (PTX 7.5), which
+  // becomes the copy's own predicate: LLVM's intrinsic takes a source size instead, and the
+  // selects that compute it from a mask made of several conditions (the tile's edges, the
+  // pipelined iteration's) cost a chain of dependent instructions per copy in the loop.
+  const bool ignore_src = !masks.empty() && opt_.ptx_version >= 75;
+  const std::string cp_text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                              std::to_string(bytes) + ", $2;";
   smem_war_barrier();  // every warp is done reading the buffer this tile replaces
   emit_if(owner(l), [&] {
     for (int64_t r = 0; r < l.nregs(); r += vec) {
@@ -177,6 +184,11 @@ bool GpuLowering::lower_load_async(OpId o) {
       Coord c = coords(l, r);
       llvm::Value* dst = smem_ptr(mma_smem_offset(t, c[0], c[1]));
       llvm::Value* src = b_.CreateAddrSpaceCast(ptrs[r], llvm::PointerType::get(c_, 1));
+      if (ignore_src) {
+        inline_asm(cp_text, "l,l,b,~{memory}", b_.getVoidTy(),
+                   {b_.CreatePtrToInt(dst, b_.getInt64Ty()), b_.CreatePtrToInt(src, b_.getInt64Ty()), b_.CreateNot(masks[r])});
+        continue;
+      }
       llvm::Value* size = b_.getInt32(static_cast<uint32_t>(bytes));
       if (!masks.empty()) size = b_.CreateSelect(masks[r], size, b_.getInt32(0));
       b_.CreateIntrinsic(id, {}, {dst, src, size});
