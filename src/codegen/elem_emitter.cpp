@@ -315,16 +315,26 @@ llvm::Value* ElemEmitter::atomic_lane(const ir::Function& f, OpId o, llvm::Value
   if (kind == "xchg") {
     return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, p, val, align, ord);
   }
-  if (kind == "add" && !small) {
+  if (kind == "add" && e.s == Scalar::F64) {
     return b_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, p, val, align, ord);
   }
   // Everything else is a compare-and-swap loop on the bits: small-float arithmetic (computed in
-  // f32 and rounded, like any other op on the type) and float min/max (IEEE minimum/maximum).
+  // f32 and rounded, like any other op on the type), f32 add (which flushes subnormal operands
+  // and results to sign-preserving zero, as the GPU's atom.add.f32 does: docs/ir.md, "Atomics")
+  // and float min/max (IEEE minimum/maximum).
+  auto flush = [&](llvm::Value* x) -> llvm::Value* {
+    llvm::Value* tiny = b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                         llvm::ConstantFP::get(x->getType(), 0x1p-126));
+    llvm::Value* zero = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, llvm::ConstantFP::get(x->getType(), 0.0), x);
+    return b_.CreateSelect(tiny, zero, x);
+  };
   llvm::Type* it = b_.getIntNTy(elem_bytes(e) * 8);
   auto combine = [&](llvm::Value* old_bits) -> llvm::Value* {
     llvm::Value* old = small ? old_bits : b_.CreateBitCast(old_bits, reg_ty(e));
     llvm::Value* r;
-    if (kind == "add") {
+    if (kind == "add" && e.s == Scalar::F32) {
+      r = flush(b_.CreateFAdd(flush(old), flush(val)));
+    } else if (kind == "add") {
       r = float_arith(e, {old, val}, [&](const std::vector<llvm::Value*>& a) { return b_.CreateFAdd(a[0], a[1]); });
     } else if (kind == "min" || kind == "max") {
       auto id = kind == "min" ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum;

@@ -969,9 +969,13 @@ Status Interp::exec_atomic(Frame& fr, OpId o) {
                   : kind == "umin" ? IntOp::UMin : IntOp::UMax;
         next = int_binary(iop, old, x, w, &dz);
       } else if (ir::is_float(s)) {
-        uint64_t in[2] = {old, x};
+        // f32 add flushes subnormal operands and results to sign-preserving zero (docs/ir.md,
+        // "Atomics": what the GPU's atom.add.f32 does, so every target gives the same bits).
+        const bool ftz = s == Scalar::F32 && kind == "add";
+        auto flush = [&](uint64_t b) { return ftz && (b & 0x7f800000u) == 0 ? (b & 0x80000000u) : b; };
+        uint64_t in[2] = {flush(old), flush(x)};
         Opcode c = kind == "add" ? Opcode::Add : kind == "min" ? Opcode::FMin : Opcode::FMax;
-        next = eval_float(c, s, in, 2, true, nullptr);
+        next = flush(eval_float(c, s, in, 2, true, nullptr));
       } else {
         IntOp iop = kind == "add" ? IntOp::Add : kind == "min" ? IntOp::SMin : IntOp::SMax;
         next = int_binary(iop, old, x, w, &dz);

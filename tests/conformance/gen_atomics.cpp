@@ -82,6 +82,43 @@ Group distinct_addresses(uint64_t seed, int32_t dt) {
   return b.finish();
 }
 
+// f32 add with subnormal operands and results, at distinct addresses: every target flushes them
+// to zero of the same sign (docs/ir.md, "Atomics"), so the returned old values and memory agree
+// bit for bit. Pairs (memory, value): both subnormal; a normal memory and a subnormal value (the
+// value counts as zero); two normals whose sum is subnormal (flushed); the smallest normal plus
+// zero; negative zero plus a subnormal; and ordinary values between them.
+Group f32_add_subnormals(uint64_t seed) {
+  const int32_t dt = TRI_DTYPE_F32;
+  Tile tile{{64}, {64}, 1};
+  Builder b("atomic, f32 add with subnormal operands and results <64>", seed);
+  const double tiny = 0x1p-149, min_normal = 0x1p-126;
+  const double pairs[][2] = {{tiny, tiny},           {3 * tiny, -tiny},         {min_normal, -tiny},
+                             {0x1.8p-126, -0x1p-126}, {-0x1.8p-126, 0x1p-126},   {min_normal, 0.0},
+                             {-0.0, tiny},           {-0.0, -3 * tiny},         {0x1p-125, -0x1.fp-126},
+                             {1.0, tiny},            {0.5, 0.25},               {-2.0, 0x1.ffffcp-127}};
+  const size_t np = sizeof(pairs) / sizeof(pairs[0]);
+  HostBuffer vals(dt, {64}), m(dt, {64 + 8});
+  for (size_t i = 0; i < 64; ++i) {
+    const double* p = pairs[i % np];
+    const double sign = (i / np) % 2 ? -1.0 : 1.0;
+    m.set(i, double_to_float_bits(dt, sign * p[0]));
+    vals.set(i, double_to_float_bits(dt, sign * p[1]));
+  }
+  for (size_t i = 64; i < 72; ++i) m.set(i, double_to_float_bits(dt, 1.0));
+  std::string v = b.in_buf("v", std::move(vals));
+  std::string mem = b.in_buf("mem", std::move(m));
+  std::string old = b.out_buf("old", dt, 64);
+  TileIR t = emit_tile(b, tile);
+  std::string vv = load_tile(b, t, v, dt, lit(dt, 0));
+  const std::string pt = blk(t.dims, ptr_t(dt)), vt = blk(t.dims, dt);
+  std::string p = b.op("addptr " + b.op("splat " + mem, pt) + ", " + t.offs, pt);
+  std::string r = b.op("atomic[kind=add] " + p + ", " + vv + ", mask=" + t.mask, vt);
+  store_tile(b, t, old, dt, r);
+  b.check("atomic[kind=add] returned", "old", Cmp::Exact, {"mem", "v"});
+  b.check("atomic[kind=add] memory", "mem", Cmp::Exact, {"v"});
+  return b.finish();
+}
+
 // 8 programs x 64 lanes combine into 4 addresses (lane % 4), plus one scalar counter that
 // every program increments.
 Group contention(uint64_t seed, int32_t dt) {
@@ -131,6 +168,7 @@ void gen_atomics(uint64_t seed, const GroupSink& sink) {
     sink(distinct_addresses(seed, dt));
     sink(contention(seed, dt));
   }
+  sink(f32_add_subnormals(seed));
 }
 
 }  // namespace conf

@@ -394,25 +394,28 @@ llvm::Value* GpuLowering::wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* 
   const bool slabs = row_elems * 2 > 128;
   const int64_t row_bytes = slabs ? 128 : row_elems * 2;
   const uint64_t mode = row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : 3;
-  llvm::Value* start = b_.CreateAdd(b_.CreatePtrToInt(smem_, b_.getInt32Ty()), t.base);
-  llvm::Value* i32 = nullptr;
+  // The start address is a part that varies (the tile's buffer, the warpgroup's rows or slab)
+  // plus a constant (k0's offset); both are multiples of 16, and the whole is below 2^18 (the
+  // shared window), so the descriptor of (mn0, k0) is that of (mn0, 0) plus the constant / 16:
+  // the k steps of one dot share one computed descriptor and differ by an immediate add.
+  llvm::Value* var = b_.CreateAdd(b_.CreatePtrToInt(smem_, b_.getInt32Ty()), t.base);
+  uint64_t koff = 0;
   uint64_t lbo = 1, sbo = static_cast<uint64_t>(8 * row_bytes);
   if (k_major) {
     // Row mn0 of the slab holding k0.
     const int64_t slab = slabs ? k0 / 64 : 0, kin = slabs ? k0 % 64 : k0;
-    i32 = b_.CreateAdd(b_.CreateMul(mn0, b_.getInt32(static_cast<uint32_t>(row_bytes))),
-                       b_.getInt32(static_cast<uint32_t>(slab * stored_rows * 128 + kin * 2)));
+    var = b_.CreateAdd(var, b_.CreateMul(mn0, b_.getInt32(static_cast<uint32_t>(row_bytes))));
+    koff = static_cast<uint64_t>(slab * stored_rows * 128 + kin * 2);
   } else {
     // Row k0 of the slab holding mn0 (mn0 starts a slab: mma_layouts' warpgroup columns).
-    llvm::Value* slab_off = slabs ? b_.CreateMul(b_.CreateLShr(mn0, 6), b_.getInt32(static_cast<uint32_t>(stored_rows * 128)))
-                                  : b_.getInt32(0);
-    i32 = b_.CreateAdd(slab_off, b_.getInt32(static_cast<uint32_t>(k0 * row_bytes)));
+    if (slabs) var = b_.CreateAdd(var, b_.CreateMul(b_.CreateLShr(mn0, 6), b_.getInt32(static_cast<uint32_t>(stored_rows * 128))));
+    koff = static_cast<uint64_t>(k0 * row_bytes);
     if (slabs) lbo = static_cast<uint64_t>(stored_rows * 128);
   }
-  start = b_.CreateAdd(start, i32);
-  llvm::Value* addr = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(start, 4), b_.getInt32(0x3fff)), b_.getInt64Ty());
+  llvm::Value* addr = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(var, 4), b_.getInt32(0x3fff)), b_.getInt64Ty());
   const uint64_t fixed = ((lbo >> (lbo == 1 ? 0 : 4)) & 0x3fff) << 16 | ((sbo >> 4) & 0x3fff) << 32 | mode << 62;
-  return b_.CreateOr(addr, b_.getInt64(fixed));
+  llvm::Value* desc = b_.CreateOr(addr, b_.getInt64(fixed));
+  return koff ? b_.CreateAdd(desc, b_.getInt64(koff >> 4)) : desc;
 }
 
 std::vector<llvm::Value*> GpuLowering::wgmma_wait(int pending, std::vector<llvm::Value*> regs) {
