@@ -951,7 +951,11 @@ Status GpuLowering::run(KernelInfo* info) {
   b_.SetInsertPoint(entry_);
   tid_ = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
   lane_ = b_.CreateAnd(tid_, 31);
-  warp_ = b_.CreateLShr(tid_, 5);
+  // The warp index, read back from lane 0 with a shuffle: the value is the same, but ptxas then
+  // knows it is uniform across the warp, so what is computed from it alone (wgmma descriptors,
+  // per-warp shared memory offsets) goes to the uniform datapath instead of every lane.
+  warp_ = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b_.getInt32(0xffffffffu), b_.CreateLShr(tid_, 5), b_.getInt32(0), b_.getInt32(31)});
   std::vector<Val> vals(kernel_.values.size());
   f_ = &kernel_;
   vals_ = &vals;
@@ -1017,7 +1021,8 @@ Status lower_kernel(const ir::Module& m, const ir::Function& kernel, const GpuOp
                         "NVSHMEM (issue 14)");
   auto mod = std::make_unique<llvm::Module>(kernel.name, ctx);
   mod->setTargetTriple("nvptx64-nvidia-cuda");
-  mod->setDataLayout("e-i64:64-i128:128-v16:16-v32:32-n16:32:64");
+  // NVPTX's layout with 32-bit shared, const and local pointers (ptx.cpp sets nvptx-short-ptr).
+  mod->setDataLayout("e-p3:32:32-p4:32:32-p5:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64");
   detail::GpuLowering l(m, kernel, opt, ctx, mod.get());
   TRI_RETURN_IF_ERROR(l.run(info));
   TRI_RETURN_IF_ERROR(mathlib::link_into(*mod));

@@ -185,8 +185,8 @@ bool GpuLowering::lower_load_async(OpId o) {
       llvm::Value* dst = smem_ptr(mma_smem_offset(t, c[0], c[1]));
       llvm::Value* src = b_.CreateAddrSpaceCast(ptrs[r], llvm::PointerType::get(c_, 1));
       if (ignore_src) {
-        inline_asm(cp_text, "l,l,b,~{memory}", b_.getVoidTy(),
-                   {b_.CreatePtrToInt(dst, b_.getInt64Ty()), b_.CreatePtrToInt(src, b_.getInt64Ty()), b_.CreateNot(masks[r])});
+        inline_asm(cp_text, "r,l,b,~{memory}", b_.getVoidTy(),
+                   {b_.CreatePtrToInt(dst, b_.getInt32Ty()), b_.CreatePtrToInt(src, b_.getInt64Ty()), b_.CreateNot(masks[r])});
         continue;
       }
       llvm::Value* size = b_.getInt32(static_cast<uint32_t>(bytes));

@@ -5,6 +5,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
@@ -32,6 +33,13 @@ void init_nvptx() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // Shared (and const, local) addresses in 32-bit registers, as the hardware takes them: with
+    // 64-bit pointers every shared access pays a widening and a 64-bit add (the lowering's data
+    // layout, lower.cpp, says the same). The option is LLVM's own, set once in Tri's private
+    // copy of LLVM.
+    auto& opts = llvm::cl::getRegisteredOptions();
+    if (auto it = opts.find("nvptx-short-ptr"); it != opts.end())
+      static_cast<llvm::cl::opt<bool>*>(it->second)->setValue(true);
   });
 }
 
