@@ -50,30 +50,27 @@ llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) {
 }
 
 // 2^x on f32 is one ex2.approx.f32, without .ftz: within 2 ulp over the whole range, subnormal
-// results included (ptxas adds the scaling that keeps them; bench/gpu/ulp_sweep.py measures
-// every f32 input on the GPU), -inf -> +0, +inf -> +inf, NaN -> NaN. docs/ir.md asks for 4 ulp.
+// results included (ptxas adds the scaling that keeps them), -inf -> +0, +inf -> +inf, NaN ->
+// NaN. docs/ir.md asks for 4 ulp; bench/gpu/ulp_sweep.py measures every f32 input on the GPU.
 //
-// e^x goes through the same instruction on a reduced argument, within 3 ulp: x log2(e) is split
-// exactly into n + f, |f| <= 1/2 + 2^-20, with an FMA for the product's rounding error (which
-// alone would cost up to ~60 ulp near the ends of the range); 2^f comes from ex2.approx, and 2^n
-// is applied as two exact powers of two so that a subnormal result is rounded once. Past the
-// clamps the result is 0 or inf anyway; NaN in, NaN out. About 15 instructions and one MUFU,
-// where the portable polynomial (vec_math.h) takes about 30 without FMA.
+// e^x is 2^hi * 2^lo with hi + lo = x log2(e) split exactly by FMA (hi alone would cost up to
+// ~60 ulp near the ends of the range): 2^hi from the same instruction, 2^lo as 1 + lo ln2
+// (|lo| < 2^-16), rounded, then one product. x is first clamped to [-104, 89], past which the
+// result is 0 or inf anyway, with NaN-propagating min/max (so the product never meets inf * 0
+// and NaN stays NaN). 10 instructions and one MUFU.
 llvm::Value* emit_exp_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x, bool base2) {
   if (base2) return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {x});
   llvm::Type* f32 = b.getFloatTy();
   auto cf = [&](double v) { return llvm::ConstantFP::get(f32, v); };
-  llvm::Value* xc = b.CreateMinNum(b.CreateMaxNum(x, cf(-104.0)), cf(89.0));
+  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum,
+                                            b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, cf(-104.0)), cf(89.0));
   const double l_hi = static_cast<float>(1.4426950408889634), l_lo = 1.4426950408889634 - l_hi;
   llvm::Value* hi = b.CreateFMul(xc, cf(l_hi));
   llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {xc, cf(l_hi), b.CreateFNeg(hi)});
   lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {xc, cf(static_cast<float>(l_lo)), lo});
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, hi);
-  llvm::Value* f = b.CreateFAdd(b.CreateFSub(hi, n), lo);  // hi - n is exact
-  llvm::Value* e = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {f});
-  llvm::Value *p1, *p2;
-  pow2_split(b, b.CreateFPToSI(n, b.getInt32Ty()), &p1, &p2);
-  return keep_nan(b, x, b.CreateFMul(b.CreateFMul(e, p1), p2));
+  llvm::Value* y = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {hi});
+  llvm::Value* c = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {lo, cf(0.693147180559945309), cf(1.0)});
+  return b.CreateFMul(y, c);
 }
 
 llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
@@ -562,28 +559,33 @@ llvm::Value* GpuLowering::uniform_f32_divisor(OpId o) {
 
 // a / d for every register, correctly rounded, with one reciprocal for the program: q0 = a r,
 // e = a - q0 d (exact, by FMA), q = q0 + e r rounds to the IEEE quotient when r = RN(1/d) and
-// nothing over- or underflows (Markstein's theorem). Those ranges are checked for all of the
-// thread's elements at once; a thread with any element outside them (zeros, infinities, NaN,
-// huge or tiny operands) divides every element with div.rn instead. Per element this is 3 FMAs
-// and 2 compares, where div.rn costs 8 instructions and a branch around its slow path, which
-// also held registers: a softmax row of 16384 f32 on 16 warps spilled.
+// nothing over- or underflows (Markstein's theorem). That holds when 2^-20 <= |d| <= 2^20 and
+// 2^-100 <= |a| <= 2^100 (then every intermediate is normal), checked for all of the thread's
+// elements at once through the smallest and largest |a| (NaN-propagating min and max); a
+// thread with any element outside (zeros, infinities, NaN, huge or tiny operands) divides every
+// element with div.rn instead. Per element this is 3 FMAs and 2 min/max, where div.rn costs 8
+// instructions and a branch around its slow path, which also held registers: a softmax row of
+// 16384 f32 on 16 warps spilled.
 std::vector<llvm::Value*> GpuLowering::divide_by_uniform(const std::vector<llvm::Value*>& a, llvm::Value* d) {
   llvm::Type* f32 = b_.getFloatTy();
   auto cf = [&](double v) { return llvm::ConstantFP::get(f32, v); };
   auto fabs = [&](llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
-  auto in_range = [&](llvm::Value* v) {  // 2^-100 <= |v| <= 2^100 (false for NaN)
-    llvm::Value* m = fabs(v);
-    return b_.CreateAnd(b_.CreateFCmpOGE(m, cf(0x1p-100)), b_.CreateFCmpOLE(m, cf(0x1p100)));
+  auto in_range = [&](llvm::Value* lo, llvm::Value* hi, double bound) {  // false for NaN
+    return b_.CreateAnd(b_.CreateFCmpOGE(lo, cf(1.0 / bound)), b_.CreateFCmpOLE(hi, cf(bound)));
   };
   llvm::Value* r = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_rn_f, {}, {d});
-  llvm::Value* ok = in_range(d);
+  llvm::Value* ok = in_range(fabs(d), fabs(d), 0x1p20);
+  llvm::Value *lo = nullptr, *hi = nullptr;
   std::vector<llvm::Value*> fast;
   for (llvm::Value* x : a) {
     llvm::Value* q0 = b_.CreateFMul(x, r);
     llvm::Value* e = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {b_.CreateFNeg(q0), d, x});
     fast.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {e, r, q0}));
-    ok = b_.CreateAnd(ok, b_.CreateAnd(in_range(x), in_range(q0)));
+    llvm::Value* m = fabs(x);
+    lo = lo ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, lo, m) : m;
+    hi = hi ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, hi, m) : m;
   }
+  if (lo) ok = b_.CreateAnd(ok, in_range(lo, hi, 0x1p100));
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* slow = llvm::BasicBlock::Create(c_, "div.slow", lf_);
   llvm::BasicBlock* join = llvm::BasicBlock::Create(c_, "div.join", lf_);
