@@ -56,7 +56,6 @@ def main():
     args = ap.parse_args()
     tri = Tri()
     chunk = 1 << args.chunk_log2
-    x_bits = torch.empty(chunk, dtype=torch.int32, device="cuda")
     y = torch.empty(chunk, dtype=torch.float32, device="cuda")
     worst_all = 0
     for name in args.only.split(","):
@@ -64,8 +63,7 @@ def main():
         k = tri.compile(m, "sweep", {"BLOCK": 1024})
         worst, worst_x, count_over = -1, None, 0
         for base in range(-(1 << 31), 1 << 31, chunk):
-            x_bits.copy_(torch.arange(base, base + chunk, dtype=torch.int64, device="cuda").to(torch.int32))
-            x = x_bits.view(torch.float32)
+            x = torch.arange(base, base + chunk, dtype=torch.int64, device="cuda").to(torch.int32).view(torch.float32)
             k.launch(((chunk + 1023) // 1024,), k.args(x, y, ("i32", chunk)), torch.cuda.current_stream().cuda_stream)
             ref = REFERENCE[name](x.double()).float()
             both_nan = torch.isnan(ref) & torch.isnan(y)
