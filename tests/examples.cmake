@@ -35,4 +35,11 @@ foreach(name allgather_gemm gemm_reduce_scatter)
                            ENVIRONMENT "TRI_TARGET=${target};TRI_RANKS=${ranks}" LABELS examples TIMEOUT 120)
     endforeach()
   endforeach()
+  # GPU teams: one process per GPU on NVSHMEM; skipped where there are fewer GPUs (or no NVSHMEM).
+  foreach(ranks 1 2 4)
+    add_test(NAME examples/${name}/cuda/ranks${ranks} COMMAND example_${name})
+    set_tests_properties(examples/${name}/cuda/ranks${ranks} PROPERTIES
+                         ENVIRONMENT "TRI_TARGET=cuda;TRI_RANKS=${ranks}" LABELS "examples;gpu" TIMEOUT 120
+                         SKIP_REGULAR_EXPRESSION "skipped: ")
+  endforeach()
 endforeach()

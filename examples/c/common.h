@@ -51,6 +51,9 @@ static struct {
   int (*alloc_managed)(uint64_t*, size_t, unsigned);
   int (*free)(uint64_t);
   int (*sync)(void);
+  int (*htod)(uint64_t, const void*, size_t);
+  int (*dtoh)(void*, uint64_t, size_t);
+  int device; /* the GPU this process uses (team.h: a rank's own) */
 } ex_cu;
 
 static inline int ex_gpu(void) { return strcmp(ex_target(), "cuda") == 0; }
@@ -75,7 +78,9 @@ static inline void ex_cuda_init(void) {
   *(void**)&ex_cu.alloc_managed = dlsym(h, "cuMemAllocManaged");
   *(void**)&ex_cu.free = dlsym(h, "cuMemFree_v2");
   *(void**)&ex_cu.sync = dlsym(h, "cuCtxSynchronize");
-  if (!init || init(0) || device_get(&dev, 0) || retain(&ctx, dev) || set_current(ctx)) {
+  *(void**)&ex_cu.htod = dlsym(h, "cuMemcpyHtoD_v2");
+  *(void**)&ex_cu.dtoh = dlsym(h, "cuMemcpyDtoH_v2");
+  if (!init || init(0) || device_get(&dev, ex_cu.device) || retain(&ctx, dev) || set_current(ctx)) {
     fprintf(stderr, "TRI_TARGET=cuda: no usable CUDA device\n");
     exit(1);
   }
@@ -161,6 +166,8 @@ static inline tri_kernel* ex_compile(const char* file, const char* kernel, const
   for (int i = 0; i < nconsts; ++i) EX_CHECK(tri_compile_options_set_constexpr_int(opts, consts[i].name, consts[i].value));
   const char* stages = getenv("TRI_NUM_STAGES");
   if (stages && *stages) EX_CHECK(tri_compile_options_set_num_stages(opts, atoi(stages)));
+  const char* warps = getenv("TRI_NUM_WARPS");
+  if (warps && *warps) EX_CHECK(tri_compile_options_set_num_warps(opts, atoi(warps)));
   EX_CHECK(tri_kernel_compile(mod, kernel, opts, &k));
   tri_compile_options_destroy(opts);
   /* The kernel keeps the module and the context alive. */

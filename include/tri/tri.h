@@ -492,6 +492,47 @@ TRI_API tri_result tri_team_set_wait_timeout(tri_team* team, uint64_t timeout_ms
 TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x, uint32_t grid_y,
                                    uint32_t grid_z, const tri_arg* args, uint32_t num_args_per_rank);
 
+/* ---- GPU teams: one rank per process, each on its own GPU, on NVSHMEM ---------------------
+ * A GPU team's ranks are processes of one node (every pair of GPUs connected by NVLink or PCIe
+ * peer access); NVSHMEM's host library (libnvshmem_host.so.3, found through $TRI_NVSHMEM_LIB or
+ * the library path) bootstraps them from a unique id that one process makes and the host sends
+ * to the others by any means (a pipe, a file, MPI, a socket). tri_team_alloc, tri_team_ptr,
+ * tri_team_set_wait_timeout, tri_team_launch and tri_team_destroy work on GPU teams too; in a GPU
+ * team tri_team_alloc, tri_team_free and tri_team_destroy are collective (every rank makes the
+ * same calls in the same order), tri_team_ptr gives device addresses (a peer's as mapped on this
+ * GPU), and tri_team_launch takes this process's rank's arguments only (num_args_per_rank of
+ * them) and returns when its kernel has finished. A `wait` that times out on the GPU prints its
+ * message and stops the kernel (the launch fails with the driver's error for a device-side
+ * assert; the context cannot launch again). Kernels must be compiled for "cuda". */
+#define TRI_TEAM_ID_BYTES 128
+/* Makes the unique id of a new GPU team into out_id (id_bytes at least TRI_TEAM_ID_BYTES). The
+ * process that makes it must join the team as rank 0. Errors: TRI_ERROR_UNSUPPORTED (NVSHMEM
+ * cannot be loaded; the message says how to point Tri at it), TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
+TRI_API tri_result tri_team_make_id(tri_context* context, void* out_id, size_t id_bytes);
+/* Joins the GPU team of `id` as rank `rank` of `num_ranks`, on CUDA device `device` (0-based),
+ * whose primary context becomes current on the calling thread; each rank's symmetric heap is
+ * heap_bytes_per_rank bytes (rounded up to 64) of that GPU's memory from NVSHMEM, zeroed. Blocks
+ * until every rank has joined. One GPU team per process at a time. Errors:
+ * TRI_ERROR_UNSUPPORTED (no driver, no NVSHMEM, peers not reachable by load and store, a second
+ * team in this process), TRI_ERROR_INVALID_ARGUMENT (an id of another size, rank past
+ * num_ranks, a device past the count), TRI_ERROR_OUT_OF_MEMORY, TRI_ERROR_RUNTIME (NVSHMEM's
+ * bootstrap failed). The caller owns *out_team (tri_team_destroy, collective). Since 0.2. */
+TRI_API tri_result tri_team_join(tri_context* context, const void* id, size_t id_bytes, uint32_t rank,
+                                 uint32_t num_ranks, uint32_t device, uint64_t heap_bytes_per_rank,
+                                 tri_team** out_team);
+/* This process's rank and the team's size (either pointer may be NULL). A host team reports rank
+ * 0. Errors: TRI_ERROR_INVALID_ARGUMENT (NULL team). Since 0.2. */
+TRI_API tri_result tri_team_rank(const tri_team* team, uint32_t* out_rank, uint32_t* out_num_ranks);
+/* Waits until this rank's GPU work is done and every rank of the team has called it (a host
+ * team returns at once). Errors: TRI_ERROR_RUNTIME (a kernel of this rank failed). Since 0.2. */
+TRI_API tri_result tri_team_barrier(tri_team* team);
+/* Launches this process's rank of a GPU team's kernel on `stream` (a CUstream; NULL: the default
+ * stream of the team's context) and returns without waiting, as tri_launch does. args holds
+ * this rank's num_args arguments. Errors: those of tri_launch, TRI_ERROR_INVALID_ARGUMENT (a
+ * host team, a kernel not compiled for "cuda"). Since 0.2. */
+TRI_API tri_result tri_team_launch_async(const tri_kernel* kernel, tri_team* team, uint32_t grid_x, uint32_t grid_y,
+                                         uint32_t grid_z, const tri_arg* args, uint32_t num_args, void* stream);
+
 /* ---- Autotuning -----------------------------------------------------------------------------
  * tri_tune compiles one kernel under each config of a space (constexpr values, warps, stages),
  * times a launch of each, keeps the fastest and returns it compiled, with every config's time as

@@ -50,10 +50,17 @@ struct TeamLaunch {
   uint64_t heap_bytes = 0;
   // A `wait` that has not seen its signal after this long fails the launch (0: never).
   uint64_t wait_timeout_ms = 0;
+  // The cuda target: the device address of num_ranks u64 heap bases as this rank's GPU maps
+  // them (the kernel's hidden parameter).
+  uint64_t device_bases = 0;
   // Set by the first program of the team that fails; every wait of the team then gives up, so
   // that no rank waits for a signal a failed rank will never send. May be null.
   std::atomic<bool>* abort = nullptr;
 };
+
+// Every rank's symmetric heap starts on this many bytes, on every target, so that the shift from
+// one rank's copy of a buffer to another's (symm_at) keeps alignment up to it (axis info).
+constexpr int64_t kSymmetricHeapAlign = 64;
 
 // Program instances that a launch of a kernel with `wait` runs at once, each on its own thread
 // (kernels that wait need every program they wait for to be running); a team launch counts every

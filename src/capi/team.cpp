@@ -18,27 +18,16 @@
 
 #include "base/team.h"
 #include "capi/handles.h"
+#include "capi/team.h"
 #include "target/target.h"
 
 using namespace tri;
 using tri::capi::guard;
 using tri::capi::set_error;
 
-struct tri_team {
-  tri_context* context = nullptr;  // holds a reference
-  uint32_t num_ranks = 0;
-  uint64_t heap_bytes = 0;
-  void* memory = nullptr;
-  size_t memory_bytes = 0;
-  std::vector<uint64_t> bases;  // one per rank
-  std::atomic<uint64_t> wait_timeout_ms{kDefaultWaitTimeoutMs};
-  std::mutex mu;                        // guards `used`
-  std::map<uint64_t, uint64_t> used;    // offset -> bytes of each allocation
-};
-
 namespace {
 
-constexpr uint64_t kHeapAlign = 64;
+constexpr uint64_t kHeapAlign = kSymmetricHeapAlign;
 constexpr uint32_t kMaxRanks = static_cast<uint32_t>(kMaxCoresidentPrograms);
 
 bool is_wait(ir::Opcode c) { return c == ir::Opcode::Wait; }
@@ -84,7 +73,8 @@ TRI_API tri_result tri_team_create(tri_context* context, uint32_t num_ranks, uin
 TRI_API void tri_team_destroy(tri_team* team) {
   if (!team) return;
   tri_context* c = team->context;
-  capi::mem_free(c, team->memory, team->memory_bytes);
+  if (team->gpu) capi::gpu_team_destroy(team);
+  else capi::mem_free(c, team->memory, team->memory_bytes);
   delete team;
   capi::context_release(c);
 }
@@ -121,8 +111,17 @@ TRI_API tri_result tri_team_alloc(tri_team* team, uint64_t bytes, uint64_t* out_
                                               " bytes in the team's heaps of " + std::to_string(team->heap_bytes) +
                                               " bytes (" + std::to_string(free_bytes) +
                                               " bytes free in all); make the team with larger heaps");
-    for (uint32_t r = 0; r < team->num_ranks; ++r)
-      std::memset(reinterpret_cast<void*>(team->bases[r] + offset), 0, static_cast<size_t>(size));
+    if (team->gpu) {
+      Status st = capi::gpu_team_zero(team, offset, size);
+      if (!st.is_ok()) {
+        std::lock_guard<std::mutex> lock(team->mu);
+        team->used.erase(offset);
+        return set_error(st);
+      }
+    } else {
+      for (uint32_t r = 0; r < team->num_ranks; ++r)
+        std::memset(reinterpret_cast<void*>(team->bases[r] + offset), 0, static_cast<size_t>(size));
+    }
     *out_offset = offset;
     return TRI_OK;
   });
@@ -166,11 +165,13 @@ TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uin
   TRI_CHECK_ARG(team);
   return guard([&] {
     const capi::Compiled& c = *kernel->compiled;
+    if (team->gpu)
+      return set_error(capi::gpu_team_launch(kernel, team, grid_x, grid_y, grid_z, args, num_args_per_rank, nullptr, true));
     if (c.target->uses_stream())
-      return set_error(Code::Unsupported, "tri_team_launch: kernel @" + c.kernel().name + " is compiled for the \"" +
-                                              std::string(c.target->name()) +
-                                              "\" target; teams run on the \"cpu\" and \"interp\" targets for now "
-                                              "(the cuda target needs NVSHMEM, issue 14)");
+      return set_error(Code::InvalidArgument, "tri_team_launch: kernel @" + c.kernel().name + " is compiled for the \"" +
+                                                  std::string(c.target->name()) +
+                                                  "\" target, and this team runs on the host (tri_team_create); GPU "
+                                                  "kernels run in GPU teams (tri_team_join)");
     if (grid_x > kMaxGridX || grid_y > kMaxGridYZ || grid_z > kMaxGridYZ)
       return set_error(Code::InvalidArgument, "tri_team_launch: grid (" + std::to_string(grid_x) + ", " +
                                                   std::to_string(grid_y) + ", " + std::to_string(grid_z) +

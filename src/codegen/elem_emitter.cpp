@@ -16,7 +16,15 @@ using ir::Opcode;
 using ir::OpId;
 using ir::Scalar;
 
+bool bool_attr(const ir::Function& f, OpId o, const char* name) {
+  if (ir::op_info(f.op(o).code).attr_index(name) < 0) return false;
+  const ir::Attr& a = f.attr(o, name);
+  return a.present() && a.i;
+}
+
 int64_t enum_attr(const ir::Function& f, OpId o, const char* name) {
+  // An op without the attribute (a `get` lowered as a `load`) has its first value, "none".
+  if (ir::op_info(f.op(o).code).attr_index(name) < 0) return 0;
   const ir::Attr& a = f.attr(o, name);
   if (a.present()) return a.i;
   const ir::OpInfo& info = ir::op_info(f.op(o).code);

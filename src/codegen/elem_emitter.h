@@ -31,6 +31,9 @@ inline int elem_bytes(EType e) {
 // An enum attribute of op `o` as the index of its value (the spec's default when absent), and
 // as its name.
 int64_t enum_attr(const ir::Function& f, ir::OpId o, const char* name);
+// A bool attribute's value; false when the op has no attribute of that name (a lowering shared
+// by ops of different attributes: `get` is lowered as a `load`).
+bool bool_attr(const ir::Function& f, ir::OpId o, const char* name);
 std::string enum_name(const ir::Function& f, ir::OpId o, const char* name);
 
 class ElemEmitter {

@@ -34,7 +34,7 @@ bool parse_arch(const std::string& s, codegen::nvptx::GpuOptions* o) {
 }
 
 // ---- disk cache metadata: the kernel info a launch needs and the launch descriptor
-constexpr uint32_t kMetaVersion = 1;
+constexpr uint32_t kMetaVersion = 2;  // 2: the team flag
 void put_u(std::string* o, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) o->push_back(static_cast<char>(v >> (8 * i)));
 }
@@ -105,7 +105,13 @@ std::string launch_metadata(const ir::Module& m, const ir::Function& k, const co
          json_escape(m.type_str(p.type)) + "\", \"bytes\": " + std::to_string(bytes) +
          ", \"align\": " + std::to_string(p.align) + ", \"divisible\": " + std::to_string(p.divisible) + "}";
   }
-  return s + "], \"hidden_params\": []}";
+  s += "], \"hidden_params\": [";
+  if (info.team)
+    s += "{\"name\": \"tri_rank\", \"type\": \"i32\", \"bytes\": 4}, "
+         "{\"name\": \"tri_num_ranks\", \"type\": \"i32\", \"bytes\": 4}, "
+         "{\"name\": \"tri_heap_bases\", \"type\": \"ptr<i64>\", \"bytes\": 8}, "
+         "{\"name\": \"tri_wait_timeout_ns\", \"type\": \"i64\", \"bytes\": 8}";
+  return s + "]}";
 }
 
 }  // namespace tri::cuda
@@ -213,14 +219,22 @@ Status function_here(const Api* a, const std::string& ptx, const std::string& cu
 }
 
 Status launch_ptx(const std::string& ptx, const std::string& cubin, const codegen::nvptx::KernelInfo& info,
-                  std::mutex& mu, Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream) {
+                  std::mutex& mu, Loaded* loaded, const Grid& grid, const ArgValue* args, size_t nargs, void* stream,
+                  const TeamLaunch* team) {
   const Api* a = nullptr;
   TRI_RETURN_IF_ERROR(driver(&a));
   CUfunction fn = nullptr;
   TRI_RETURN_IF_ERROR(function_here(a, ptx, cubin, info, mu, loaded, &fn));
-  void* params[256];
+  void* params[256 + 4];
   if (nargs > 256) return Status(Code::LaunchArgs, "more than 256 kernel arguments");
   for (size_t i = 0; i < nargs; ++i) params[i] = const_cast<uint64_t*>(&args[i].bits);
+  // The hidden team parameters (codegen/nvptx/lower.h): outside a team, rank 0 of 1, no heaps.
+  uint64_t hidden[4] = {0, 1, 0, kDefaultWaitTimeoutMs * 1000000};
+  if (info.team) {
+    if (team) hidden[0] = team->rank, hidden[1] = team->num_ranks, hidden[2] = team->device_bases,
+              hidden[3] = team->wait_timeout_ms * 1000000;
+    for (int i = 0; i < 4; ++i) params[nargs + i] = &hidden[i];
+  }
   CUresult r = a->cuLaunchKernel(fn, grid.x, grid.y, grid.z, 32 * info.num_warps, 1, 1, info.shared_bytes,
                                  static_cast<CUstream>(stream), params, nullptr);
   return r == 0 ? Status::ok() : check(r, "cuLaunchKernel of kernel '" + info.name + "'");
@@ -239,7 +253,7 @@ class CudaExecutable final : public target::Executable {
         info_(std::move(info)) {}
 
   Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
-    return launch_ptx(ptx_, cubin_, info_, mu_, loaded_, grid, args, nargs, env.stream);
+    return launch_ptx(ptx_, cubin_, info_, mu_, loaded_, grid, args, nargs, env.stream, env.team);
   }
   Status preload() const override {
     const Api* a = nullptr;
@@ -263,6 +277,7 @@ class CudaExecutable final : public target::Executable {
     put_s(&out->metadata, info_.name);
     put_u(&out->metadata, info_.shared_bytes, 4);
     put_u(&out->metadata, static_cast<uint64_t>(info_.num_warps), 4);
+    put_u(&out->metadata, info_.team ? 1 : 0, 1);
     put_s(&out->metadata, meta_);
     return Status::ok();
   }
@@ -343,6 +358,7 @@ class CudaTarget final : public target::Target {
     info.name = r.str();
     info.shared_bytes = static_cast<uint32_t>(r.u(4));
     info.num_warps = static_cast<int>(r.u(4));
+    info.team = r.u(1) != 0;
     std::string meta = r.str();
     if (!r.ok || r.pos != p.metadata.size() || info.num_warps < 1 || info.num_warps > 32 || p.bytes.empty())
       return Status(Code::CorruptBinary, "cuda cache metadata is malformed");

@@ -3,6 +3,8 @@
 // calls with conservative parameters.
 #include "passes/axis_info.h"
 
+#include "base/launch.h"
+
 #include <algorithm>
 #include <set>
 
@@ -584,6 +586,17 @@ class Analyzer {
           apply_multiple_of(f.op(sd.def_op).attrs[0].ints, s, &out);
         return out;
       }
+      case Opcode::ConsumeToken: return opnd(0);
+      case Opcode::SymmAt: {
+        // Every target's heaps start on kSymmetricHeapAlign bytes, so the shift to a peer's
+        // copy keeps the runs and the alignment up to that.
+        AxisInfo a = opnd(0);
+        a.constant.reset();
+        for (int64_t& d : a.divisibility) d = std::min<int64_t>(d, kSymmetricHeapAlign);
+        return a;
+      }
+      case Opcode::Get:
+      case Opcode::Wait:
       case Opcode::Load:
       case Opcode::Atomic:
       case Opcode::AtomicCas:

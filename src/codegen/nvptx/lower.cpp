@@ -522,8 +522,7 @@ Status GpuLowering::lower_op_at(OpId o, const ir::OpData& op) {
     }
     case Opcode::Rank: case Opcode::NumRanks: case Opcode::SymmAt: case Opcode::Wait: case Opcode::ConsumeToken:
     case Opcode::Notify: case Opcode::Put: case Opcode::Get:
-      return error(o, Code::Unsupported,
-                   "distributed ops run on the cpu and interp targets for now; the cuda target needs NVSHMEM (issue 14)");
+      return lower_distributed(o);
     default:
       return lower_elementwise(o);
   }
@@ -930,6 +929,14 @@ Status GpuLowering::run(KernelInfo* info) {
     else if (td.kind == ir::TypeKind::Scalar) params.push_back(reg_type(c_, td.scalar));
     else return error_at(Code::Compile, m_.source_name, p.loc, "a kernel parameter must be a scalar or a pointer");
   }
+  // The team's hidden parameters (lower.h), for kernels with distributed ops.
+  const bool team = ir::find_op(m_, kernel_, &ir::is_distributed_op, nullptr) != ir::kNoOp;
+  if (team) {
+    params.push_back(b_.getInt32Ty());
+    params.push_back(b_.getInt32Ty());
+    params.push_back(llvm::PointerType::get(c_, 1));
+    params.push_back(b_.getInt64Ty());
+  }
   auto* ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   lf_ = llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage, kernel_.name, mod_);
   lf_->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -957,6 +964,7 @@ Status GpuLowering::run(KernelInfo* info) {
   // per-warp shared memory offsets) goes to the uniform datapath instead of every lane.
   warp_ = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
                              {b_.getInt32(0xffffffffu), b_.CreateLShr(tid_, 5), b_.getInt32(0), b_.getInt32(31)});
+  if (team) setup_team_params(kernel_.params.size());
   std::vector<Val> vals(kernel_.values.size());
   f_ = &kernel_;
   vals_ = &vals;
@@ -994,6 +1002,7 @@ Status GpuLowering::run(KernelInfo* info) {
   const int two_programs = 32768 / threads() / 8 * 8;
   if (!has_dot_ && two_programs >= 128 && two_programs < 255) md("maxnreg", two_programs);
   info->name = kernel_.name;
+  info->team = team;
   info->notes = notes_;
   info->num_warps = opt_.num_warps;
   const uint64_t scratch = (smem_bytes_ + 1023) / 1024 * 1024;  // tiles above it start on 1024 bytes (wgmma)
@@ -1012,14 +1021,6 @@ Status lower_kernel(const ir::Module& m, const ir::Function& kernel, const GpuOp
                     std::unique_ptr<llvm::Module>* out, KernelInfo* info) {
   if (opt.num_warps < 1 || opt.num_warps > 32 || (opt.num_warps & (opt.num_warps - 1)))
     return Status(Code::InvalidArgument, "num_warps must be 1, 2, 4, 8, 16 or 32, not " + std::to_string(opt.num_warps));
-  // The distributed ops need NVSHMEM on the GPU (symmetric heap, signals across GPUs), which Tri
-  // does not drive yet: refuse them before anything looks at the kernel.
-  const ir::Function* where = nullptr;
-  if (ir::OpId o = ir::find_op(m, kernel, &ir::is_distributed_op, &where); o != ir::kNoOp)
-    return error_at(Code::Unsupported, m.source_name, where->op(o).loc,
-                    "'" + ir::op_info(where->op(o).code).name + "' in @" + where->name +
-                        ": distributed ops run on the cpu and interp targets for now; the cuda target needs "
-                        "NVSHMEM (issue 14)");
   auto mod = std::make_unique<llvm::Module>(kernel.name, ctx);
   mod->setTargetTriple("nvptx64-nvidia-cuda");
   // NVPTX's layout with 32-bit shared, const and local pointers (ptx.cpp sets nvptx-short-ptr).

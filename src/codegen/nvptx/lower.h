@@ -7,6 +7,10 @@
 // the driver reads the low bytes. Program instances are CUDA blocks of 32 * num_warps threads;
 // the grid's x, y, z are program_id's axes. Shared memory is one dynamic array whose size is
 // KernelInfo::shared_bytes (the launch passes it). docs/codegen.md explains the pipeline.
+//
+// A kernel with distributed ops (KernelInfo::team) has four hidden parameters after its own:
+// .u32 rank, .u32 num_ranks, .u64 the device address of num_ranks u64 heap bases as this GPU
+// sees them (0 outside a team: rank 0 of 1), .u64 the wait timeout in nanoseconds (0: none).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,7 @@ struct KernelInfo {
   std::string name;           // the PTX entry's name
   uint32_t shared_bytes = 0;  // dynamic shared memory a launch must give
   int num_warps = 4;
+  bool team = false;  // the four hidden team parameters follow the kernel's own
   std::string notes;  // choices the lowering made that users ask about: "dot at 12:5 on tensor cores ..."
 };
 

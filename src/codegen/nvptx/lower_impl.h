@@ -176,11 +176,12 @@ class GpuLowering {
   llvm::Value* uniform_f32_divisor(OpId o);
   std::vector<llvm::Value*> divide_by_uniform(const std::vector<llvm::Value*>& a, llvm::Value* d);
   Status lower_shape(OpId o);
-  Status lower_load(OpId o);
+  // ptr_override: the addresses to use instead of the op's `ptr` operand (get and put: a peer's).
+  Status lower_load(OpId o, const Val* ptr_override = nullptr);
   // The registers of a block load in layout l, `vec` elements per instruction.
   std::vector<llvm::Value*> emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask, const Val* other,
                                       const Layout& l, int vec, EType e);
-  Status lower_store(OpId o);
+  Status lower_store(OpId o, const Val* ptr_override = nullptr);
   Status lower_atomic(OpId o);
   // Combines the lanes of a relaxed atomic whose result is unused in shared memory first
   // (lower_memory.cpp); false when the op does not qualify.
@@ -237,6 +238,24 @@ class GpuLowering {
   void note(OpId o, const std::string& what);
   std::string notes_;
   Status lower_for(OpId o);
+  // ---- distributed ops (lower_distributed.cpp)
+  Status lower_distributed(OpId o);
+  // The hidden team parameters start at argument `first` of the kernel.
+  void setup_team_params(size_t first);
+  // bases[rank] - bases[me] in bytes (0 outside a team); stops the kernel for a rank outside it.
+  llvm::Value* symm_delta(OpId o, llvm::Value* rank);
+  // The pointers of p moved by delta bytes, in p's own form.
+  Val shift_ptrs(const Val& p, llvm::Value* delta);
+  // Spins until the signal at ptr compares true with value; reports and stops at the timeout.
+  void emit_spin(OpId o, llvm::Value* ptr, int bytes, llvm::Value* value, bool ge, bool acquire, int64_t scope);
+  // A barrier (when release), then thread 0 sets or adds value at ptr.
+  void emit_signal(llvm::Value* ptr, int bytes, llvm::Value* value, bool add, bool release, int64_t scope);
+  // Prints "<loc>: <what>: <fmt % args>; program (x, y, z) of rank r (of n)" and stops the kernel.
+  void fail_with(OpId o, const std::string& what, const std::string& fmt, std::vector<llvm::Value*> args);
+  llvm::Value* team_rank_ = nullptr;     // i32
+  llvm::Value* team_size_ = nullptr;     // i32
+  llvm::Value* team_bases_ = nullptr;    // ptr addrspace(1) to num_ranks u64, or null
+  llvm::Value* team_timeout_ = nullptr;  // i64 nanoseconds, 0: never
   Status lower_if(OpId o);
   Status lower_while(OpId o);
   Status lower_call(OpId o);

@@ -207,14 +207,14 @@ bool GpuLowering::lower_load_async(OpId o) {
   return true;
 }
 
-Status GpuLowering::lower_load(OpId o) {
-  if (async_dest_.count(o) && lower_load_async(o)) return Status::ok();
+Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
+  if (!ptr_override && async_dest_.count(o) && lower_load_async(o)) return Status::ok();
   const ir::OpData& op = f_->op(o);
   ValueId res = op.results[0];
   EType e = etype(f_->type_of(res));
   ValueId pv = f_->operand(o, "ptr"), mv = f_->operand(o, "mask"), ov = f_->operand(o, "other");
-  const Val& ptr = val(pv);
-  const bool vol = f_->attr(o, "volatile").present() && f_->attr(o, "volatile").i;
+  const Val& ptr = ptr_override ? *ptr_override : val(pv);
+  const bool vol = bool_attr(*f_, o, "volatile");
   const int eb = elem_bytes(e);
   if (ptr.kind == Val::Kind::Scalar) {
     // Every thread loads the same scalar.
@@ -287,7 +287,7 @@ Status GpuLowering::lower_load(OpId o) {
 std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask,
                                                  const Val* other, const Layout& l, int vec, EType e) {
   const int eb = elem_bytes(e);
-  const bool vol = fn.attr(o, "volatile").present() && fn.attr(o, "volatile").i;
+  const bool vol = bool_attr(fn, o, "volatile");
   std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
   std::vector<llvm::Value*> masks = mask ? regs_in(*mask, l) : std::vector<llvm::Value*>();
   std::vector<llvm::Value*> others = other ? regs_in(*other, l) : std::vector<llvm::Value*>();
@@ -354,10 +354,10 @@ std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o,
   return out;
 }
 
-Status GpuLowering::lower_store(OpId o) {
+Status GpuLowering::lower_store(OpId o, const Val* ptr_override) {
   ++mem_epoch_;
   ValueId pv = f_->operand(o, "ptr"), vv = f_->operand(o, "value"), mv = f_->operand(o, "mask");
-  const Val& ptr = val(pv);
+  const Val& ptr = ptr_override ? *ptr_override : val(pv);
   const Val& value = val(vv);
   EType e = value.et;
   const int eb = elem_bytes(e);

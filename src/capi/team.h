@@ -1,0 +1,45 @@
+// The object behind tri_team (capi/team.cpp: teams on the host targets; capi/team_gpu.cpp:
+// GPU teams on NVSHMEM, one rank per process).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "base/launch.h"
+#include "base/status.h"
+#include "tri/tri.h"
+
+struct tri_team {
+  tri_context* context = nullptr;  // holds a reference
+  uint32_t num_ranks = 0;
+  uint64_t heap_bytes = 0;
+  void* memory = nullptr;
+  size_t memory_bytes = 0;
+  std::vector<uint64_t> bases;  // one per rank: where each rank's heap is, as this process sees it
+  std::atomic<uint64_t> wait_timeout_ms{tri::kDefaultWaitTimeoutMs};
+  std::mutex mu;                        // guards `used`
+  std::map<uint64_t, uint64_t> used;    // offset -> bytes of each allocation
+  // A GPU team (tri_team_join): this process runs rank `rank` on the CUDA context `cuda_ctx`;
+  // `memory` is its NVSHMEM heap block, `bases` every rank's block as mapped here, and
+  // `device_bases` the same table in this GPU's memory (the kernels' hidden parameter).
+  bool gpu = false;
+  uint32_t rank = 0;
+  void* cuda_ctx = nullptr;
+  uint64_t device_bases = 0;
+};
+
+namespace tri::capi {
+
+// GPU teams (capi/team_gpu.cpp), called by the tri_team_* functions of capi/team.cpp.
+// Zeroes [offset, offset + bytes) of this rank's heap, then waits for every rank to do the same.
+Status gpu_team_zero(tri_team* team, uint64_t offset, uint64_t bytes);
+// Frees the heap, the table and NVSHMEM (a collective: every rank destroys its team).
+void gpu_team_destroy(tri_team* team);
+// Launches this process's rank of the team on `stream` (NULL: the context's default stream).
+Status gpu_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
+                       const tri_arg* args, uint32_t num_args, void* stream, bool sync);
+
+}  // namespace tri::capi
