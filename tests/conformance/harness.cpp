@@ -451,7 +451,7 @@ void Runner::on_log(void* user, int32_t level, const char* msg) {
 Runner::Result Runner::run_on(tri_module* m, const Group& g, const std::string& target) {
   Result r;
   r.bufs = g.bufs;
-  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty() || g.host_only)) {
+  if (target == "cuda" && (g.expect_error != TRI_OK || !g.log_contains.empty())) {
     r.skipped = true;
     return r;
   }
@@ -635,7 +635,6 @@ bool Runner::run_one(const Group& g, bool allow_split, std::vector<std::string>*
   };
 
   const char* dump_dir = std::getenv("TRI_CONF_DUMP");
-  if (dump_dir && g.host_only) dump_dir = nullptr;  // never compiled for cuda (tool/conformance_ptxas reads the dump)
   if (const char* dir = dump_dir) {
     // Each group's IR, for rerunning a kernel by hand (`tri run`, `tri check`).
     std::string name;

@@ -124,8 +124,6 @@ struct Group {
   tri_result expect_error = TRI_OK;
   // Every target's log must contain this text (print).
   std::string log_contains;
-  // Runs on the host targets only (distributed ops: the cuda target needs NVSHMEM, issue 14).
-  bool host_only = false;
 };
 
 // ---- building kernels
