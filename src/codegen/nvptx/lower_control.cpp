@@ -613,13 +613,6 @@ Status GpuLowering::lower_assert(OpId o) {
   const ir::OpData& op = f_->op(o);
   std::string msg = f_->attr(o, "msg").present() ? f_->attr(o, "msg").s : "";
   std::string where = format_diag(m_.source_name, op.loc, "'assert' failed" + (msg.empty() ? "" : ": " + msg));
-  llvm::FunctionCallee fail = mod_->getOrInsertFunction(
-      "__assertfail",
-      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy(), b_.getInt64Ty()},
-                              false));
-  llvm::Value* m = b_.CreateGlobalStringPtr(where, "tri.assert.msg", 0, mod_);
-  llvm::Value* file = b_.CreateGlobalStringPtr(m_.source_name.empty() ? "<ir>" : m_.source_name, "tri.assert.file", 0, mod_);
-  llvm::Value* fn = b_.CreateGlobalStringPtr(kernel_.name, "tri.assert.fn", 0, mod_);
   Layout l;
   const bool block = c.kind != Val::Kind::Scalar;
   if (block) l = c.kind == Val::Kind::Dist ? c.lay : default_layout(c.shape, c.et);
@@ -632,8 +625,19 @@ Status GpuLowering::lower_assert(OpId o) {
     if (!masks.empty()) x = b_.CreateAnd(x, masks[r]);
     bad = b_.CreateOr(bad, x);
   }
-  emit_if(bad, [&] { b_.CreateCall(fail, {m, file, b_.getInt32(op.loc.line), fn, b_.getInt64(1)}); });
+  emit_if(bad, [&] { assert_fail(where, op.loc.line); });
   return Status::ok();
+}
+
+void GpuLowering::assert_fail(const std::string& message, int line) {
+  llvm::FunctionCallee fail = mod_->getOrInsertFunction(
+      "__assertfail",
+      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy(), b_.getInt64Ty()},
+                              false));
+  llvm::Value* m = b_.CreateGlobalStringPtr(message, "tri.assert.msg", 0, mod_);
+  llvm::Value* file = b_.CreateGlobalStringPtr(m_.source_name.empty() ? "<ir>" : m_.source_name, "tri.assert.file", 0, mod_);
+  llvm::Value* fn = b_.CreateGlobalStringPtr(kernel_.name, "tri.assert.fn", 0, mod_);
+  b_.CreateCall(fail, {m, file, b_.getInt32(line), fn, b_.getInt64(1)});
 }
 
 Status GpuLowering::lower_inline_asm(OpId o) {

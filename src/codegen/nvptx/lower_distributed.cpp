@@ -55,14 +55,7 @@ void GpuLowering::fail_with(OpId o, const std::string& what, const std::string& 
   llvm::Value* text = b_.CreateGlobalStringPtr(
       where + ": " + fmt + "; program (%u, %u, %u) of rank %d (of %d)\n", "tri.dist.fmt", 0, mod_);
   b_.CreateCall(vprintf, {text, b_.CreateAddrSpaceCast(buf, b_.getPtrTy())});
-  llvm::FunctionCallee fail = mod_->getOrInsertFunction(
-      "__assertfail",
-      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy(), b_.getInt64Ty()},
-                              false));
-  llvm::Value* m = b_.CreateGlobalStringPtr(where, "tri.dist.msg", 0, mod_);
-  llvm::Value* file = b_.CreateGlobalStringPtr(m_.source_name.empty() ? "<ir>" : m_.source_name, "tri.dist.file", 0, mod_);
-  llvm::Value* fn = b_.CreateGlobalStringPtr(kernel_.name, "tri.dist.fn", 0, mod_);
-  b_.CreateCall(fail, {m, file, b_.getInt32(f_->op(o).loc.line), fn, b_.getInt64(1)});
+  assert_fail(where, f_->op(o).loc.line);
 }
 
 llvm::Value* GpuLowering::symm_delta(OpId o, llvm::Value* rank) {

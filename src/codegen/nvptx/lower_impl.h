@@ -261,6 +261,9 @@ class GpuLowering {
   Status lower_call(OpId o);
   Status lower_print(OpId o);
   Status lower_assert(OpId o);
+  // Calls the driver's __assertfail with `message` (the kernel stops; the launch fails with
+  // CUDA_ERROR_ASSERT and the message goes to stderr).
+  void assert_fail(const std::string& message, int line);
   Status lower_inline_asm(OpId o);
   std::vector<llvm::Value*> combine_pair(OpId o, const std::string& kind, EType e, const std::vector<llvm::Value*>& a,
                                          const std::vector<llvm::Value*>& b, Status* st);
