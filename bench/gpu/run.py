@@ -11,6 +11,7 @@ import datetime
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -40,11 +41,26 @@ def close(a, b, rtol, atol, what):
         raise AssertionError(f"{what}: Tri differs from torch (max abs diff {d})")
 
 
+STAGES = ("passes", "lower", "O3", "print", "NVPTX codegen", "driver jit", "disk cache store")
+
+
+def stage_times(lines):
+    """The per-stage milliseconds of one compile, from Tri's TRI_LOG_DEBUG timing lines."""
+    out = {}
+    for line in lines:
+        for st in STAGES:
+            for m in re.finditer(r"(?:^|[ (,:])" + re.escape(st) + r" ([0-9.]+)(?: ms)?", line):
+                out[st] = out.get(st, 0.0) + float(m.group(1))
+    return out
+
+
 class Suite:
-    def __init__(self, tri):
+    def __init__(self, tri, log):
         self.tri = tri
+        self.log = log
         self.rows = []
         self.compile_ms = {}
+        self.compile_stages = {}
         self.mods = {}
 
     def kernel(self, name, consts, num_warps=4, args=()):
@@ -52,9 +68,12 @@ class Suite:
         divisibility by 16) as Triton's launcher does."""
         if name not in self.mods:
             self.mods[name] = self.tri.module(example(name), name + ".tri")
+        self.log.clear()
         t0 = time.perf_counter()
         k = self.tri.compile(self.mods[name], name, consts, num_warps=num_warps)
-        self.compile_ms.setdefault(name, (time.perf_counter() - t0) * 1e3)
+        if name not in self.compile_ms:
+            self.compile_ms[name] = (time.perf_counter() - t0) * 1e3
+            self.compile_stages[name] = stage_times(self.log)
         # The first launch compiles the variant for these arguments' classes: not timed.
         return k
 
@@ -86,8 +105,9 @@ def main():
     torch.manual_seed(0)
     dev = torch.device("cuda")
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-    tri = Tri()
-    s = Suite(tri)
+    log = []
+    tri = Tri(log=lambda level, msg: log.append(msg))
+    s = Suite(tri, log)
     want = lambda n: not a.only or a.only in n  # noqa: E731
 
     # The memory ceiling of this run: a device-to-device copy, bytes read plus written.
@@ -215,7 +235,7 @@ def main():
 
     res = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), "commit": a.commit,
            "command": "python3 bench/gpu/run.py", "triton": triton.__version__, "torch": torch.__version__,
-           "copy_gbs": copy_gbs, "compile_ms": s.compile_ms, "rows": s.rows}
+           "copy_gbs": copy_gbs, "compile_ms": s.compile_ms, "compile_stages_ms": s.compile_stages, "rows": s.rows}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "gpu-bench.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -227,8 +247,12 @@ def main():
         t, tr, to = r.get("tri", math.nan), r.get("triton", math.nan), r.get("torch", math.nan)
         lines.append(f"| {r['workload']} | {t:.0f} | {tr:.0f} | {to:.0f} | {t / tr:.2f} | {t / to:.2f} | "
                      f"{100 * t / copy_gbs:.0f}% |")
-    lines += ["", "cold compile (ms, in-process, first compile of each example): " +
-              ", ".join(f"{k} {v:.1f}" for k, v in s.compile_ms.items())]
+    lines += ["", "cold compile (ms, in-process, first compile of each example, fresh disk cache; the stages as "
+              "Tri's log reports them):", "",
+              "| example | total | " + " | ".join(STAGES) + " |", "|---|---|" + "---|" * len(STAGES)]
+    for k, v in s.compile_ms.items():
+        st = s.compile_stages.get(k, {})
+        lines.append(f"| {k} | {v:.1f} | " + " | ".join(f"{st[x]:.1f}" if x in st else "-" for x in STAGES) + " |")
     text = "\n".join(lines)
     with open(os.path.join(a.out, "gpu-bench.md"), "w") as f:
         f.write(text + "\n")

@@ -18,7 +18,11 @@ TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16"
 
 
 class Tri:
-    def __init__(self, path=None):
+    LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
+
+    def __init__(self, path=None, log=None):
+        """log: None, or a function of (level, message) that receives every message up to
+        TRI_LOG_DEBUG (the per-stage compile times among them)."""
         path = path or os.environ.get("TRI_LIB", "build/src/libtri.so")
         self.lib = ctypes.CDLL(os.path.abspath(path))
         L = self.lib
@@ -31,7 +35,15 @@ class Tri:
                                  ctypes.POINTER(TriArg), ctypes.c_uint32]
         ver = L.tri_version()
         self.ctx = ctypes.c_void_p()
-        self._check(L.tri_context_create(None, ctypes.c_uint32(ver), ctypes.byref(self.ctx)))
+        opts = None
+        if log:
+            self._sink = Tri.LOG_FN(lambda user, level, msg: log(level, msg.decode()))
+            opts = ctypes.c_void_p()
+            self._check(L.tri_context_options_create(ctypes.byref(opts)))
+            self._check(L.tri_context_options_set_log(opts, self._sink, None, ctypes.c_int32(3)))
+        self._check(L.tri_context_create(opts, ctypes.c_uint32(ver), ctypes.byref(self.ctx)))
+        if opts:
+            L.tri_context_options_destroy(opts)
 
     def _check(self, rc):
         if rc != 0:

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -118,7 +119,14 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   }
   passes::PipelineOptions popt;
   popt.num_stages = options.num_stages ? options.num_stages : t->default_num_stages();
+  const auto passes_start = std::chrono::steady_clock::now();
   TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
+  if (timing) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ": passes %.2f ms",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - passes_start).count());
+    timing("kernel @" + name + buf);
+  }
 
   const Function& k = c->kernel();
   c->params = param_sigs(*c->ir, k);

@@ -9,6 +9,8 @@
 // "target_meta" (the target's own metadata).
 #include <sys/stat.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "base/file.h"
@@ -111,7 +113,15 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
                                    {"made_for", identity},
                                    {"target_meta", p.metadata}});
   e.payload = std::move(p.bytes);
-  if (disk.insert(e))
+  const auto store_start = std::chrono::steady_clock::now();
+  const bool stored = disk.insert(e);
+  if (options.timing) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ": disk cache store %.2f ms (write, fsync, rename)",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - store_start).count());
+    options.timing("kernel @" + k.name + buf);
+  }
+  if (stored)
     disk.log(cache::kDebug, "disk cache: kernel @" + k.name + " (" + std::string(t.name()) + ") compiled and stored as " +
                                 key.hex());
   return Status::ok();

@@ -3,6 +3,7 @@
 // driver when the architecture is named (tri_compile_options_set_arch); the module is loaded
 // into a CUDA context on the first launch there, and kept per context.
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -404,7 +405,6 @@ class CudaTarget final : public target::Target {
     std::string ptx, llvm_ir, times;
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));
-    if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);
     if (options.timing && !info.notes.empty()) options.timing("kernel @" + kernel.name + ": " + info.notes);
     std::string meta = launch_metadata(m, kernel, info, opt);
     std::string cubin;
@@ -412,9 +412,15 @@ class CudaTarget final : public target::Target {
     // the PTX. A JIT error is left for the launch to report (with its log).
     CUcontext ctx;
     const Api* a = nullptr;
-    if (cubin_driver(options) && driver(&a).is_ok() && current_or_primary(a, &ctx).is_ok() &&
-        !compile_ptx(ctx, ptx, &cubin).is_ok())
-      cubin.clear();
+    const auto jit_start = std::chrono::steady_clock::now();
+    if (cubin_driver(options) && driver(&a).is_ok() && current_or_primary(a, &ctx).is_ok()) {
+      if (!compile_ptx(ctx, ptx, &cubin).is_ok()) cubin.clear();
+      char buf[64];
+      std::snprintf(buf, sizeof buf, ", driver jit %.2f ms",
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - jit_start).count());
+      times += buf;
+    }
+    if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);
     *out = std::make_shared<CudaExecutable>(std::move(ptx), std::move(cubin), std::move(llvm_ir), std::move(meta),
                                             std::move(info));
     return Status::ok();

@@ -52,8 +52,10 @@ Status lower_kernel(const ir::Module& m, const ir::Function& kernel, const GpuOp
                     std::unique_ptr<llvm::Module>* out, KernelInfo* info);
 
 // Optimizes the module (LLVM O3 for the target) and writes PTX. `llvm_ir`, when not null,
-// receives the optimized module's text.
-Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std::string* llvm_ir = nullptr);
+// receives the optimized module's text; `ms`, when not null, the milliseconds of O3, of that
+// print and of NVPTX code generation.
+Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std::string* llvm_ir = nullptr,
+                double* ms = nullptr);
 
 // The whole path: lower, optimize, emit. Compile times of the stages go to `times` when not
 // null ("lower 1.2 ms, opt 3.4 ms, ptx 2.1 ms").

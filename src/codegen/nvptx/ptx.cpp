@@ -67,10 +67,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std::string* llvm_ir) {
+Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std::string* llvm_ir, double* ms) {
   std::unique_ptr<llvm::TargetMachine> tm;
   TRI_RETURN_IF_ERROR(make_tm(opt, &tm));
   mod.setDataLayout(tm->createDataLayout());
+  auto t0 = std::chrono::steady_clock::now();
   {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -85,6 +86,8 @@ Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std:
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     mpm.run(mod, mam);
   }
+  if (ms) ms[0] = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
   if (llvm_ir) {
     llvm::raw_string_ostream os(*llvm_ir);
     mod.print(os, nullptr);
@@ -94,8 +97,11 @@ Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std:
   llvm::legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
     return Status(Code::Internal, "the NVPTX target cannot emit assembly");
+  if (ms) ms[1] = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
   pm.run(mod);
   ptx->assign(buf.begin(), buf.end());
+  if (ms) ms[2] = ms_since(t0);
   return Status::ok();
 }
 
@@ -107,10 +113,12 @@ Status compile_ptx(const ir::Module& m, const ir::Function& kernel, const GpuOpt
   TRI_RETURN_IF_ERROR(lower_kernel(m, kernel, opt, ctx, &mod, info));
   double lower_ms = ms_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-  TRI_RETURN_IF_ERROR(emit_ptx(*mod, opt, ptx, llvm_ir));
+  double ms[3] = {0, 0, 0};
+  TRI_RETURN_IF_ERROR(emit_ptx(*mod, opt, ptx, llvm_ir, ms));
   if (times) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "lower %.2f ms, opt+ptx %.2f ms", lower_ms, ms_since(t1));
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "lower %.2f ms, opt+ptx %.2f ms (O3 %.2f, print %.2f, NVPTX codegen %.2f)", lower_ms,
+                  ms_since(t1), ms[0], ms[1], ms[2]);
     *times = buf;
   }
   return Status::ok();
