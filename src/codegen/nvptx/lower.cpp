@@ -55,18 +55,54 @@ llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) {
 // result is 0 or inf anyway, with NaN-propagating min/max (so the product never meets inf * 0
 // and NaN stays NaN). 10 instructions and one MUFU; 3 ulp at most over every f32 input
 // (bench/gpu/ulp_sweep.py, on the GPU).
-llvm::Value* emit_exp_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x) {
+//
+// `nonnegative`: x is known to be >= 0 or NaN (tanh's e^(2|x|)), so the result is >= 1 and never
+// subnormal: no lower clamp, and the flush-to-zero ex2, which needs none of the subnormal
+// scaling ptxas wraps around the plain one (a subnormal hi flushed to 0 gives 1, as it should).
+llvm::Value* emit_exp_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x, bool nonnegative = false) {
   llvm::Type* f32 = b.getFloatTy();
   auto cf = [&](double v) { return llvm::ConstantFP::get(f32, v); };
-  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum,
-                                            b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, cf(-104.0)), cf(89.0));
+  llvm::Value* xc = b.CreateBinaryIntrinsic(
+      llvm::Intrinsic::minimum, nonnegative ? x : b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, cf(-104.0)),
+      cf(89.0));
   const double l_hi = static_cast<float>(1.4426950408889634), l_lo = 1.4426950408889634 - l_hi;
   llvm::Value* hi = b.CreateFMul(xc, cf(l_hi));
   llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {xc, cf(l_hi), b.CreateFNeg(hi)});
   lo = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {xc, cf(static_cast<float>(l_lo)), lo});
-  llvm::Value* y = b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {hi});
+  llvm::Value* y = b.CreateIntrinsic(
+      nonnegative ? llvm::Intrinsic::nvvm_ex2_approx_ftz_f : llvm::Intrinsic::nvvm_ex2_approx_f, {}, {hi});
   llvm::Value* c = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {lo, cf(0.693147180559945309), cf(1.0)});
   return b.CreateFMul(y, c);
+}
+
+// tanh on f32: below |x| = 0.625 the odd polynomial of vec_math.cpp (Cephes' coefficients)
+// evaluated with FMAs; above it 1 - 2 / (e^(2|x|) + 1) with e^(2|x|) from emit_exp_f32_gpu and
+// the quotient from one rcp.approx plus a Newton step (two FMAs) instead of a correctly rounded
+// division, which costs a dozen instructions and a slow-path branch per element. The sign is
+// x's, NaN stays NaN, e^(2|x|) = inf gives exactly 1. bench/gpu/ulp_sweep.py measures every f32
+// input against float64 (docs/ir.md's bound is 4 ulp).
+llvm::Value* emit_tanh_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  auto cf = [&](double v) { return llvm::ConstantFP::get(f32, v); };
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {p, q, r});
+  };
+  llvm::Value* bits = b.CreateBitCast(x, i32);
+  llvm::Value* sign = b.CreateAnd(bits, b.getInt32(0x80000000u));
+  llvm::Value* ax = b.CreateBitCast(b.CreateAnd(bits, b.getInt32(0x7fffffffu)), f32);
+  llvm::Value* e = emit_exp_f32_gpu(b, b.CreateFAdd(ax, ax), /*nonnegative=*/true);
+  llvm::Value* d = b.CreateFAdd(e, cf(1.0));
+  llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {}, {d});
+  r = fma(r, fma(b.CreateFNeg(d), r, cf(1.0)), r);
+  llvm::Value* big = b.CreateFSub(cf(1.0), b.CreateFMul(r, cf(2.0)));
+  llvm::Value* z = b.CreateFMul(ax, ax);
+  llvm::Value* p = cf(-5.70498872745E-3);
+  for (double c : {2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1, -3.33332819422E-1}) p = fma(p, z, cf(c));
+  llvm::Value* small = fma(b.CreateFMul(p, z), ax, ax);
+  llvm::Value* mag = b.CreateSelect(b.CreateFCmpOLT(ax, cf(0.625)), small, big);
+  llvm::Value* t = b.CreateBitCast(b.CreateOr(b.CreateBitCast(mag, i32), sign), f32);
+  return keep_nan(b, x, t);
 }
 
 llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
@@ -80,7 +116,7 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
     // Inline, vectorizable f32 versions (vec_math.h) where they exist.
     if (name == "log") return emit_log_f32(b_, a[0]);
     if (name == "log2") return emit_log2_f32(b_, a[0]);
-    if (name == "tanh") return emit_tanh_f32(b_, a[0]);
+    if (name == "tanh") return emit_tanh_f32_gpu(b_, a[0]);
   }
   // Everything else calls Tri's math library (src/codegen/mathlib), linked into the module by
   // lower_kernel and inlined by the optimizer.
