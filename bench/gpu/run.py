@@ -31,6 +31,27 @@ def example(name):
         return f.read()
 
 
+# argmax with the builtin reduce kind (examples/argmax.tri has a combine region instead).
+ARGMAX_BUILTIN = """
+kernel @argmax(%in: ptr<f32>, %out: ptr<i32>, %row_stride: i32, %n_cols: i32) constexpr(BLOCK: i32 = 1024) {
+  %row = program_id[axis=0] : i32
+  %row_off = mul %row, %row_stride : i32
+  %in_row = addptr %in, %row_off : ptr<f32>
+  %cols = arange[start=0, end=BLOCK] : <BLOCK x i32>
+  %nv = splat %n_cols : <BLOCK x i32>
+  %mask = cmp[pred=slt] %cols, %nv : <BLOCK x i1>
+  %in_rowv = splat %in_row : <BLOCK x ptr<f32>>
+  %ptrs = addptr %in_rowv, %cols : <BLOCK x ptr<f32>>
+  %ninf = const[value=-inf] : <BLOCK x f32>
+  %x = load %ptrs, mask=%mask, other=%ninf : <BLOCK x f32>
+  %idx = reduce[axis=0, kind=argmax] %x : i32
+  %out_p = addptr %out, %row : ptr<i32>
+  store %out_p, %idx
+  return
+}
+"""
+
+
 def bench(fn):
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
@@ -63,17 +84,20 @@ class Suite:
         self.compile_stages = {}
         self.mods = {}
 
-    def kernel(self, name, consts, num_warps=4, args=()):
-        """Compiles an example; tri_launch specializes it on its arguments' classes (alignment,
-        divisibility by 16) as Triton's launcher does."""
-        if name not in self.mods:
-            self.mods[name] = self.tri.module(example(name), name + ".tri")
+    def kernel(self, name, consts, num_warps=4, args=(), text=None, key=None):
+        """Compiles kernel `name` of an example (or of `text`, a module kept under `key`);
+        tri_launch specializes it on its arguments' classes (alignment, divisibility by 16) as
+        Triton's launcher does."""
+        key = key or name
+        if key not in self.mods:
+            self.mods[key] = self.tri.module(text or example(name), key + ".tri")
+        mod = self.mods[key]
         self.log.clear()
         t0 = time.perf_counter()
-        k = self.tri.compile(self.mods[name], name, consts, num_warps=num_warps)
-        if name not in self.compile_ms:
-            self.compile_ms[name] = (time.perf_counter() - t0) * 1e3
-            self.compile_stages[name] = stage_times(self.log)
+        k = self.tri.compile(mod, name, consts, num_warps=num_warps)
+        if key not in self.compile_ms:
+            self.compile_ms[key] = (time.perf_counter() - t0) * 1e3
+            self.compile_stages[key] = stage_times(self.log)
         # The first launch compiles the variant for these arguments' classes: not timed.
         return k
 
@@ -208,6 +232,17 @@ def main():
         assert torch.equal(out.long(), torch.argmax(xs, dim=1)), "argmax differs from torch"
         s.row(f"argmax f32 {rows}x{cols}", 4 * rows * cols, f, lambda: anchors.triton_argmax(xs, out),
               lambda: torch.argmax(xs, dim=1), copy_gbs)
+        # The same with the builtin reduce kind, whose comparison is Triton's tl.argmax's (ties to
+        # the first index, NaN not ordered) where the example's combine region also ranks NaN
+        # above every number, as torch.argmax does.
+        kb = s.kernel("argmax", {"BLOCK": 1024}, args=launch_args, text=ARGMAX_BUILTIN, key="argmax_builtin")
+        argsb = kb.args(*launch_args)
+        fb = lambda: kb.launch((rows,), argsb, stream())  # noqa: E731
+        out.zero_()
+        fb()
+        assert torch.equal(out.long(), torch.argmax(xs, dim=1)), "argmax (kind=argmax) differs from torch"
+        s.row(f"argmax f32 {rows}x{cols}, reduce kind=argmax", 4 * rows * cols, fb,
+              lambda: anchors.triton_argmax(xs, out), lambda: torch.argmax(xs, dim=1), copy_gbs)
 
     if want("histogram"):
         n, nb = 1 << 26, 64
@@ -224,13 +259,15 @@ def main():
         # The same kernel with more elements per program: the shared-memory table is set up and
         # flushed once per 8192 elements instead of per 1024 (Triton's version gains nothing
         # from it: its atomics all go to global memory).
-        k8 = s.kernel("histogram", {"BLOCK": 8192, "NUM_BINS": nb}, args=launch_args)
+        hb = int(os.environ.get("TRI_BENCH_HIST_BLOCK", "8192"))
+        hw = int(os.environ.get("TRI_BENCH_HIST_WARPS", "4"))
+        k8 = s.kernel("histogram", {"BLOCK": hb, "NUM_BINS": nb}, num_warps=hw, args=launch_args)
         args8 = k8.args(*launch_args)
-        f8 = lambda: k8.launch((triton.cdiv(n, 8192),), args8, stream())  # noqa: E731
+        f8 = lambda: k8.launch((triton.cdiv(n, hb),), args8, stream())  # noqa: E731
         bins.zero_()
         f8()
         assert torch.equal(bins.long(), torch.bincount(v, minlength=nb)), "histogram (BLOCK 8192) differs from torch"
-        s.row(f"histogram i32 2^26 into {nb} bins, BLOCK 8192", 4 * n, f8, lambda: anchors.triton_histogram(v, bins),
+        s.row(f"histogram i32 2^26 into {nb} bins, BLOCK {hb}" + (f", {hw} warps" if hw != 4 else ""), 4 * n, f8, lambda: anchors.triton_histogram(v, bins),
               lambda: torch.bincount(v, minlength=nb), copy_gbs)
 
     res = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(), "commit": a.commit,
