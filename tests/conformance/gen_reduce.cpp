@@ -76,6 +76,8 @@ struct Geometry {
   }
 };
 
+bool is_float_dt(int32_t dt) { return dtype_is_float(dt); }
+
 struct RedOp {
   std::string label;
   bool scan = false;
@@ -83,9 +85,20 @@ struct RedOp {
   std::string region;    // "sum" or "argmax_tuple"
   bool reverse = false;
   std::string input;     // "x", "m", "q", "g"
+  // 1-D scans only: a reduce with the same kind of the same loaded block follows the scan (the
+  // GPU backend takes the scan's total for it), its result checked too.
+  bool also_reduce = false;
 };
 
-bool is_float_dt(int32_t dt) { return dtype_is_float(dt); }
+// Scans whose block is also reduced, on 1-D tiles.
+std::vector<RedOp> scan_reduce_ops(int32_t dt) {
+  std::vector<RedOp> ops = {
+      {"scan[kind=sum] and reduce[kind=sum] of one block", true, "sum", "", false, "x", true},
+      {"scan[kind=max, reverse] and reduce[kind=max] of one block", true, "max", "", true, "m", true},
+  };
+  if (!is_float_dt(dt)) ops.push_back({"scan[kind=xor] and reduce[kind=xor] of one block", true, "xor", "", false, "m", true});
+  return ops;
+}
 
 // The identity of a kind, as IR literal text.
 std::string identity(const std::string& kind, int32_t dt) {
@@ -208,7 +221,7 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
   const bool to_scalar = rdims.empty();
   // Outputs: one per op (tuple ops: value and index).
   struct Out {
-    std::string v, i;  // parameters
+    std::string v, i, t;  // parameters: values, indices (tuple ops), the total (also_reduce)
   };
   std::vector<Out> outs;
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -218,6 +231,7 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
     Out o;
     o.v = b.out_buf("o" + std::to_string(k), idx_out ? TRI_DTYPE_I32 : dt, cnt);
     if (op.region == "tuple") o.i = b.out_buf("o" + std::to_string(k) + "_index", TRI_DTYPE_I32, cnt);
+    if (op.also_reduce) o.t = b.out_buf("o" + std::to_string(k) + "_total", dt, 1);
     outs.push_back(o);
   }
   TileIR t = emit_tile(b, tile);
@@ -306,6 +320,19 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
       Check& ci = b.check(op.label + " axis " + std::to_string(rc.axis) + " (index)", oname + "_index");
       ci.describe = done.describe;
     }
+    if (op.also_reduce) {
+      std::string tv = b.op("reduce[axis=" + std::to_string(rc.axis) + ", kind=" + op.kind + "] " + v, T);
+      b.stmt("store " + outs[k].t + ", " + tv);
+      Check& ct = b.check(op.label + " axis " + std::to_string(rc.axis) + " (the reduce)", oname + "_total");
+      ct.describe = done.describe;
+      if (fl && op.kind == "max") ct.cmp = Cmp::ExactAnyZero;
+      if (fl && op.kind == "sum") {
+        ct.cmp = Cmp::Tol;
+        double acc = 0;
+        for (size_t i = 0; i < n; ++i) acc += std::fabs(float_bits_to_double(dt, src.get(i)));
+        ct.tol.assign(8, 2.0 * double(n) * float_epsilon(dt) * acc);
+      }
+    }
     // The oracle's sums against C: exact for i32 (wrapping), within the bound for f32.
     if (op.kind == "sum" && !op.scan && (dt == TRI_DTYPE_I32 || dt == TRI_DTYPE_F32)) {
       RefCheck r;
@@ -352,6 +379,8 @@ void gen_reduce(uint64_t seed, const GroupSink& sink) {
       std::string title = std::string("reduce/scan ") + dtype_name(dt) + " " + rc.tile.name() + " axis " +
                           std::to_string(rc.axis);
       std::vector<RedOp> ops = all_kinds || ci == 0 ? red_ops(dt) : core_red_ops(dt);
+      if (rc.tile.dims.size() == 1)
+        for (const RedOp& op : scan_reduce_ops(dt)) ops.push_back(op);
       Group g = make_reduce(title, seed, title, dt, rc, ops);
       g.split = [=]() {
         std::vector<Group> parts;
@@ -360,6 +389,20 @@ void gen_reduce(uint64_t seed, const GroupSink& sink) {
       };
       sink(std::move(g));
     }
+  }
+  // A 1-D block long enough to span every warp (1024 elements, the last 24 masked off), for the
+  // scans whose total a reduce reuses: across warps through shared memory, not just lanes.
+  for (int32_t dt : {TRI_DTYPE_I32, TRI_DTYPE_F32, TRI_DTYPE_F16}) {
+    const ReduceCase rc{Tile{{1024}, {1000}, 1}, 0};
+    std::string title = std::string("reduce/scan ") + dtype_name(dt) + " " + rc.tile.name() + " axis 0";
+    std::vector<RedOp> ops = scan_reduce_ops(dt);
+    Group g = make_reduce(title, seed, title, dt, rc, ops);
+    g.split = [=]() {
+      std::vector<Group> parts;
+      for (const RedOp& op : ops) parts.push_back(make_reduce(title + " / " + op.label, seed, title, dt, rc, {op}));
+      return parts;
+    };
+    sink(std::move(g));
   }
 }
 

@@ -102,6 +102,10 @@ struct MmaLayouts {
   int wgm = 1, wgn = 1;
 };
 
+// A layout of `s` in which each thread holds a contiguous run along `axis`, and lanes then warps
+// continue it in order: the layout scans work in (lower_reduce.cpp).
+Layout ordered_layout(const Shape& s, int axis, int num_warps);
+
 class GpuLowering {
  public:
   GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
@@ -188,9 +192,21 @@ class GpuLowering {
   bool combine_atomic(OpId o, const Layout& l);
   // Number of uses of a value of the function being lowered.
   int uses(ValueId v);
+  // The layout a scan of v along its contiguous dimension `dim` takes it in (ordered_layout),
+  // when v has such a user and that layout gives each thread a run of at least `vec` elements
+  // along dim; else false (lower_memory.cpp: a load then takes that layout at once).
+  bool scan_user_layout(ValueId v, const Shape& s, int dim, int vec, Layout* out);
   std::map<const ir::Function*, std::vector<int>> uses_;
   Status lower_reduce(OpId o);
   Status lower_scan(OpId o);
+  // The whole block's combination a 1-D builtin scan computed, per function and scanned value:
+  // a reduce of that value with the same kind in the same block takes it (lower_reduce.cpp).
+  struct ScanTotal {
+    std::string kind;
+    ir::BlockId block;
+    llvm::Value* total;
+  };
+  std::map<const ir::Function*, std::map<ValueId, ScanTotal>> scan_totals_;
   Status lower_dot(OpId o);
   // Whether dot `o` of `fn` runs on tensor cores, and in which layouts; else false with the
   // reason in `why` (lower_mma.cpp).

@@ -41,9 +41,8 @@ int64_t deposit(int64_t v, const std::vector<int>& positions) {
 
 }  // namespace
 
-// A layout of `s` in which each thread holds a contiguous run along `axis`, and lanes then
-// warps continue it in order (no register bits above them along the axis).
-static Layout ordered_layout(const Shape& s, int axis, int num_warps) {
+// No register bits above the lanes and warps along the axis.
+Layout ordered_layout(const Shape& s, int axis, int num_warps) {
   std::vector<int> order = {axis};
   for (int d : row_major(static_cast<int>(s.size())))
     if (d != axis) order.push_back(d);
@@ -95,6 +94,16 @@ Status GpuLowering::lower_reduce(OpId o) {
   const bool region = !op.regions.empty();
   const bool arg = kind == "argmax" || kind == "argmin";
   const Shape s = val(srcs[0]).shape;
+  if (!region && !arg && srcs.size() == 1 && s.size() == 1) {
+    auto fit = scan_totals_.find(f_);
+    if (fit != scan_totals_.end()) {
+      auto it = fit->second.find(srcs[0]);
+      if (it != fit->second.end() && it->second.kind == kind && it->second.block == op.parent) {
+        set(op.results[0], scalar(it->second.total, val(srcs[0]).et));
+        return Status::ok();
+      }
+    }
+  }
   // Operands in one layout.
   Layout l;
   if (region) {
@@ -352,6 +361,32 @@ Status GpuLowering::lower_scan(OpId o) {
       wpre[t] = acc;
     }
     // With reverse, slots were written at reversed positions (wpos counts from the top).
+  }
+  // A 1-D scan with a builtin kind also leaves the whole block's combination, which a reduce of
+  // the same block with the same kind in the same region takes instead of reducing again (a
+  // cumsum with a carry: the scan and the chunk's sum). Reductions combine in an unspecified
+  // order (docs/ir.md), so the scan's order is one of them.
+  if (op.regions.empty() && nt == 1 && s.size() == 1 && totals.size() == 1) {
+    llvm::Value* grand = totals[0][0];
+    if (nw > 1) {
+      // Every warp's total is in the slots the prefix above read; the last one too.
+      const uint64_t bytes = static_cast<uint64_t>(elem_bytes(ets[0]));
+      for (int w = 0; w < nw; ++w) {
+        Coord c = coords(l, 0);
+        c[a] = b_.getInt32(static_cast<uint32_t>(w));
+        llvm::Value* x = from_mem(b_.CreateAlignedLoad(mem_ty(ets[0]),
+                                                       smem_ptr(b_.CreateMul(linear(c, s), b_.getInt32(bytes))),
+                                                       llvm::Align(bytes)),
+                                  ets[0]);
+        grand = w == 0 ? x : combine({grand}, {x})[0];
+      }
+    } else if (width > 1) {
+      // From the lane at the scan's last position in this thread's group of `width` lanes.
+      llvm::Value* last = b_.CreateOr(b_.CreateAnd(lane_, b_.getInt32(~uint32_t(width - 1))),
+                                      b_.getInt32(rev ? 0u : static_cast<uint32_t>(width - 1)));
+      grand = shfl_idx(totals[0][0], last);
+    }
+    scan_totals_[f_][srcs[0]] = ScanTotal{kind, op.parent, grand};
   }
   for (int64_t base_i = 0; base_i < static_cast<int64_t>(totals.size()); ++base_i) {
     int64_t base = deposit(base_i, keep_bits);
