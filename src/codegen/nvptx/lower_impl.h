@@ -102,10 +102,6 @@ struct MmaLayouts {
   int wgm = 1, wgn = 1;
 };
 
-// A layout of `s` in which each thread holds a contiguous run along `axis`, and lanes then warps
-// continue it in order: the layout scans work in (lower_reduce.cpp).
-Layout ordered_layout(const Shape& s, int axis, int num_warps);
-
 class GpuLowering {
  public:
   GpuLowering(const ir::Module& m, const ir::Function& kernel, const GpuOptions& opt, llvm::LLVMContext& c,
@@ -192,10 +188,6 @@ class GpuLowering {
   bool combine_atomic(OpId o, const Layout& l);
   // Number of uses of a value of the function being lowered.
   int uses(ValueId v);
-  // The layout a scan of v along its contiguous dimension `dim` takes it in (ordered_layout),
-  // when v has such a user and that layout gives each thread a run of at least `vec` elements
-  // along dim; else false (lower_memory.cpp: a load then takes that layout at once).
-  bool scan_user_layout(ValueId v, const Shape& s, int dim, int vec, Layout* out);
   std::map<const ir::Function*, std::vector<int>> uses_;
   Status lower_reduce(OpId o);
   Status lower_scan(OpId o);

@@ -258,13 +258,7 @@ Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
     int64_t n = 1;
     for (int64_t d : ptr.shape) n *= d;
     vec = std::min<int64_t>(vec, std::max<int64_t>(1, n / threads()));
-    if (!vol && scan_user_layout(res, ptr.shape, dim, vec, &l)) {
-      // A scan along the contiguous dimension would load the block again in its own layout
-      // (remat), and keep both loads when another user (the reduce of the same block, in a
-      // cumsum with a carry) holds the first: load it once, in the scan's layout.
-    } else {
-      l = blocked(ptr.shape, order, vec, opt_.num_warps);
-    }
+    l = blocked(ptr.shape, order, vec, opt_.num_warps);
     int d2;
     vec = std::min(vec, run_of(l, &d2));
   }
@@ -700,21 +694,6 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
   // The result is unused: any registers do.
   set(op.results[0], dist(e, l, std::vector<llvm::Value*>(l.nregs(), llvm::UndefValue::get(reg_ty(e)))));
   return true;
-}
-
-bool GpuLowering::scan_user_layout(ValueId v, const Shape& s, int dim, int vec, Layout* out) {
-  if (uses(v) < 2) return false;  // a lone scan user re-loads in its layout, and this load goes away
-  for (OpId o = 0; o < f_->ops.size(); ++o) {
-    const ir::OpData& od = f_->ops[o];
-    if (od.code != ir::Opcode::Scan || od.operands.empty() || od.operands[0] != v) continue;
-    if (static_cast<int>(f_->attr(o, "axis").i) != dim) continue;
-    Layout l = ordered_layout(s, dim, opt_.num_warps);
-    int d;
-    if (run_of(l, &d) < vec || d != dim) continue;
-    *out = std::move(l);
-    return true;
-  }
-  return false;
 }
 
 int GpuLowering::uses(ValueId v) {

@@ -12,6 +12,7 @@
 //    shared memory in the compute type, each thread accumulating its registers of the result
 //    over k in order (c + a*b, two roundings: the interpreter's arithmetic).
 #include <algorithm>
+#include <cstdint>
 
 #include "codegen/nvptx/lower_impl.h"
 #include "codegen/scalar_ops.h"
@@ -41,8 +42,9 @@ int64_t deposit(int64_t v, const std::vector<int>& positions) {
 
 }  // namespace
 
-// No register bits above the lanes and warps along the axis.
-Layout ordered_layout(const Shape& s, int axis, int num_warps) {
+// A layout of `s` in which each thread holds a contiguous run along `axis`, and lanes then
+// warps continue it in order (no register bits above them along the axis).
+static Layout ordered_layout(const Shape& s, int axis, int num_warps) {
   std::vector<int> order = {axis};
   for (int d : row_major(static_cast<int>(s.size())))
     if (d != axis) order.push_back(d);
@@ -245,6 +247,41 @@ Status GpuLowering::lower_reduce(OpId o) {
   return Status::ok();
 }
 
+// Whether a scan along `a` can work in layout l as it is: along the axis, the thread's registers
+// hold a contiguous run, lanes then warps continue it, and further registers repeat the whole
+// pattern (the blocked layouts of loads along their contiguous dimension are such). Then the
+// scan needs no conversion (which would re-load a block, or go through shared memory).
+static bool scan_ready(const Layout& l, int a) {
+  auto along = [&](const Basis& b) { return b[a] != 0; };
+  auto pure = [&](const Basis& b) {
+    for (size_t d = 0; d < b.size(); ++d)
+      if (static_cast<int>(d) != a && b[d] != 0) return false;
+    return true;
+  };
+  size_t lb = 0, wb = 0;
+  while (lb < l.lane.size() && along(l.lane[lb])) ++lb;
+  while (wb < l.warp.size() && along(l.warp[wb])) ++wb;
+  for (size_t i = lb; i < l.lane.size(); ++i)
+    if (along(l.lane[i])) return false;
+  for (size_t i = wb; i < l.warp.size(); ++i)
+    if (along(l.warp[i])) return false;
+  const int64_t first_thread = lb ? l.lane[0][a] : wb ? l.warp[0][a] : INT64_MAX;
+  std::vector<Basis> seq, reps;
+  for (const Basis& b : l.reg)
+    if (along(b)) (b[a] < first_thread ? seq : reps).push_back(b);
+  seq.insert(seq.end(), l.lane.begin(), l.lane.begin() + static_cast<long>(lb));
+  seq.insert(seq.end(), l.warp.begin(), l.warp.begin() + static_cast<long>(wb));
+  seq.insert(seq.end(), reps.begin(), reps.end());
+  for (size_t j = 0; j < seq.size(); ++j)
+    if (!pure(seq[j]) || seq[j][a] != int64_t(1) << j) return false;
+  return int64_t(1) << seq.size() == l.shape[a];
+}
+
+// Inclusive scan along `a`, in the source's layout when scan_ready says it fits, else in the
+// ordered one. Each repetition of the thread/lane/warp pattern along the axis (registers above
+// the warps) is scanned like a block of its own: the thread's run in order, then lanes by
+// shuffles, then warps through shared memory (every repetition's warp totals in one exchange);
+// then each repetition takes the combination of the ones before it.
 Status GpuLowering::lower_scan(OpId o) {
   const ir::OpData& op = f_->op(o);
   std::vector<ValueId> srcs = f_->variadic(o);
@@ -252,7 +289,8 @@ Status GpuLowering::lower_scan(OpId o) {
   const std::string kind = enum_name(*f_, o, "kind");
   const bool rev = f_->attr(o, "reverse").present() && f_->attr(o, "reverse").i;
   const Shape s = val(srcs[0]).shape;
-  Layout l = ordered_layout(s, a, opt_.num_warps);
+  const Val& v0 = val(srcs[0]);
+  Layout l = v0.kind == Val::Kind::Dist && scan_ready(v0.lay, a) ? v0.lay : ordered_layout(s, a, opt_.num_warps);
   std::vector<EType> ets;
   std::vector<std::vector<llvm::Value*>> in;
   for (ValueId v : srcs) {
@@ -270,49 +308,62 @@ Status GpuLowering::lower_scan(OpId o) {
     for (size_t j = 0; j < nt; ++j) r.push_back(b_.CreateSelect(c, x[j], y[j]));
     return r;
   };
-  std::vector<int> axis_bits, keep_bits;
+  // Lanes and warps along the axis: the low `lb` lane bits and `wb` warp bits.
+  int lb = 0, wb = 0;
+  while (lb < static_cast<int>(l.lane.size()) && l.lane[lb][a]) ++lb;
+  while (wb < static_cast<int>(l.warp.size()) && l.warp[wb][a]) ++wb;
+  const int width = 1 << lb, nw = 1 << wb;
+  // Register bits: along the axis below the lanes (the thread's run) or above the warps
+  // (repetitions), and the others (rows, kept).
+  std::vector<int> axis_bits, keep_bits, run_bits, rep_bits;
   split_bits(l.reg, a, &axis_bits, &keep_bits);
-  const int64_t nk = int64_t(1) << axis_bits.size();
+  const int64_t first_thread = lb ? l.lane[0][a] : wb ? l.warp[0][a] : INT64_MAX;
+  for (int i : axis_bits) (l.reg[i][a] < first_thread ? run_bits : rep_bits).push_back(i);
+  const int64_t nrun = int64_t(1) << run_bits.size(), nrep = int64_t(1) << rep_bits.size();
+  const int64_t nkeep = int64_t(1) << keep_bits.size();
+  // Entry t * nrep + q: row t, repetition q (q counts along the axis; its position in the
+  // scan's direction is rpos(q)).
+  auto rpos = [&](int64_t q) { return rev ? nrep - 1 - q : q; };
+  auto entry_base = [&](int64_t e) { return deposit(e / nrep, keep_bits) | deposit(e % nrep, rep_bits); };
+  const int64_t ne = nkeep * nrep;
   std::vector<Tuple> out(l.nregs());
-  std::vector<Tuple> totals;  // per row of registers (keep bits)
-  for (int64_t base_i = 0; base_i < (int64_t(1) << keep_bits.size()); ++base_i) {
-    int64_t base = deposit(base_i, keep_bits);
+  std::vector<Tuple> totals(ne);
+  for (int64_t e = 0; e < ne; ++e) {
+    const int64_t base = entry_base(e);
     Tuple run;
-    for (int64_t kk = 0; kk < nk; ++kk) {
-      int64_t k = rev ? nk - 1 - kk : kk;
-      int64_t r = base | deposit(k, axis_bits);
+    for (int64_t kk = 0; kk < nrun; ++kk) {
+      int64_t k = rev ? nrun - 1 - kk : kk;
+      int64_t r = base | deposit(k, run_bits);
       Tuple x;
       for (auto& v : in) x.push_back(v[r]);
       run = kk == 0 ? x : combine(run, x);
       out[r] = run;
     }
-    totals.push_back(run);
+    totals[e] = run;
   }
-  // Lanes along the axis: the low `lb` lane bits (the ordered layout puts them first).
-  int lb = 0;
-  while (lb < static_cast<int>(l.lane.size()) && l.lane[lb][a]) ++lb;
-  const int width = 1 << lb;
   llvm::Value* pos = b_.CreateAnd(lane_, width - 1);
   if (rev) pos = b_.CreateSub(b_.getInt32(width - 1), pos);
-  std::vector<Tuple> excl(totals.size());
+  std::vector<Tuple> excl(ne);
   llvm::Value* has_excl = b_.CreateICmpUGE(pos, b_.getInt32(1));
-  for (size_t t = 0; t < totals.size(); ++t) {
-    Tuple sc = totals[t];
+  for (int64_t e = 0; e < ne; ++e) {
+    Tuple sc = totals[e];
     for (int d = 1; d < width; d *= 2) {
       Tuple y;
       for (llvm::Value* x : sc) y.push_back(rev ? shfl_down(x, d, width) : shfl_up(x, d, width));
       sc = select(b_.CreateICmpUGE(pos, b_.getInt32(d)), combine(y, sc), sc);
     }
-    totals[t] = sc;  // inclusive over the lanes before and at this one
-    Tuple e;
-    for (llvm::Value* x : sc) e.push_back(width > 1 ? (rev ? shfl_down(x, 1, width) : shfl_up(x, 1, width)) : x);
-    excl[t] = e;
+    totals[e] = sc;  // inclusive over the lanes before and at this one
+    Tuple ex;
+    for (llvm::Value* x : sc) ex.push_back(width > 1 ? (rev ? shfl_down(x, 1, width) : shfl_up(x, 1, width)) : x);
+    excl[e] = ex;
   }
-  // Warps along the axis: the low `wb` warp bits.
-  int wb = 0;
-  while (wb < static_cast<int>(l.warp.size()) && l.warp[wb][a]) ++wb;
-  const int nw = 1 << wb;
-  std::vector<Tuple> wpre(totals.size());
+  // A 1-D scan with a builtin kind also leaves the whole block's combination, which a reduce of
+  // the same block with the same kind in the same region takes instead of reducing again (a
+  // cumsum with a carry: the scan and the chunk's sum). Reductions combine in an unspecified
+  // order (docs/ir.md), so the scan's order is one of them.
+  const bool keep_grand = op.regions.empty() && nt == 1 && s.size() == 1 && nkeep == 1;
+  const bool need_rep_totals = nrep > 1 || keep_grand;
+  std::vector<Tuple> wpre(ne), rep_total(ne);
   llvm::Value* has_wpre = b_.getFalse();
   if (nw > 1) {
     llvm::Value* wpos = b_.CreateAnd(warp_, nw - 1);
@@ -326,12 +377,21 @@ Status GpuLowering::lower_scan(OpId o) {
       total += static_cast<uint64_t>(n * elem_bytes(ets[j]) + 15) / 16 * 16;
     }
     need_smem(total);
-    // The slot of warp position w of a row: the row's linear index with the axis coordinate w.
-    auto slot = [&](int64_t base, llvm::Value* w, size_t j) {
-      Coord c = coords(l, base);
-      c[a] = w;
+    // The slot of warp position w of entry e: the entry's row with axis coordinate q * nw + w
+    // (below the axis extent: each repetition spans at least nw elements).
+    auto slot = [&](int64_t e, llvm::Value* w, size_t j) {
+      Coord c = coords(l, entry_base(e));
+      c[a] = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>((e % nrep) * nw)), w);
       return smem_ptr(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(off[j])),
                                    b_.CreateMul(linear(c, s), b_.getInt32(elem_bytes(ets[j])))));
+    };
+    auto read = [&](int64_t e, int w) {
+      Tuple x;
+      for (size_t j = 0; j < nt; ++j)
+        x.push_back(from_mem(b_.CreateAlignedLoad(mem_ty(ets[j]), slot(e, b_.getInt32(static_cast<uint32_t>(w)), j),
+                                                  llvm::Align(elem_bytes(ets[j]))),
+                             ets[j]));
+      return x;
     };
     uint32_t rep_lanes = replicated_lane_mask(l), rep_warps = replicated_warp_mask(l);
     llvm::Value* writer = b_.CreateAnd(
@@ -340,61 +400,56 @@ Status GpuLowering::lower_scan(OpId o) {
                      b_.CreateICmpEQ(b_.CreateAnd(warp_, rep_warps), b_.getInt32(0))));
     barrier();
     emit_if(writer, [&] {
-      for (size_t t = 0; t < totals.size(); ++t)
+      for (int64_t e = 0; e < ne; ++e)
         for (size_t j = 0; j < nt; ++j)
-          b_.CreateAlignedStore(to_mem(totals[t][j], ets[j]), slot(deposit(t, keep_bits), wpos, j),
-                                llvm::Align(elem_bytes(ets[j])));
+          b_.CreateAlignedStore(to_mem(totals[e][j], ets[j]), slot(e, wpos, j), llvm::Align(elem_bytes(ets[j])));
     });
     barrier();
-    for (size_t t = 0; t < totals.size(); ++t) {
+    for (int64_t e = 0; e < ne; ++e) {
       Tuple acc;
       for (int w = 0; w + 1 < nw; ++w) {
-        Tuple x;
-        for (size_t j = 0; j < nt; ++j)
-          x.push_back(from_mem(b_.CreateAlignedLoad(mem_ty(ets[j]), slot(deposit(t, keep_bits), b_.getInt32(w), j),
-                                                    llvm::Align(elem_bytes(ets[j]))),
-                               ets[j]));
+        Tuple x = read(e, w);
         // Positions before this warp only: later ones are combined but not selected.
         Tuple withx = w == 0 ? x : combine(acc, x);
         acc = w == 0 ? x : select(b_.CreateICmpUGT(wpos, b_.getInt32(w)), withx, acc);
       }
-      wpre[t] = acc;
+      wpre[e] = acc;
+      if (need_rep_totals) {
+        Tuple t = read(e, 0);
+        for (int w = 1; w < nw; ++w) t = combine(t, read(e, w));
+        rep_total[e] = t;
+      }
     }
     // With reverse, slots were written at reversed positions (wpos counts from the top).
-  }
-  // A 1-D scan with a builtin kind also leaves the whole block's combination, which a reduce of
-  // the same block with the same kind in the same region takes instead of reducing again (a
-  // cumsum with a carry: the scan and the chunk's sum). Reductions combine in an unspecified
-  // order (docs/ir.md), so the scan's order is one of them.
-  if (op.regions.empty() && nt == 1 && s.size() == 1 && totals.size() == 1) {
-    llvm::Value* grand = totals[0][0];
-    if (nw > 1) {
-      // Every warp's total is in the slots the prefix above read; the last one too.
-      const uint64_t bytes = static_cast<uint64_t>(elem_bytes(ets[0]));
-      for (int w = 0; w < nw; ++w) {
-        Coord c = coords(l, 0);
-        c[a] = b_.getInt32(static_cast<uint32_t>(w));
-        llvm::Value* x = from_mem(b_.CreateAlignedLoad(mem_ty(ets[0]),
-                                                       smem_ptr(b_.CreateMul(linear(c, s), b_.getInt32(bytes))),
-                                                       llvm::Align(bytes)),
-                                  ets[0]);
-        grand = w == 0 ? x : combine({grand}, {x})[0];
-      }
-    } else if (width > 1) {
-      // From the lane at the scan's last position in this thread's group of `width` lanes.
-      llvm::Value* last = b_.CreateOr(b_.CreateAnd(lane_, b_.getInt32(~uint32_t(width - 1))),
-                                      b_.getInt32(rev ? 0u : static_cast<uint32_t>(width - 1)));
-      grand = shfl_idx(totals[0][0], last);
+  } else if (need_rep_totals) {
+    // From the lane at the last position in this thread's group of `width` lanes.
+    llvm::Value* last = b_.CreateOr(b_.CreateAnd(lane_, b_.getInt32(~uint32_t(width - 1))),
+                                    b_.getInt32(rev ? 0u : static_cast<uint32_t>(width - 1)));
+    for (int64_t e = 0; e < ne; ++e) {
+      Tuple t;
+      for (llvm::Value* x : totals[e]) t.push_back(width > 1 ? shfl_idx(x, last) : x);
+      rep_total[e] = t;
     }
-    scan_totals_[f_][srcs[0]] = ScanTotal{kind, op.parent, grand};
   }
-  for (int64_t base_i = 0; base_i < static_cast<int64_t>(totals.size()); ++base_i) {
-    int64_t base = deposit(base_i, keep_bits);
-    for (int64_t k = 0; k < nk; ++k) {
-      int64_t r = base | deposit(k, axis_bits);
+  // Each repetition's carry: the combination of the repetitions before it, in scan order.
+  std::vector<Tuple> carry(ne);
+  for (int64_t t = 0; t < nkeep && need_rep_totals; ++t) {
+    Tuple acc;
+    for (int64_t p = 0; p < nrep; ++p) {
+      const int64_t e = t * nrep + (rev ? nrep - 1 - p : p);
+      carry[e] = acc;
+      acc = p == 0 ? rep_total[e] : combine(acc, rep_total[e]);
+    }
+    if (keep_grand) scan_totals_[f_][srcs[0]] = ScanTotal{kind, op.parent, acc[0]};
+  }
+  for (int64_t e = 0; e < ne; ++e) {
+    const int64_t base = entry_base(e);
+    for (int64_t k = 0; k < nrun; ++k) {
+      int64_t r = base | deposit(k, run_bits);
       Tuple v = out[r];
-      if (width > 1) v = select(has_excl, combine(excl[base_i], v), v);
-      if (nw > 1) v = select(has_wpre, combine(wpre[base_i], v), v);
+      if (width > 1) v = select(has_excl, combine(excl[e], v), v);
+      if (nw > 1) v = select(has_wpre, combine(wpre[e], v), v);
+      if (rpos(e % nrep) > 0) v = combine(carry[e], v);
       out[r] = v;
     }
   }
