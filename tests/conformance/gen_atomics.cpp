@@ -161,9 +161,55 @@ Group contention(uint64_t seed, int32_t dt) {
   return b.finish();
 }
 
+// A histogram-like update: 4 programs x 1024 lanes (the last 24 of each masked off) combine
+// relaxed i32 atomics with unused results into a few hundred addresses, base + offset with
+// offsets from -16 to 599, mostly small. On the GPU such an update is combined inside the
+// program first (per-warp tables for offsets 0..255, global atomics for the others); memory
+// must end as if every lane had updated it alone.
+Group combined(uint64_t seed) {
+  const uint32_t grid = 4;
+  const int32_t dt = TRI_DTYPE_I32;
+  Builder b("atomic, combined in the program i32 <1024> grid=4 into 616 addresses", seed);
+  b.g.grid[0] = grid;
+  std::vector<std::string> kinds = kinds_for(dt);
+  kinds.pop_back();  // xchg
+  const size_t n = 1024 * grid;
+  HostBuffer vals(dt, {static_cast<int64_t>(n)}), offsets(dt, {static_cast<int64_t>(n)});
+  for (size_t i = 0; i < n; ++i) {
+    vals.set(i, gen_value(b.rng, dt, Dist::General));
+    const int64_t o = b.rng.chance(0.8) ? b.rng.range(0, 63) : b.rng.range(-16, 599);
+    offsets.set(i, static_cast<uint64_t>(o) & 0xffffffffu);
+  }
+  std::string v = b.in_buf("v", std::move(vals));
+  std::string off = b.in_buf("off", std::move(offsets));
+  std::vector<std::string> mem;
+  for (const std::string& k : kinds) {
+    HostBuffer m(dt, {616});
+    for (size_t i = 0; i < 616; ++i) m.set(i, gen_value(b.rng, dt, Dist::General));
+    mem.push_back(b.in_buf("acc_" + k, std::move(m)));
+  }
+  const std::string i32b = blk({1024}, "i32"), pt = blk({1024}, ptr_t(dt)), i1b = blk({1024}, "i1");
+  std::string pid = b.op("program_id[axis=0]", "i32");
+  std::string start = b.op("mul " + pid + ", " + b.op("const[value=1024]", "i32"), "i32");
+  std::string ar = b.op("arange[start=0, end=1024]", i32b);
+  std::string idx = b.op("add " + b.op("splat " + start, i32b) + ", " + ar, i32b);
+  std::string mask = b.op("cmp[pred=slt] " + ar + ", " + b.op("const[value=1000]", i32b), i1b);
+  std::string vv = b.op("load " + b.op("addptr " + b.op("splat " + v, pt) + ", " + idx, pt), i32b);
+  std::string oo = b.op("load " + b.op("addptr " + b.op("splat " + off, pt) + ", " + idx, pt), i32b);
+  std::string sixteen = b.op("const[value=16]", "i32");
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    std::string base = b.op("addptr " + mem[i] + ", " + sixteen, ptr_t(dt));
+    std::string p = b.op("addptr " + b.op("splat " + base, pt) + ", " + oo, pt);
+    b.op("atomic[kind=" + kinds[i] + ", order=relaxed] " + p + ", " + vv + ", mask=" + mask, i32b);
+    b.check("atomic[kind=" + kinds[i] + "] combined in the program", "acc_" + kinds[i]);
+  }
+  return b.finish();
+}
+
 }  // namespace
 
 void gen_atomics(uint64_t seed, const GroupSink& sink) {
+  sink(combined(seed));
   for (int32_t dt : {TRI_DTYPE_I32, TRI_DTYPE_I64, TRI_DTYPE_F32, TRI_DTYPE_F64}) {
     sink(distinct_addresses(seed, dt));
     sink(contention(seed, dt));

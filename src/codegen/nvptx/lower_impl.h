@@ -186,6 +186,7 @@ class GpuLowering {
   // Combines the lanes of a relaxed atomic whose result is unused in shared memory first
   // (lower_memory.cpp); false when the op does not qualify.
   bool combine_atomic(OpId o, const Layout& l);
+  bool combine_atomic_direct(OpId o, const Layout& l, const std::string& kind);
   // Number of uses of a value of the function being lowered.
   int uses(ValueId v);
   std::map<const ir::Function*, std::vector<int>> uses_;

@@ -562,6 +562,7 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
   int64_t n = 1;
   for (int64_t d : l.shape) n *= d;
   if (n < 256) return false;
+  if (i32 && combine_atomic_direct(o, l, kind)) return true;
   constexpr uint32_t kSlots = 512, kProbes = 8;
   llvm::AtomicRMWInst::BinOp bop = kind == "add" ? (f32 ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add)
                                    : kind == "min" ? llvm::AtomicRMWInst::Min
@@ -693,6 +694,98 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
   });
   // The result is unused: any registers do.
   set(op.results[0], dist(e, l, std::vector<llvm::Value*>(l.nregs(), llvm::UndefValue::get(reg_ty(e)))));
+  return true;
+}
+
+// The i32 case of combine_atomic where the pointers are one base plus i32 offsets (addptr of a
+// splat: a histogram's bins + v): each warp combines into its own direct-mapped table of
+// kTable slots indexed by the offset, with plain shared-memory atomics (no hashing, no probing,
+// and no other warp contending for the slot); offsets outside [0, kTable) go to global memory
+// at once. Then the warps' tables are combined slot by slot and each slot that moved from the
+// identity is sent with one global atomic.
+bool GpuLowering::combine_atomic_direct(OpId o, const Layout& l, const std::string& kind) {
+  const ir::OpData& op = f_->op(o);
+  const OpId pdef = f_->value(op.operands[0]).def_op;
+  if (pdef == ir::kNoOp || f_->op(pdef).code != Opcode::AddPtr) return false;
+  const ir::OpData& ap = f_->op(pdef);
+  const OpId bdef = f_->value(ap.operands[0]).def_op;
+  if (bdef == ir::kNoOp || f_->op(bdef).code != Opcode::Splat) return false;
+  const Val& base = val(f_->op(bdef).operands[0]);
+  const EType oe = val(ap.operands[1]).et;
+  if (base.kind != Val::Kind::Scalar || oe.ptr || oe.s != Scalar::I32) return false;
+  constexpr uint32_t kTable = 256;
+  const uint32_t warps = static_cast<uint32_t>(opt_.num_warps);
+  need_smem(static_cast<uint64_t>(kTable) * warps * 4);
+  const uint32_t ident = kind == "and" || kind == "umin" ? 0xffffffffu : kind == "min" ? 0x7fffffffu
+                         : kind == "max" ? 0x80000000u : 0u;
+  const llvm::AtomicRMWInst::BinOp bop = kind == "add" ? llvm::AtomicRMWInst::Add
+                                         : kind == "min" ? llvm::AtomicRMWInst::Min
+                                         : kind == "max" ? llvm::AtomicRMWInst::Max
+                                         : kind == "umin" ? llvm::AtomicRMWInst::UMin
+                                         : kind == "umax" ? llvm::AtomicRMWInst::UMax
+                                         : kind == "and" ? llvm::AtomicRMWInst::And
+                                         : kind == "or" ? llvm::AtomicRMWInst::Or
+                                                        : llvm::AtomicRMWInst::Xor;
+  auto slot_ptr = [&](llvm::Value* w, llvm::Value* i) {
+    return smem_ptr(b_.CreateMul(b_.CreateAdd(b_.CreateMul(w, b_.getInt32(kTable)), i), b_.getInt32(4)));
+  };
+  barrier();
+  for (uint32_t k = 0; k < kTable * warps; k += threads())
+    b_.CreateAlignedStore(b_.getInt32(ident), smem_ptr(b_.CreateMul(b_.CreateAdd(tid_, b_.getInt32(k)), b_.getInt32(4))),
+                          llvm::Align(4));
+  barrier();
+  ValueId mv = f_->operand(o, "mask");
+  std::vector<llvm::Value*> ptrs = regs_in(val(op.operands[0]), l);
+  std::vector<llvm::Value*> offs = regs_in(val(ap.operands[1]), l);
+  std::vector<llvm::Value*> vals = regs_in(val(op.operands[1]), l);
+  std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  const uint64_t dup = replicated_reg_mask(l);
+  llvm::Value* own = owner(l);
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    if (r & dup) continue;
+    llvm::Value* cond = own;
+    if (!masks.empty()) cond = b_.CreateAnd(cond, masks[r]);
+    emit_if(cond, [&] {
+      llvm::Value* in_table = b_.CreateICmpULT(offs[r], b_.getInt32(kTable));
+      llvm::BasicBlock* table = llvm::BasicBlock::Create(c_, "atomic.table", lf_);
+      llvm::BasicBlock* global = llvm::BasicBlock::Create(c_, "atomic.global", lf_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(c_, "atomic.done", lf_);
+      b_.CreateCondBr(in_table, table, global);
+      b_.SetInsertPoint(table);
+      b_.CreateAtomicRMW(bop, slot_ptr(warp_, offs[r]), vals[r], llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(global);
+      b_.CreateAtomicRMW(bop, ptrs[r], vals[r], llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    });
+  }
+  barrier();
+  for (uint32_t k = 0; k < kTable; k += threads()) {
+    llvm::Value* i = b_.CreateAdd(tid_, b_.getInt32(k));
+    auto body = [&] {
+      llvm::Value* acc = b_.CreateAlignedLoad(b_.getInt32Ty(), slot_ptr(b_.getInt32(0), i), llvm::Align(4));
+      for (uint32_t w = 1; w < warps; ++w) {
+        llvm::Value* x = b_.CreateAlignedLoad(b_.getInt32Ty(), slot_ptr(b_.getInt32(w), i), llvm::Align(4));
+        acc = kind == "add"    ? b_.CreateAdd(acc, x)
+              : kind == "min"  ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, acc, x)
+              : kind == "max"  ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, acc, x)
+              : kind == "umin" ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, acc, x)
+              : kind == "umax" ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, acc, x)
+              : kind == "and"  ? b_.CreateAnd(acc, x)
+              : kind == "or"   ? b_.CreateOr(acc, x)
+                               : b_.CreateXor(acc, x);
+      }
+      emit_if(b_.CreateICmpNE(acc, b_.getInt32(ident)), [&] {
+        llvm::Value* p = b_.CreateGEP(b_.getInt32Ty(), base.s, i);
+        b_.CreateAtomicRMW(bop, p, acc, llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+      });
+    };
+    if (k + threads() <= kTable) body();
+    else emit_if(b_.CreateICmpULT(i, b_.getInt32(kTable)), body);
+  }
+  set(op.results[0], dist(etype(f_->type_of(op.results[0])), l,
+                          std::vector<llvm::Value*>(l.nregs(), llvm::UndefValue::get(b_.getInt32Ty()))));
   return true;
 }
 
