@@ -1,11 +1,14 @@
-/* dist_bench: Tri's AllGather+GEMM (bench/dist/ag_gemm.tri) on TRI_RANKS GPUs, one process per
- * GPU (examples/c/team.h), timed with CUDA events and checked on sampled entries of C.
+/* dist_bench: Tri's AllGather+GEMM (bench/dist/ag_gemm.tri) and GEMM+ReduceScatter
+ * (bench/dist/gemm_rs.tri) on TRI_RANKS GPUs, one process per GPU (examples/c/team.h), timed
+ * with CUDA events and checked on sampled entries of C.
  *
- *   TRI_TARGET=cuda TRI_RANKS=4 dist_bench M NL K [copiers] [iters]
+ *   TRI_TARGET=cuda TRI_RANKS=4 dist_bench M NL K [copiers] [iters]      (AllGather+GEMM)
+ *   TRI_TARGET=cuda TRI_RANKS=4 dist_bench rs M N K [iters]              (GEMM+ReduceScatter)
  *
- * Each rank prints "ag+gemm rank R: median X ms, gemm alone Y ms, max error E" (the runner,
- * bench/dist/run.py, takes the slowest rank). "gemm alone" is the same kernel with no copier
- * programs and every wait already satisfied: the GEMM's own time on local data. */
+ * Each rank prints "ag+gemm rank R: median X ms, gemm alone Y ms, max error E" or "gemm+rs rank
+ * R: median X ms, max error E" (the runner, bench/dist/run.py, takes the slowest rank). "gemm
+ * alone" is the same kernel with no copier programs and every wait already satisfied: the GEMM's
+ * own time on local data. */
 #include "../../examples/c/team.h"
 
 static int64_t M, NL, K;
@@ -37,16 +40,17 @@ static tri_kernel* compile(int copiers) {
   return ex_compile("../bench/dist/ag_gemm.tri", "ag_gemm", consts, 1);
 }
 
-static double run(tri_kernel* k, tri_team* team, tri_arg* args, uint32_t grid, int* epoch, int iters) {
+static double run_n(tri_kernel* k, tri_team* team, tri_arg* args, uint32_t nargs, uint32_t grid, int* epoch,
+                    int iters) {
   float* t = malloc(sizeof(float) * (size_t)iters);
   void *e0, *e1;
   double med;
   cu.event_create(&e0, 0), cu.event_create(&e1, 0);
   for (int i = -3; i < iters; ++i) {
-    if (epoch) args[7] = ex_i32(++*epoch);
+    if (epoch) args[nargs - 1] = ex_i32(++*epoch);
     EX_CHECK(tri_team_barrier(team));
     cu.record(e0, NULL);
-    EX_CHECK(tri_team_launch_async(k, team, grid, 1, 1, args, 8, NULL));
+    EX_CHECK(tri_team_launch_async(k, team, grid, 1, 1, args, nargs, NULL));
     cu.record(e1, NULL);
     cu.event_sync(e1);
     if (i >= 0) cu.elapsed(&t[i], e0, e1);
@@ -57,21 +61,81 @@ static double run(tri_kernel* k, tri_team* team, tri_arg* args, uint32_t grid, i
   return med;
 }
 
-static int rank_main(uint32_t r, uint32_t R, tri_team* team) {
-  const int64_t MR = M / R;
-  uint64_t a_off, sig_off, b_dev, c_dev;
-  uint16_t* shard = malloc((size_t)(MR * K * 2));
-  uint16_t* bh = malloc((size_t)(K * NL * 2));
+static double run(tri_kernel* k, tri_team* team, tri_arg* args, uint32_t grid, int* epoch, int iters) {
+  return run_n(k, team, args, 8, grid, epoch, iters);
+}
+
+static void load_cuda(void) {
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  tri_arg args[8];
-  int epoch = 0;
-  double worst = 0;
   *(void**)&cu.alloc = dlsym(h, "cuMemAlloc_v2");
   *(void**)&cu.event_create = dlsym(h, "cuEventCreate");
   *(void**)&cu.record = dlsym(h, "cuEventRecord");
   *(void**)&cu.event_sync = dlsym(h, "cuEventSynchronize");
   *(void**)&cu.elapsed = dlsym(h, "cuEventElapsedTime");
   ex_cuda_init();
+}
+
+/* GEMM+ReduceScatter: rank r holds A[:, r*KL .. (r+1)*KL) and B[r*KL .. (r+1)*KL, :] (NL is N
+ * here, K the full K), and ends with rows [r*MR, (r+1)*MR) of A @ B. */
+enum { RS_BM = 128, RS_BN = 128 };
+
+static int rs_rank_main(uint32_t r, uint32_t R, tri_team* team) {
+  const int64_t MR = M / R, KL = K / R, N = NL;
+  uint64_t part_off, sig_off, a_dev, b_dev, c_dev;
+  uint16_t* ah = malloc((size_t)(M * KL * 2));
+  uint16_t* bh = malloc((size_t)(KL * N * 2));
+  tri_arg args[9];
+  int epoch = 0;
+  double worst = 0;
+  load_cuda();
+  EX_CHECK(tri_team_alloc(team, (uint64_t)(M * N * 2), &part_off));
+  EX_CHECK(tri_team_alloc(team, (uint64_t)((MR / RS_BM) * (N / RS_BN) * 4 + 64), &sig_off));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < KL; ++k) ah[i * KL + k] = ex_float_to_half(a_at(i, r * KL + k));
+  for (int64_t k = 0; k < KL; ++k)
+    for (int64_t j = 0; j < N; ++j) bh[k * N + j] = ex_float_to_half(b_at(r * KL + k, j));
+  if (cu.alloc(&a_dev, (size_t)(M * KL * 2)) || cu.alloc(&b_dev, (size_t)(KL * N * 2)) ||
+      cu.alloc(&c_dev, (size_t)(MR * N * 2)))
+    return 0;
+  ex_to_device((void*)(uintptr_t)a_dev, ah, (size_t)(M * KL * 2));
+  ex_to_device((void*)(uintptr_t)b_dev, bh, (size_t)(KL * N * 2));
+  args[0] = ex_ptr((void*)(uintptr_t)a_dev, (size_t)(M * KL * 2), TRI_DTYPE_F16);
+  args[1] = ex_ptr((void*)(uintptr_t)b_dev, (size_t)(KL * N * 2), TRI_DTYPE_F16);
+  args[2] = ex_ptr((void*)(uintptr_t)c_dev, (size_t)(MR * N * 2), TRI_DTYPE_F16);
+  args[3] = ex_ptr(ex_team_ptr(team, r, part_off), (size_t)(M * N * 2), TRI_DTYPE_F16);
+  args[4] = ex_ptr(ex_team_ptr(team, r, sig_off), (size_t)((MR / RS_BM) * (N / RS_BN) * 4), TRI_DTYPE_I32);
+  args[5] = ex_i32(M), args[6] = ex_i32(N), args[7] = ex_i32(KL);
+  ex_const consts[] = {{"BM", RS_BM}, {"BN", RS_BN}};
+  tri_kernel* k = ex_compile("../bench/dist/gemm_rs.tri", "gemm_rs", consts, 2);
+  const uint32_t tiles = (uint32_t)((M / RS_BM) * (N / RS_BN));
+  double ms = run_n(k, team, args, 9, tiles, &epoch, ITERS);
+  /* this rank's rows of C after the last launch, on sampled entries */
+  for (int s = 0; s < 64; ++s) {
+    int64_t i = (int64_t)(val((uint64_t)s * 7 + 11) * 0.5f * (float)MR + (float)MR / 2) % MR;
+    int64_t j = (int64_t)(val((uint64_t)s * 13 + 5) * 0.5f * (float)N + (float)N / 2) % N;
+    double ref = 0, err;
+    uint16_t got;
+    for (int64_t q = 0; q < K; ++q) ref += (double)a_at(r * MR + i, q) * b_at(q, j);
+    ex_from_device(&got, (char*)(uintptr_t)c_dev + (i * N + j) * 2, 2);
+    err = fabs(ex_half_to_float(got) - ref) / (1.0 + fabs(ref));
+    if (err > worst) worst = err;
+  }
+  printf("gemm+rs rank %u: median %.4f ms, max error %.2e\n", r, ms, worst);
+  fflush(stdout);
+  tri_kernel_destroy(k);
+  free(ah), free(bh);
+  return worst < 2e-2;
+}
+
+static int rank_main(uint32_t r, uint32_t R, tri_team* team) {
+  const int64_t MR = M / R;
+  uint64_t a_off, sig_off, b_dev, c_dev;
+  uint16_t* shard = malloc((size_t)(MR * K * 2));
+  uint16_t* bh = malloc((size_t)(K * NL * 2));
+  tri_arg args[8];
+  int epoch = 0;
+  double worst = 0;
+  load_cuda();
   EX_CHECK(tri_team_alloc(team, (uint64_t)(M * K * 2), &a_off));
   EX_CHECK(tri_team_alloc(team, (uint64_t)(M / 128 * 4 + 64), &sig_off));
   for (int64_t i = 0; i < MR; ++i)
@@ -112,6 +176,17 @@ static int rank_main(uint32_t r, uint32_t R, tri_team* team) {
 }
 
 int main(int argc, char** argv) {
+  if (argc >= 5 && strcmp(argv[1], "rs") == 0) {
+    M = atoll(argv[2]), NL = atoll(argv[3]), K = atoll(argv[4]);
+    if (argc > 5) ITERS = atoi(argv[5]);
+    const uint32_t R = ex_ranks();
+    if (!ex_gpu() || M % (R * RS_BM) || NL % RS_BN || K % (R * 64)) {
+      fprintf(stderr, "dist_bench rs runs on TRI_TARGET=cuda with M a multiple of %d * ranks, N of %d, K of 64 * ranks\n",
+              RS_BM, RS_BN);
+      return 2;
+    }
+    return ex_gpu_ranks(R, (uint64_t)(M * NL * 2 + (M / RS_BM) * (NL / RS_BN) * 4 + 4096), rs_rank_main);
+  }
   if (argc < 4) {
     fprintf(stderr, "usage: TRI_TARGET=cuda TRI_RANKS=R dist_bench M NL K [copiers] [iters]\n");
     return 2;
