@@ -11,6 +11,21 @@ foreach(name vector_add gelu softmax layernorm matmul_leaky_relu flash_attention
     set_tests_properties(examples/${name}/${target} PROPERTIES ENVIRONMENT "TRI_TARGET=${target}" LABELS examples)
   endforeach()
 endforeach()
+# On the GPU: each example through tri_launch on the default stream, on a non-blocking stream of
+# its own, captured into a CUDA graph, and in a context the program created after allocating its
+# buffers (TRI_EXAMPLE_LAUNCH, examples/c/common.h); "skipped: no CUDA device" (exit code 77)
+# where there is none.
+foreach(name vector_add gelu softmax layernorm matmul_leaky_relu flash_attention cumsum histogram argmax)
+  foreach(mode default stream graph context)
+    add_test(NAME examples/${name}/cuda/${mode} COMMAND example_${name})
+    set(launch_env "TRI_TARGET=cuda")
+    if(NOT mode STREQUAL "default")
+      set(launch_env "TRI_TARGET=cuda;TRI_EXAMPLE_LAUNCH=${mode}")
+    endif()
+    set_tests_properties(examples/${name}/cuda/${mode} PROPERTIES ENVIRONMENT "${launch_env}"
+                         LABELS "examples;gpu" TIMEOUT 120 SKIP_RETURN_CODE 77)
+  endforeach()
+endforeach()
 # The loops that feed dot, with their loads an iteration ahead (tri_compile_options_set_num_stages
 # 2, passes/pipeline_loads.h) and without, on both host targets: the results must not change.
 foreach(name matmul_leaky_relu flash_attention)
