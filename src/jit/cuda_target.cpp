@@ -2,6 +2,7 @@
 // launches through the CUDA driver loaded at run time (cuda/). Compiling needs no GPU and no
 // driver when the architecture is named (tri_compile_options_set_arch); the module is loaded
 // into a CUDA context on the first launch there, and kept per context.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -95,7 +96,7 @@ std::string launch_metadata(const ir::Module& m, const ir::Function& k, const co
                             const codegen::nvptx::GpuOptions& opt) {
   std::string s = "{\"schema\": 1, \"entry\": \"" + json_escape(info.name) + "\", \"arch\": \"sm_" +
                   std::to_string(opt.sm) + (opt.sm_a ? "a" : "") + "\", \"ptx_version\": " +
-                  std::to_string(opt.ptx_version) + ", \"num_warps\": " + std::to_string(info.num_warps) +
+                  std::to_string(std::max(opt.ptx_version, info.min_ptx_version)) + ", \"num_warps\": " + std::to_string(info.num_warps) +
                   ", \"block\": [" + std::to_string(32 * info.num_warps) + ", 1, 1], \"shared_bytes\": " +
                   std::to_string(info.shared_bytes) + ", \"params\": [";
   for (size_t i = 0; i < k.params.size(); ++i) {
@@ -152,6 +153,7 @@ Status cap_ptx_version(codegen::nvptx::GpuOptions* opt) {
   PtxVersion cap = max_ptx_for_driver(version);
   if (!cap.known()) return Status::ok();
   opt->ptx_version = std::min(opt->ptx_version, cap.number());
+  opt->ptx_version_max = std::min(opt->ptx_version_max, cap.number());
   const int needs = opt->sm_a ? 80 : opt->sm >= 90 ? 78 : opt->sm >= 89 ? 78 : opt->sm >= 86 ? 71 : 70;
   if (opt->ptx_version < needs)
     return Status(Code::Unsupported,

@@ -103,6 +103,13 @@ void gen_dot(uint64_t seed, const GroupSink& sink) {
       sink(make_dot(seed, {in.dt, in.tf32, {32, 64}, {64, 16}, {32, 64}, {64, 16}}));
       sink(make_dot(seed, {in.dt, in.tf32, {2, 16, 16}, {2, 16, 32}, {2, 15, 16}, {2, 16, 27}}));
     }
+    // Tiles with k of 32, one m16n8k32 instruction of i8 and f8 (and the tensor-core paths of the
+    // other types): 2-D with masked edges, and batched.
+    if (in.dt == TRI_DTYPE_I8 || in.dt == TRI_DTYPE_F8E4M3 || in.dt == TRI_DTYPE_F8E5M2 || in.tf32 ||
+        in.dt == TRI_DTYPE_BF16) {
+      sink(make_dot(seed, {in.dt, in.tf32, {32, 32}, {32, 16}, {29, 27}, {27, 13}}));
+      sink(make_dot(seed, {in.dt, in.tf32, {2, 16, 32}, {2, 32, 16}, {2, 15, 32}, {2, 32, 13}}));
+    }
   }
 }
 

@@ -1043,6 +1043,7 @@ Status GpuLowering::run(KernelInfo* info) {
   info->name = kernel_.name;
   info->team = team;
   info->notes = notes_;
+  info->min_ptx_version = min_ptx_version_;
   info->num_warps = opt_.num_warps;
   const uint64_t scratch = (smem_bytes_ + 1023) / 1024 * 1024;  // tiles above it start on 1024 bytes (wgmma)
   if (persist_base_gv_) {

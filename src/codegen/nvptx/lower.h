@@ -32,6 +32,10 @@ struct GpuOptions {
   int sm = 90;           // compute capability * 10 (80, 86, 89, 90)
   bool sm_a = false;     // the architecture-specific variant (sm_90a)
   int ptx_version = 80;  // PTX ISA version * 10
+  // The newest PTX ISA the driver accepts (without a driver: the newest LLVM writes). A kernel
+  // with an instruction that needs more than ptx_version (f8 mma.sync: 8.4) is written with the
+  // version it needs when that is at most this; else the instruction is not used.
+  int ptx_version_max = 85;
   bool line_info = true; // .loc directives that map PTX to the IR text
   bool wgmma = true;     // sm_90a: dot on Hopper's wgmma where it fits (TRI_WGMMA=0 turns it off)
 };
@@ -42,6 +46,7 @@ struct KernelInfo {
   int num_warps = 4;
   bool team = false;  // the four hidden team parameters follow the kernel's own
   std::string notes;  // choices the lowering made that users ask about: "dot at 12:5 on tensor cores ..."
+  int min_ptx_version = 0;  // what the kernel's instructions need, when more than GpuOptions::ptx_version
 };
 
 // Lowers `kernel` of `m` (verified, specialized, canonicalized) into a new module in `ctx` with

@@ -204,7 +204,9 @@ Status GpuLowering::lower_for(OpId o) {
     if (yield != ir::kNoOp && !slots.back().is_scalar) {
       const OpId def = f_->value(f_->op(yield).operands[i]).def_op;
       MmaLayouts ml;
+      RegMma rl;
       if (def != ir::kNoOp && f_->op(def).code == Opcode::Dot && mma_layouts(*f_, def, &ml)) slots.back().lay = ml.c;
+      else if (def != ir::kNoOp && f_->op(def).code == Opcode::Dot && mma_reg_layouts(*f_, def, &rl)) slots.back().lay = rl.c;
     }
     init_regs.push_back({});
   }

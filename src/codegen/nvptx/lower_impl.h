@@ -93,6 +93,18 @@ struct SmemTile {
   bool col_major = false;
 };
 
+// A dot on mma.sync with its operands converted to the fragment layouts in registers (no shared
+// memory staging, no ldmatrix): tf32, i8 and f8 operands, and batched (3-D) f16/bf16 dots
+// (lower_mma.cpp, lower_dot_mma_regs). `elems` operand elements share one 32-bit register, and
+// one instruction covers k = 8 * elems.
+struct RegMma {
+  Layout a, b, c;
+  int wm = 1, wn = 1;
+  int elems = 2;
+  std::string ptx;  // the instruction, e.g. "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+  bool int_acc = false;
+};
+
 struct MmaLayouts {
   Layout a, b, c;
   int wm = 1, wn = 1;
@@ -192,6 +204,10 @@ class GpuLowering {
   std::map<const ir::Function*, std::vector<int>> uses_;
   Status lower_reduce(OpId o);
   Status lower_scan(OpId o);
+  // Whether dot `o` of `fn` runs on mma.sync with register fragments (RegMma), and how.
+  bool mma_reg_layouts(const ir::Function& fn, OpId o, RegMma* out, std::string* why = nullptr) const;
+  int min_ptx_version_ = 0;  // KernelInfo::min_ptx_version
+  Status lower_dot_mma_regs(OpId o, const RegMma& l);
   // The whole block's combination a 1-D builtin scan computed, per function and scanned value:
   // a reduce of that value with the same kind in the same block takes it (lower_reduce.cpp).
   struct ScanTotal {

@@ -18,12 +18,14 @@
 // iterations (lower_control.cpp asks mma_layouts for it).
 //
 // On sm_90a a dot whose block fits warpgroups runs on wgmma instead (lower_dot_wgmma, at the end
-// of this file). Not yet: TMA, wgmma with A in registers, tf32, i8 and f8 on tensor cores. Those
-// dots, and shapes below one instruction tile, take the CUDA-core path (lower_reduce.cpp);
-// KernelInfo::notes says which path each dot took.
+// of this file). tf32, i8 and f8 operands and batched (3-D) dots run on mma.sync with their
+// fragments converted in registers (lower_dot_mma_regs, at the end). Not yet: TMA, wgmma with A
+// in registers. Shapes below one instruction tile, and the types no instruction takes, use the
+// CUDA-core path (lower_reduce.cpp); KernelInfo::notes says which path each dot took.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen/nvptx/lower_impl.h"
+#include "codegen/scalar_ops.h"
 
 namespace tri::codegen::nvptx::detail {
 namespace {
@@ -523,6 +525,168 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
     acc.resize(n_acc);
   }
   set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
+  return Status::ok();
+}
+
+// ---- mma.sync from register fragments: tf32, i8, f8, and batched dots
+//
+// The operands are converted to the instructions' fragment layouts like any layout conversion
+// (a load is simply issued again in the fragment layout; other values go through shared memory),
+// `elems` elements packed into each 32-bit register, and each warp issues mma.sync on them. With
+// g = lane / 4 and t = lane % 4, the fragments of m16n8k(8 elems) are (PTX ISA, "Matrix
+// Fragments for mma.m16n8k8 / k16 / k32"): A register q (0..3) holds row g + 8 (q & 1), columns
+// (q >> 1) k/2 + elems t + (0 .. elems-1); B register q (0..1) holds rows q k/2 + elems t + (0 ..
+// elems-1) of column g; the accumulator is the one of m16n8k16 (mma_layouts). A leading batch
+// dimension repeats in registers.
+bool GpuLowering::mma_reg_layouts(const ir::Function& fn, OpId o, RegMma* out, std::string* why) const {
+  const ir::OpData& op = fn.op(o);
+  if (op.code != Opcode::Dot) return false;
+  auto no = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  auto dtype = [&](ValueId v) { return m_.types.get(m_.types.get(fn.type_of(v)).elem).scalar; };
+  auto dims = [&](ValueId v) { return shape(fn.type_of(v)); };
+  const Scalar ta = dtype(op.operands[0]), tb = dtype(op.operands[1]), tc = dtype(op.results[0]);
+  const Shape sa = dims(op.operands[0]), sb = dims(op.operands[1]);
+  const int rank = static_cast<int>(sa.size());
+  if (opt_.sm < 80) return no("tensor cores need sm_80 or newer");
+  if (rank != 2 && rank != 3) return no("only 2-D and batched 3-D dots run on tensor cores");
+  if (ta != tb) return no("operands of two types are not on tensor cores");
+  const bool tf32 = enum_attr(fn, o, "precision") == 1;
+  RegMma l;
+  if ((ta == Scalar::F16 || ta == Scalar::BF16) && tc == Scalar::F32) {
+    const std::string t = ta == Scalar::F16 ? "f16" : "bf16";
+    l.elems = 2;
+    l.ptx = "mma.sync.aligned.m16n8k16.row.col.f32." + t + "." + t + ".f32";
+  } else if (ta == Scalar::F32 && tc == Scalar::F32 && tf32) {
+    l.elems = 1;
+    l.ptx = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+  } else if (ta == Scalar::I8 && tc == Scalar::I32) {
+    l.elems = 4;
+    l.int_acc = true;
+    l.ptx = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32";
+  } else if ((ta == Scalar::F8E4M3 || ta == Scalar::F8E5M2) && tc == Scalar::F32) {
+    if (opt_.sm < 89 || opt_.ptx_version_max < 84)
+      return no("f8 on tensor cores needs sm_89 and PTX ISA 8.4 (the driver accepts " +
+                std::to_string(opt_.ptx_version_max / 10) + "." + std::to_string(opt_.ptx_version_max % 10) + ")");
+    const std::string t = ta == Scalar::F8E4M3 ? "e4m3" : "e5m2";
+    l.elems = 4;
+    l.ptx = "mma.sync.aligned.m16n8k32.row.col.f32." + t + "." + t + ".f32";
+  } else {
+    return no("operands " + std::string(ir::scalar_name(ta)) + " into " + ir::scalar_name(tc) +
+              (ta == Scalar::F32 ? " without precision=tf32" : "") + " are not on tensor cores");
+  }
+  const int64_t KI = 8 * l.elems;
+  const int64_t M = sa[rank - 2], K = sa[rank - 1], N = sb[rank - 1], nb = rank == 3 ? sa[0] : 1;
+  if (M < 16 || N < 8 || K < KI)
+    return no("the block is smaller than one m16n8k" + std::to_string(KI) + " tile");
+  int wm = 1, wn = 1;
+  while (wm * wn < opt_.num_warps) {
+    const bool m_ok = M / (16 * wm) >= 2, n_ok = N / (8 * wn) >= 2;
+    if (m_ok && (!n_ok || M / (16 * wm) >= N / (8 * wn))) wm *= 2;
+    else if (n_ok) wn *= 2;
+    else break;  // the rest of the warps hold copies
+  }
+  l.wm = wm;
+  l.wn = wn;
+  const int64_t mr = M / (16 * wm), nr = N / (8 * wn), kr = K / KI;
+  auto at = [&](int64_t bt, int64_t r, int64_t c) { return rank == 3 ? Basis{bt, r, c} : Basis{r, c}; };
+  const Shape lead = rank == 3 ? Shape{nb} : Shape{};
+  auto shaped = [&](int64_t r, int64_t c) {
+    Shape x = lead;
+    x.push_back(r);
+    x.push_back(c);
+    return x;
+  };
+  l.c.shape = shaped(M, N);
+  l.a.shape = shaped(M, K);
+  l.b.shape = shaped(K, N);
+  // Accumulator: as mma_layouts', then the batch.
+  l.c.reg = {at(0, 0, 1), at(0, 8, 0)};
+  for (int i = 0; i < log2i(nr); ++i) l.c.reg.push_back(at(0, 0, 8 * wn * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(mr); ++i) l.c.reg.push_back(at(0, 16 * wm * (int64_t(1) << i), 0));
+  l.c.lane = {at(0, 0, 2), at(0, 0, 4), at(0, 1, 0), at(0, 2, 0), at(0, 4, 0)};
+  // A: the packed elements along k, register q's bits (row 8, column KI/2), then M and K repeats.
+  for (int i = 0; i < log2i(l.elems); ++i) l.a.reg.push_back(at(0, 0, int64_t(1) << i));
+  l.a.reg.push_back(at(0, 8, 0));
+  l.a.reg.push_back(at(0, 0, KI / 2));
+  for (int i = 0; i < log2i(mr); ++i) l.a.reg.push_back(at(0, 16 * wm * (int64_t(1) << i), 0));
+  for (int i = 0; i < log2i(kr); ++i) l.a.reg.push_back(at(0, 0, KI * (int64_t(1) << i)));
+  l.a.lane = {at(0, 0, l.elems), at(0, 0, 2 * l.elems), at(0, 1, 0), at(0, 2, 0), at(0, 4, 0)};
+  // B: the packed elements along k, register q's bit (row KI/2), then N and K repeats.
+  for (int i = 0; i < log2i(l.elems); ++i) l.b.reg.push_back(at(0, int64_t(1) << i, 0));
+  l.b.reg.push_back(at(0, KI / 2, 0));
+  for (int i = 0; i < log2i(nr); ++i) l.b.reg.push_back(at(0, 0, 8 * wn * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(kr); ++i) l.b.reg.push_back(at(0, KI * (int64_t(1) << i), 0));
+  l.b.lane = {at(0, l.elems, 0), at(0, 2 * l.elems, 0), at(0, 0, 1), at(0, 0, 2), at(0, 0, 4)};
+  for (Layout* x : {&l.c, &l.a, &l.b})
+    for (int i = 0; i < log2i(nb); ++i) x->reg.push_back(at(int64_t(1) << i, 0, 0));
+  const int wbits = log2i(opt_.num_warps), wmb = log2i(wm), wnb = log2i(wn);
+  for (int i = 0; i < wbits; ++i) {
+    if (i < wmb) {
+      const int64_t m = 16 * (int64_t(1) << i);
+      l.c.warp.push_back(at(0, m, 0));
+      l.a.warp.push_back(at(0, m, 0));
+      l.b.warp.push_back(at(0, 0, 0));
+    } else if (i < wmb + wnb) {
+      const int64_t n = 8 * (int64_t(1) << (i - wmb));
+      l.c.warp.push_back(at(0, 0, n));
+      l.a.warp.push_back(at(0, 0, 0));
+      l.b.warp.push_back(at(0, 0, n));
+    } else {
+      for (Layout* x : {&l.c, &l.a, &l.b}) x->warp.push_back(at(0, 0, 0));
+    }
+  }
+  *out = std::move(l);
+  return true;
+}
+
+Status GpuLowering::lower_dot_mma_regs(OpId o, const RegMma& l) {
+  const ir::OpData& op = f_->op(o);
+  const Val& av = val(op.operands[0]);
+  const Val& bv = val(op.operands[1]);
+  const int rank = static_cast<int>(l.c.shape.size());
+  const int64_t M = l.c.shape[rank - 2], N = l.c.shape[rank - 1], K = l.a.shape[rank - 1];
+  const int64_t nb = rank == 3 ? l.c.shape[0] : 1, KI = 8 * l.elems;
+  const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / KI;
+  if (l.ptx.find(".e4m3") != std::string::npos || l.ptx.find(".e5m2") != std::string::npos)
+    min_ptx_version_ = std::max(min_ptx_version_, 84);
+  std::vector<llvm::Value*> ar = regs_in(av, l.a), br = regs_in(bv, l.b);
+  std::vector<llvm::Value*> acc = regs_in(val(op.operands[2]), l.c);
+  // Packs `elems` consecutive operand registers into one 32-bit register (the first one lowest).
+  auto pack = [&](const std::vector<llvm::Value*>& regs, int64_t first, EType e) -> llvm::Value* {
+    if (l.elems == 1) return b_.CreateBitCast(emit_round_tf32(b_, em_.to_arith(regs[first], e)), b_.getInt32Ty());
+    llvm::Value* w = b_.getInt32(0);
+    for (int i = 0; i < l.elems; ++i) {
+      llvm::Value* m = to_mem(regs[first + i], e);
+      if (!m->getType()->isIntegerTy())
+        m = b_.CreateBitCast(m, b_.getIntNTy(m->getType()->getPrimitiveSizeInBits()));
+      m = b_.CreateZExt(m, b_.getInt32Ty());
+      w = b_.CreateOr(w, i ? b_.CreateShl(m, 8 * 4 / l.elems * i) : m);
+    }
+    return w;
+  };
+  llvm::Type* at = l.int_acc ? b_.getInt32Ty() : b_.getFloatTy();
+  llvm::Type* ret = llvm::StructType::get(c_, {at, at, at, at});
+  const std::string cc = l.int_acc ? "r" : "f";
+  const std::string cons = "=" + cc + ",=" + cc + ",=" + cc + ",=" + cc + ",r,r,r,r,r,r," + cc + "," + cc + "," + cc + "," + cc;
+  const std::string text = l.ptx + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  for (int64_t bi = 0; bi < nb; ++bi)
+    for (int64_t ki = 0; ki < kr; ++ki)
+      for (int64_t mi = 0; mi < mr; ++mi)
+        for (int64_t nj = 0; nj < nr; ++nj) {
+          std::vector<llvm::Value*> args;
+          const int64_t abase = 4 * l.elems * (mi + mr * (ki + kr * bi));
+          for (int q = 0; q < 4; ++q) args.push_back(pack(ar, abase + l.elems * q, av.et));
+          const int64_t bbase = 2 * l.elems * (nj + nr * (ki + kr * bi));
+          for (int q = 0; q < 2; ++q) args.push_back(pack(br, bbase + l.elems * q, bv.et));
+          llvm::Value** d = &acc[4 * (nj + nr * (mi + mr * bi))];
+          for (int i = 0; i < 4; ++i) args.push_back(d[i]);
+          llvm::Value* r = inline_asm(text, cons, ret, args, /*pure=*/true);
+          for (int i = 0; i < 4; ++i) d[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
+        }
+  set(op.results[0], dist(etype(f_->type_of(op.results[0])), l.c, std::move(acc)));
   return Status::ok();
 }
 

@@ -480,6 +480,13 @@ Status GpuLowering::lower_dot(OpId o) {
                            " warps)");
     return lower_dot_mma(o, ml);
   }
+  RegMma rl;
+  std::string why_regs;
+  if (mma_reg_layouts(*f_, o, &rl, &why_regs)) {
+    note(o, "on tensor cores (" + rl.ptx.substr(16, rl.ptx.find(".row") - 16) + " from registers, " +
+                std::to_string(rl.wm) + "x" + std::to_string(rl.wn) + " warps)");
+    return lower_dot_mma_regs(o, rl);
+  }
   note(o, "on CUDA cores: " + why);
   const ir::OpData& op = f_->op(o);
   const Val& av = val(op.operands[0]);

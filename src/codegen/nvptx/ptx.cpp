@@ -10,6 +10,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -114,7 +115,9 @@ Status compile_ptx(const ir::Module& m, const ir::Function& kernel, const GpuOpt
   double lower_ms = ms_since(t0);
   auto t1 = std::chrono::steady_clock::now();
   double ms[3] = {0, 0, 0};
-  TRI_RETURN_IF_ERROR(emit_ptx(*mod, opt, ptx, llvm_ir, ms));
+  GpuOptions emit = opt;
+  emit.ptx_version = std::max(opt.ptx_version, info->min_ptx_version);
+  TRI_RETURN_IF_ERROR(emit_ptx(*mod, emit, ptx, llvm_ir, ms));
   if (times) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "lower %.2f ms, opt+ptx %.2f ms (O3 %.2f, print %.2f, NVPTX codegen %.2f)", lower_ms,
