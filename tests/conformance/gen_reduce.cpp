@@ -358,6 +358,18 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
   return b.finish();
 }
 
+// All of `ops` in one group, which splits into one group per op (TRI_CONF_SPLIT).
+Group reduce_group(const std::string& title, uint64_t seed, int32_t dt, const ReduceCase& rc,
+                   const std::vector<RedOp>& ops) {
+  Group g = make_reduce(title, seed, title, dt, rc, ops);
+  g.split = [=]() {
+    std::vector<Group> parts;
+    for (const RedOp& op : ops) parts.push_back(make_reduce(title + " / " + op.label, seed, title, dt, rc, {op}));
+    return parts;
+  };
+  return g;
+}
+
 }  // namespace
 
 void gen_reduce(uint64_t seed, const GroupSink& sink) {
@@ -381,13 +393,7 @@ void gen_reduce(uint64_t seed, const GroupSink& sink) {
       std::vector<RedOp> ops = all_kinds || ci == 0 ? red_ops(dt) : core_red_ops(dt);
       if (rc.tile.dims.size() == 1)
         for (const RedOp& op : scan_reduce_ops(dt)) ops.push_back(op);
-      Group g = make_reduce(title, seed, title, dt, rc, ops);
-      g.split = [=]() {
-        std::vector<Group> parts;
-        for (const RedOp& op : ops) parts.push_back(make_reduce(title + " / " + op.label, seed, title, dt, rc, {op}));
-        return parts;
-      };
-      sink(std::move(g));
+      sink(reduce_group(title, seed, dt, rc, ops));
     }
   }
   // A 1-D block long enough to span every warp (1024 elements, the last 24 masked off), for the
@@ -395,14 +401,7 @@ void gen_reduce(uint64_t seed, const GroupSink& sink) {
   for (int32_t dt : {TRI_DTYPE_I32, TRI_DTYPE_F32, TRI_DTYPE_F16}) {
     const ReduceCase rc{Tile{{1024}, {1000}, 1}, 0};
     std::string title = std::string("reduce/scan ") + dtype_name(dt) + " " + rc.tile.name() + " axis 0";
-    std::vector<RedOp> ops = scan_reduce_ops(dt);
-    Group g = make_reduce(title, seed, title, dt, rc, ops);
-    g.split = [=]() {
-      std::vector<Group> parts;
-      for (const RedOp& op : ops) parts.push_back(make_reduce(title + " / " + op.label, seed, title, dt, rc, {op}));
-      return parts;
-    };
-    sink(std::move(g));
+    sink(reduce_group(title, seed, dt, rc, scan_reduce_ops(dt)));
   }
 }
 

@@ -198,7 +198,8 @@ class GpuLowering {
   // Combines the lanes of a relaxed atomic whose result is unused in shared memory first
   // (lower_memory.cpp); false when the op does not qualify.
   bool combine_atomic(OpId o, const Layout& l);
-  bool combine_atomic_direct(OpId o, const Layout& l, const std::string& kind);
+  bool combine_atomic_direct(OpId o, const Layout& l, const std::string& kind, llvm::AtomicRMWInst::BinOp bop,
+                             uint32_t ident);
   // Number of uses of a value of the function being lowered.
   int uses(ValueId v);
   std::map<const ir::Function*, std::vector<int>> uses_;

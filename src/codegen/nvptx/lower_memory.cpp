@@ -562,7 +562,6 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
   int64_t n = 1;
   for (int64_t d : l.shape) n *= d;
   if (n < 256) return false;
-  if (i32 && combine_atomic_direct(o, l, kind)) return true;
   constexpr uint32_t kSlots = 512, kProbes = 8;
   llvm::AtomicRMWInst::BinOp bop = kind == "add" ? (f32 ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add)
                                    : kind == "min" ? llvm::AtomicRMWInst::Min
@@ -574,6 +573,7 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
                                                   : llvm::AtomicRMWInst::Xor;
   uint32_t ident = kind == "and" || kind == "umin" ? 0xffffffffu : kind == "min" ? 0x7fffffffu
                    : kind == "max" ? 0x80000000u : 0u;
+  if (i32 && combine_atomic_direct(o, l, kind, bop, ident)) return true;
   llvm::Type* vt = f32 ? b_.getFloatTy() : b_.getInt32Ty();
   llvm::Value* identity = f32 ? static_cast<llvm::Value*>(llvm::ConstantFP::get(vt, 0.0)) : b_.getInt32(ident);
   // Keys (addresses; 0 is an empty slot) then values.
@@ -703,7 +703,8 @@ bool GpuLowering::combine_atomic(OpId o, const Layout& l) {
 // and no other warp contending for the slot); offsets outside [0, kTable) go to global memory
 // at once. Then the warps' tables are combined slot by slot and each slot that moved from the
 // identity is sent with one global atomic.
-bool GpuLowering::combine_atomic_direct(OpId o, const Layout& l, const std::string& kind) {
+bool GpuLowering::combine_atomic_direct(OpId o, const Layout& l, const std::string& kind,
+                                        llvm::AtomicRMWInst::BinOp bop, uint32_t ident) {
   const ir::OpData& op = f_->op(o);
   const OpId pdef = f_->value(op.operands[0]).def_op;
   if (pdef == ir::kNoOp || f_->op(pdef).code != Opcode::AddPtr) return false;
@@ -716,16 +717,6 @@ bool GpuLowering::combine_atomic_direct(OpId o, const Layout& l, const std::stri
   constexpr uint32_t kTable = 256;
   const uint32_t warps = static_cast<uint32_t>(opt_.num_warps);
   need_smem(static_cast<uint64_t>(kTable) * warps * 4);
-  const uint32_t ident = kind == "and" || kind == "umin" ? 0xffffffffu : kind == "min" ? 0x7fffffffu
-                         : kind == "max" ? 0x80000000u : 0u;
-  const llvm::AtomicRMWInst::BinOp bop = kind == "add" ? llvm::AtomicRMWInst::Add
-                                         : kind == "min" ? llvm::AtomicRMWInst::Min
-                                         : kind == "max" ? llvm::AtomicRMWInst::Max
-                                         : kind == "umin" ? llvm::AtomicRMWInst::UMin
-                                         : kind == "umax" ? llvm::AtomicRMWInst::UMax
-                                         : kind == "and" ? llvm::AtomicRMWInst::And
-                                         : kind == "or" ? llvm::AtomicRMWInst::Or
-                                                        : llvm::AtomicRMWInst::Xor;
   auto slot_ptr = [&](llvm::Value* w, llvm::Value* i) {
     return smem_ptr(b_.CreateMul(b_.CreateAdd(b_.CreateMul(w, b_.getInt32(kTable)), i), b_.getInt32(4)));
   };
