@@ -77,6 +77,9 @@ class Compiled {
   // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
   // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
   uint64_t classify(const ArgValue* args, size_t n) const;
+  // Whether launches class their arguments at all (the target specializes at launch and the
+  // request did not turn it off).
+  bool classes_at_launch() const;
   // encode_args's fast path for tri_launch (per-parameter masks, no messages), then classify:
   // false when an argument does not match its parameter (encode_args then says how).
   bool encode_and_classify(const tri_arg* args, uint32_t n, ArgValue* out, uint64_t* key) const;

@@ -10,10 +10,14 @@
 
 namespace tri::capi {
 
-uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
+bool Compiled::classes_at_launch() const {
   const bool on = req.specialize_at_launch == CompileRequest::Spec::Default ? target->specializes_at_launch_by_default()
                                                                            : req.specialize_at_launch == CompileRequest::Spec::On;
-  if (!on || !target->specializes_at_launch()) return 0;
+  return on && target->specializes_at_launch();
+}
+
+uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
+  if (!classes_at_launch()) return 0;
   uint64_t key = 0;
   const size_t m = std::min<size_t>(n, 32);
   for (size_t i = 0; i < m; ++i) {
