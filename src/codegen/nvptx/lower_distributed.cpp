@@ -37,6 +37,18 @@ void GpuLowering::setup_team_params(size_t first) {
 }
 
 void GpuLowering::fail_with(OpId o, const std::string& what, const std::string& fmt, std::vector<llvm::Value*> args) {
+  if (wgmma_used_) {
+    // A call anywhere in the kernel (vprintf, __assertfail) makes ptxas serialize every wgmma
+    // (C7510): here the failure is a bare trap, and the launch fails without the message.
+    if (!trap_note_) {
+      trap_note_ = true;
+      if (!notes_.empty()) notes_ += "; ";
+      notes_ += "the distributed ops' failures (rank outside the team, wait timeout) trap without a message in @" +
+                f_->name + ": a call would serialize its wgmma";
+    }
+    b_.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+    return;
+  }
   llvm::FunctionCallee vprintf = mod_->getOrInsertFunction(
       "vprintf", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy(), b_.getPtrTy()}, false));
   const std::string where = format_diag(m_.source_name, f_->op(o).loc, what);

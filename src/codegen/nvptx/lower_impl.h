@@ -208,6 +208,7 @@ class GpuLowering {
   // Whether dot `o` of `fn` runs on mma.sync with register fragments (RegMma), and how.
   bool mma_reg_layouts(const ir::Function& fn, OpId o, RegMma* out, std::string* why = nullptr) const;
   int min_ptx_version_ = 0;  // KernelInfo::min_ptx_version
+  bool trap_note_ = false;    // fail_with noted once that its reports are bare traps
   Status lower_dot_mma_regs(OpId o, const RegMma& l);
   // The whole block's combination a 1-D builtin scan computed, per function and scanned value:
   // a reduce of that value with the same kind in the same block takes it (lower_reduce.cpp).
