@@ -76,6 +76,36 @@ tri_result tri_go_tune(tri_module* module, const char* name, const tri_compile_o
   return r;
 }
 
+// A team launch (tri_team_launch, or tri_team_launch_async when `async`) with the buffers of
+// tri_go_launch: `args` holds n arguments (every rank's, rank-major, or this rank's for async),
+// per_rank of them per rank; buffer j is the pointer of argument slot[j]. The stream becomes a
+// pointer here.
+tri_result tri_go_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t gx, uint32_t gy, uint32_t gz,
+                              int32_t async, uintptr_t stream, const tri_arg* args, uint32_t n, uint32_t per_rank,
+                              const uint32_t* slot, uint32_t nbuf,
+                              void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
+                              void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14,
+                              void* b15) {
+  void* b[TRI_GO_MAX_BUFFERS] = {b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15};
+  tri_arg local[32];
+  tri_arg* a = n <= 32 ? local : (tri_arg*)malloc(sizeof(tri_arg) * (n ? n : 1));
+  if (!a) return TRI_ERROR_OUT_OF_MEMORY;
+  if (n) memcpy(a, args, sizeof(tri_arg) * n);
+  for (uint32_t j = 0; j < nbuf && j < TRI_GO_MAX_BUFFERS; ++j) a[slot[j]].value.p = b[j];
+  tri_result r = async ? tri_team_launch_async(kernel, team, gx, gy, gz, a, per_rank, (void*)stream)
+                       : tri_team_launch(kernel, team, gx, gy, gz, a, per_rank);
+  if (a != local) free(a);
+  return r;
+}
+
+// The address of a GPU team's heap as an integer (a device address is never a Go pointer).
+tri_result tri_go_team_device_ptr(const tri_team* team, uint32_t rank, uint64_t offset, uint64_t* out) {
+  void* p = NULL;
+  tri_result r = tri_team_ptr(team, rank, offset, &p);
+  *out = (uint64_t)(uintptr_t)p;
+  return r;
+}
+
 // A plan's arguments hold no Go pointer (Plan refuses Go memory; device and C memory travel as
 // integers), so they are passed as they are; the stream becomes a pointer here.
 tri_result tri_go_plan_create(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,

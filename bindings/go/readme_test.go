@@ -1,6 +1,7 @@
 // The README's program builds and runs as written: the first go block of README.md becomes a
 // program in a temporary module that uses this package through a replace directive. The second
-// (the GPU function, which needs device memory to run) is built in the same module.
+// (the GPU function, which needs device memory to run) and the third (the team function) are
+// built in the same module.
 package tri_test
 
 import (
@@ -19,8 +20,8 @@ func TestReadmeProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(readme, -1)
-	if len(blocks) != 2 {
-		t.Fatalf("README.md has %d go blocks; want the program and the GPU function", len(blocks))
+	if len(blocks) != 3 {
+		t.Fatalf("README.md has %d go blocks; want the program, the GPU function and the team function", len(blocks))
 	}
 	m := blocks[0]
 	here, _ := os.Getwd()
@@ -38,10 +39,16 @@ func TestReadmeProgram(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "gpu", "gpu.go"), blocks[1][1], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "vet", "./gpu")
+	if err := os.MkdirAll(filepath.Join(dir, "teams"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "teams", "teams.go"), blocks[2][1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "vet", "./gpu", "./teams")
 	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go vet ./gpu (the README's GPU block): %v\n%s", err, out)
+		t.Fatalf("go vet ./gpu ./teams (the README's GPU and team blocks): %v\n%s", err, out)
 	}
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".")
 	cmd.Dir = dir

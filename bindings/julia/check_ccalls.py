@@ -56,6 +56,9 @@ def allowed(h: triheader.Header, ctype: str, result: bool) -> Set[str]:
             return {"Ref{Ptr{UInt8}}", "Ref{Cstring}", "Ptr{Ptr{UInt8}}"}
         if base in h.opaque:
             return {"Ref{Ptr{Cvoid}}", "Ptr{Ptr{Cvoid}}"}
+        if base == "void" and not const:
+            # An address the call writes (tri_team_ptr's out_ptr).
+            return {"Ref{Ptr{Cvoid}}", "Ptr{Ptr{Cvoid}}"}
         if base in SCALAR:
             # An array of arrays (tri_tune_space_add_product's value lists).
             return {f"Ptr{{Ptr{{{t}}}}}" for t in SCALAR[base]}

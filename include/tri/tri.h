@@ -484,8 +484,8 @@ TRI_API tri_result tri_team_set_wait_timeout(tri_team* team, uint64_t timeout_ms
  * compiled for "cpu" or "interp". A failure on any rank stops the waits of the others and is
  * reported with its rank ("rank 2: file:line:col: error: ..."); when several ranks fail, the
  * lowest rank's own failure is reported (not a rank that stopped because of it). Errors: those of
- * tri_launch, TRI_ERROR_INVALID_ARGUMENT (NULL kernel, team or args), TRI_ERROR_UNSUPPORTED (a
- * kernel for the "cuda" target), TRI_ERROR_LIMIT_EXCEEDED (a kernel with `wait` whose ranks
+ * tri_launch, TRI_ERROR_INVALID_ARGUMENT (NULL kernel, team or args; a kernel for the "cuda"
+ * target on a host team), TRI_ERROR_LIMIT_EXCEEDED (a kernel with `wait` whose ranks
  * together have more than 1024 program instances), TRI_ERROR_RUNTIME (a wait timed out, a rank
  * or an address outside the team's heaps in symm_at, put, get or notify, a failed assert).
  * Thread-safe. Since 0.2. */

@@ -12,7 +12,8 @@ export Context, IRModule, Kernel, CompileOptions, TriError, launch, compile, loa
        device_name, device_attribute, kernel_code, kernel_variants, LaunchPlan, plan, set_arg!, set_grid!,
        set_stream!, CacheEntry, cache_dir, cache_stat, cache_stats, cache_list, cache_prune, cache_export,
        cache_import, TuneConfig, TuneProduct, TuneTrial, TuneResult, tune, tune_export, tune_import, tune_stat,
-       tune_stats
+       tune_stats, Team, alloc, free!, ptr, set_wait_timeout!, rank, num_ranks, barrier, launch_async,
+       make_team_id, join_team
 
 # The library: TRI_LIBRARY names the file, otherwise the system's "libtri" (read when the module
 # loads).
@@ -96,6 +97,8 @@ const TRI_TUNE_STAT_STORED = 1
 const TRI_TUNE_STAT_DEFAULTS = 2
 const TRI_TUNE_STAT_PRUNED = 3
 const TRI_TUNE_STAT_OTHER_DEVICE = 4
+
+const TRI_TEAM_ID_BYTES = 128
 
 # tri_arg: the union is carried as its 8 bytes.
 struct TriArg
@@ -786,6 +789,197 @@ function Base.close(p::LaunchPlan)
     ptr, p.ptr = p.ptr, C_NULL
     ccall((:tri_launch_plan_destroy, libtri), Cvoid, (Ptr{Cvoid},), ptr)
     return nothing
+end
+
+# ---- Teams: distributed kernels (tri_team_*, docs/distributed.md)
+#
+# A team runs one kernel as several ranks that share a symmetric heap: a buffer allocated on the
+# team lies at the same offset of every rank's heap, and the IR's distributed ops (rank,
+# num_ranks, symm_at, put, get, notify, wait) reach a peer's copy. A host team (Team(ctx, ...))
+# is threads of this process with host memory as the heaps, for "cpu" and "interp" kernels; a GPU
+# team (join_team) is one process per GPU on NVSHMEM, for "cuda" kernels.
+
+"""A team of ranks sharing a symmetric heap. `Team(ctx, num_ranks, heap_bytes_per_rank)` makes a
+host team ("cpu" and "interp" kernels): `num_ranks` ranks (1 to 1024) run as threads of this
+process, each with a heap of `heap_bytes_per_rank` bytes (rounded up to 64) of host memory, and
+waits time out after 30 s (set_wait_timeout!). `join_team` joins a GPU team. A team keeps its
+context alive and may be used from several tasks at once; `close` releases it and its heaps (no
+launch of it may be running; pointers from `ptr` are invalid afterwards). A host team is closed
+by its finalizer too; a GPU team is not, because releasing it is collective: call `close` on
+every rank."""
+mutable struct Team
+    ptr::Ptr{Cvoid}
+    context::Context
+    num_ranks::Int
+    rank::Int
+    gpu::Bool
+end
+
+function Team(ctx::Context, num_ranks::Integer, heap_bytes_per_rank::Integer)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_team_create, libtri), Int32, (Ptr{Cvoid}, UInt32, UInt64, Ref{Ptr{Cvoid}}),
+                live(ctx.ptr, "the context"), num_ranks, heap_bytes_per_rank, out))
+    return finalizer(close, Team(out[], ctx, Int(num_ranks), 0, false))
+end
+
+function Base.close(t::Team)
+    p, t.ptr = t.ptr, C_NULL
+    ccall((:tri_team_destroy, libtri), Cvoid, (Ptr{Cvoid},), p)
+    return nothing
+end
+
+"""Allocates `bytes` (more than 0) in every rank's heap at one offset, 64-byte aligned and
+zero-filled, and returns the offset (first fit: the lowest that fits). A TriError with
+TRI_ERROR_OUT_OF_MEMORY when no free range of that size is left (the message says how much is
+free). Collective in a GPU team (every rank makes the same calls in the same order)."""
+function alloc(t::Team, bytes::Integer)
+    offset = Ref{UInt64}(0)
+    check(ccall((:tri_team_alloc, libtri), Int32, (Ptr{Cvoid}, UInt64, Ref{UInt64}), live(t.ptr, "the team"), bytes,
+                offset))
+    return Int(offset[])
+end
+
+"""Frees the allocation at `offset` (from `alloc`) on every rank; a TriError with
+TRI_ERROR_INVALID_ARGUMENT for an offset that is not an allocation's. Collective in a GPU team."""
+function free!(t::Team, offset::Integer)
+    check(ccall((:tri_team_free, libtri), Int32, (Ptr{Cvoid}, UInt64), live(t.ptr, "the team"), offset))
+    return nothing
+end
+
+"""The address of byte `offset` of rank `rank`'s heap (rank 0-based), valid until the team is
+closed. On a host team it is host memory: fill and read a buffer through
+`unsafe_wrap(Array, Ptr{Int32}(ptr(team, r, offset)), n)`, and pass that array as rank `r`'s
+argument (a rank's arguments are its own addresses). On a GPU team it is a device address (a
+peer's as mapped on this GPU): pass `DevicePtr(UInt64(UInt(p)), nbytes, dtype)`. A TriError with
+TRI_ERROR_INVALID_ARGUMENT for a rank past the team or an offset past the heap."""
+function ptr(t::Team, rank::Integer, offset::Integer)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_team_ptr, libtri), Int32, (Ptr{Cvoid}, UInt32, UInt64, Ref{Ptr{Cvoid}}), live(t.ptr, "the team"),
+                rank, offset, out))
+    return out[]
+end
+
+"""How long a `wait` of the team's launches may go without its signal before the launch throws a
+TriError with TRI_ERROR_RUNTIME naming the wait (its location, the signal's address and value,
+the rank); 0 waits forever, the default is 30000 ms. Launches that begin later use it. Returns
+the team."""
+function set_wait_timeout!(t::Team, timeout_ms::Integer)
+    check(ccall((:tri_team_set_wait_timeout, libtri), Int32, (Ptr{Cvoid}, UInt64), live(t.ptr, "the team"),
+                timeout_ms))
+    return t
+end
+
+function rank_and_size(t::Team)
+    r = Ref{UInt32}(0)
+    n = Ref{UInt32}(0)
+    check(ccall((:tri_team_rank, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}, Ref{UInt32}), live(t.ptr, "the team"), r, n))
+    return Int(r[]), Int(n[])
+end
+
+"""This process's rank in the team (0-based; a host team reports 0). (`LinearAlgebra` exports a
+`rank` too: with both loaded, write `Tri.rank`.)"""
+rank(t::Team) = rank_and_size(t)[1]
+
+"""The number of ranks of the team."""
+num_ranks(t::Team) = rank_and_size(t)[2]
+
+"""Waits until this rank's GPU work is done and every rank of the team has called it (a host team
+returns at once). A TriError with TRI_ERROR_RUNTIME when a kernel of this rank failed."""
+function barrier(t::Team)
+    check(ccall((:tri_team_barrier, libtri), Int32, (Ptr{Cvoid},), live(t.ptr, "the team")))
+    return nothing
+end
+
+# The arguments of each rank `launch` passes: every rank's for a host team, this process's for a
+# GPU team; `rank_args` is a vector of tuples (indexed by rank + 1) or a function of the rank.
+function team_rank_args(k::Kernel, t::Team, rank_args)
+    ranks = t.gpu ? [t.rank] : collect(0:t.num_ranks-1)
+    if rank_args isa Function
+        return [Tuple(rank_args(r)) for r in ranks]
+    end
+    rank_args isa AbstractVector ||
+        throw(TriError(TRI_ERROR_LAUNCH_ARGS, "kernel @$(k.name): give the ranks' arguments as a vector of tuples " *
+                                              "or a function of the rank, not a $(typeof(rank_args))"))
+    want = length(ranks)
+    length(rank_args) == want ||
+        throw(TriError(TRI_ERROR_LAUNCH_ARGS, "kernel @$(k.name): the team " *
+                                              (t.gpu ? "is joined as rank $(t.rank), so it takes this rank's arguments (one tuple)" :
+                                               "has $want ranks, so it takes $want tuples of arguments") *
+                                              ", but $(length(rank_args)) were given"))
+    return [Tuple(a) for a in rank_args]
+end
+
+"""Runs the kernel on the team over `grid` (an integer or a tuple of 1 to 3) and returns when it
+has finished. On a host team every rank runs at once, each over the grid, and `rank_args` holds
+every rank's arguments: a vector of one tuple per rank (rank 0's first) or a function of the rank
+(0-based) giving its tuple; each is checked as `launch` checks arguments (pointers: Arrays, such
+as `unsafe_wrap`s of `ptr`'s addresses). The kernel must be compiled for "cpu" or "interp". On a
+GPU team (join_team) only this process's rank runs, with the one tuple of a vector or the
+function's tuple for its rank, and the kernel must be compiled for "cuda". A failure on any rank
+throws a TriError naming it ("rank 2: file:line:col: error: ..."); a wait that times out throws
+TRI_ERROR_RUNTIME (set_wait_timeout!). A kernel with `wait` may have at most 1024 program
+instances over all ranks (TRI_ERROR_LIMIT_EXCEEDED)."""
+function launch(k::Kernel, t::Team, grid, rank_args)
+    gx, gy, gz = grid3(grid)
+    if !t.gpu && on_device(k)
+        throw(TriError(TRI_ERROR_UNSUPPORTED, "kernel @$(k.name) was compiled for \"cuda\", but a host team " *
+                                              "(Team(ctx, ...)) runs \"cpu\" and \"interp\" kernels; a GPU team is joined with join_team"))
+    end
+    per_rank = team_rank_args(k, t, rank_args)
+    raw = TriArg[]
+    for args in per_rank
+        append!(raw, encode_all(k, args))
+    end
+    GC.@preserve t per_rank raw begin
+        check(ccall((:tri_team_launch, libtri), Int32,
+                    (Ptr{Cvoid}, Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{TriArg}, UInt32), live(k.ptr, "the kernel"),
+                    live(t.ptr, "the team"), gx, gy, gz, raw, length(k.params)))
+    end
+    return nothing
+end
+
+"""Launches this process's rank of a GPU team's kernel (compiled for "cuda") over `grid` on
+`stream` (nothing: the default stream of the team's context; a Ptr, an integer handle, or a
+CuStream) and returns without waiting, as `launch` does for "cuda" kernels: `args` are this
+rank's (DevicePtrs or device arrays, numbers), kept allocated by the caller until the work is
+done (barrier). A TriError with TRI_ERROR_INVALID_ARGUMENT on a host team (use `launch`)."""
+function launch_async(k::Kernel, t::Team, grid, args...; stream = nothing)
+    gx, gy, gz = grid3(grid)
+    raw = encode_all(k, args)
+    GC.@preserve t args raw begin
+        check(ccall((:tri_team_launch_async, libtri), Int32,
+                    (Ptr{Cvoid}, Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{TriArg}, UInt32, Ptr{Cvoid}),
+                    live(k.ptr, "the kernel"), live(t.ptr, "the team"), gx, gy, gz, raw, length(raw), stream_ptr(stream)))
+    end
+    return nothing
+end
+
+"""Makes the unique id of a new GPU team (TRI_TEAM_ID_BYTES bytes), for rank 0 to send to the
+other processes by any means (a pipe, a file, MPI, a socket); the process that makes it must
+join the team as rank 0. A TriError with TRI_ERROR_UNSUPPORTED when NVSHMEM's host library
+cannot be loaded (the message says how to point Tri at it: \$TRI_NVSHMEM_LIB)."""
+function make_team_id(ctx::Context)
+    id = Vector{UInt8}(undef, TRI_TEAM_ID_BYTES)
+    check(ccall((:tri_team_make_id, libtri), Int32, (Ptr{Cvoid}, Ptr{UInt8}, Csize_t), live(ctx.ptr, "the context"), id,
+                length(id)))
+    return id
+end
+
+"""Joins the GPU team of `id` (from make_team_id) as rank `rank` of `num_ranks` (0-based), on CUDA
+device `device` (0-based), whose primary context becomes current on the calling thread; each
+rank's heap is `heap_bytes_per_rank` bytes (rounded up to 64) of that GPU's memory, zeroed.
+Blocks until every rank has joined; one GPU team per process at a time. `alloc`, `free!` and
+`close` are collective on it (every rank makes the same calls in the same order), `ptr` gives
+device addresses, `launch` runs this rank's kernel and waits for it, `launch_async` queues it.
+The team has no finalizer: call `close` on every rank."""
+function join_team(ctx::Context, id::AbstractVector{UInt8}, rank::Integer, num_ranks::Integer, device::Integer,
+                   heap_bytes_per_rank::Integer)
+    bytes = Vector{UInt8}(id)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_team_join, libtri), Int32,
+                (Ptr{Cvoid}, Ptr{UInt8}, Csize_t, UInt32, UInt32, UInt32, UInt64, Ref{Ptr{Cvoid}}),
+                live(ctx.ptr, "the context"), bytes, length(bytes), rank, num_ranks, device, heap_bytes_per_rank, out))
+    return Team(out[], ctx, Int(num_ranks), Int(rank), true)
 end
 
 # ---- Autotuning (tri_tune, docs/tune.md)

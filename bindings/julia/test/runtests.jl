@@ -6,6 +6,40 @@ using Tri
 
 include(joinpath(@__DIR__, "..", "examples", "vector_add_softmax.jl"))
 
+# Each rank sends 16 lanes to its right neighbour with put, its rank through symm_at, and a
+# notify; it waits for its own signal and copies what arrived (and from whom) to %out.
+const NEIGHBOUR_TRI = """
+kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>, %out: ptr<i32>) {
+  %me = rank : i32
+  %n = num_ranks : i32
+  %c1 = const[value=1] : i32
+  %c16 = const[value=16] : i32
+  %me1 = add %me, %c1 : i32
+  %next = srem %me1, %n : i32
+  %r = arange[start=0, end=16] : <16 x i32>
+  %ib = splat %in : <16 x ptr<i32>>
+  %ip = addptr %ib, %r : <16 x ptr<i32>>
+  %x = load %ip : <16 x i32>
+  %bb = splat %buf : <16 x ptr<i32>>
+  %bp = addptr %bb, %r : <16 x ptr<i32>>
+  put %bp, %x, %next
+  %peer = symm_at %from, %next : ptr<i32>
+  store %peer, %me
+  notify %sig, %c1, %next
+  %t = wait %sig, %c1 : i32
+  %ready = consume_token %bp, %t : <16 x ptr<i32>>
+  %y = load %ready : <16 x i32>
+  %fr = consume_token %from, %t : ptr<i32>
+  %who = load %fr : i32
+  %ob = splat %out : <16 x ptr<i32>>
+  %op = addptr %ob, %r : <16 x ptr<i32>>
+  store %op, %y
+  %o16 = addptr %out, %c16 : ptr<i32>
+  store %o16, %who
+  return
+}
+"""
+
 @testset "Tri" begin
     ctx = Context()
 
@@ -216,6 +250,91 @@ include(joinpath(@__DIR__, "..", "examples", "vector_add_softmax.jl"))
         @test_throws TriError tune(m2, "vadd", TuneProduct("BLOCK" => [256]; filter = "BLOCK >"), x, y, out, n; grid = 1)
         @test_throws TriError tune(m2, "vadd", two, x, y, n; grid = 1)   # an argument missing
         @test_throws TriError tune_import(c2, "/nonexistent/tuned.json")
+    end
+
+    @testset "teams" begin
+        # Host teams (tri_team_*, docs/distributed.md) on the CPU, of 2 and 4 ranks: every rank
+        # puts its input (written through `ptr`) into its right neighbour's `buf`, stores its rank
+        # in the neighbour's `from` through symm_at, notifies the neighbour's `sig`, waits for its
+        # own signal and copies what arrived into `out`, an ordinary Array of its own.
+        neighbour = IRModule(ctx, NEIGHBOUR_TRI, "neighbour.tri")
+        k = compile(neighbour, "neighbour"; target = "cpu")
+        for n in (2, 4)
+            team = Team(ctx, n, 4096)
+            @test rank(team) == 0 && num_ranks(team) == n   # a host team reports rank 0
+            @test set_wait_timeout!(team, 20_000) === team
+            input = alloc(team, 16 * sizeof(Int32))
+            buf = alloc(team, 16 * sizeof(Int32))
+            from = alloc(team, sizeof(Int32))
+            sig = alloc(team, sizeof(Int32))
+            @test (input, buf, from, sig) == (0, 64, 128, 192)   # 64-byte granules, first fit
+            wrap(r, offset, len) = unsafe_wrap(Array, Ptr{Int32}(ptr(team, r, offset)), len)
+            for r in 0:n-1
+                @test all(wrap(r, buf, 16) .== 0)   # zero-filled
+                wrap(r, input, 16) .= Int32.(100 * r .+ (0:15))
+            end
+            outs = [fill(Int32(-1), 17) for _ in 1:n]
+            args(r) = (wrap(r, input, 16), wrap(r, buf, 16), wrap(r, from, 1), wrap(r, sig, 1), outs[r+1])
+            if n == 2
+                launch(k, team, 1, [args(r) for r in 0:n-1])   # a tuple per rank
+            else
+                launch(k, team, 1, args)                       # or a function of the rank
+            end
+            for r in 0:n-1
+                prev = mod(r - 1, n)
+                @test outs[r+1][1:16] == Int32.(100 * prev .+ (0:15))
+                @test outs[r+1][17] == prev
+                @test wrap(r, sig, 1) == Int32[1]
+            end
+            barrier(team)   # a host team returns at once
+
+            # Errors: a rank past the team, too few ranks' arguments, a GPU-team call, a double free.
+            e = try
+                ptr(team, n, 0)
+            catch err
+                err
+            end
+            @test e isa TriError && e.code == Tri.TRI_ERROR_INVALID_ARGUMENT
+            @test e.message == "tri_team_ptr: rank $n, but the team has $n ranks"
+            @test_throws TriError ptr(team, 0, 4096)
+            @test_throws TriError launch(k, team, 1, [args(0)])
+            e = try
+                launch_async(k, team, 1, args(0)...)
+            catch err
+                err
+            end
+            @test e isa TriError && e.code == Tri.TRI_ERROR_INVALID_ARGUMENT && occursin("use tri_team_launch", e.message)
+            free!(team, input)
+            @test_throws TriError free!(team, input)
+            @test alloc(team, 64) == 0   # first fit: the freed range
+            close(team)
+            @test_throws TriError alloc(team, 64)
+        end
+
+        # A wait whose signal never comes times out with its location and rank.
+        stuck = compile(IRModule(ctx, "kernel @stuck(%sig: ptr<i32>) {\n  %c1 = const[value=1] : i32\n" *
+                                      "  %t = wait %sig, %c1 : i32\n  return\n}\n", "stuck.tri"), "stuck")
+        team = set_wait_timeout!(Team(ctx, 2, 64), 100)
+        sig = alloc(team, 4)
+        e = try
+            launch(stuck, team, 1, r -> (unsafe_wrap(Array, Ptr{Int32}(ptr(team, r, sig)), 1),))
+        catch err
+            err
+        end
+        @test e isa TriError && e.code == Tri.TRI_ERROR_RUNTIME && startswith(e.message, "rank ")
+        @test occursin("'wait' timed out after 100 ms", e.message)
+        close(team)
+
+        # GPU teams need NVSHMEM (and GPUs): without it, make_team_id says how to point Tri at it.
+        id = try
+            make_team_id(ctx)
+        catch e
+            @test e isa TriError && e.code == Tri.TRI_ERROR_UNSUPPORTED && occursin("NVSHMEM", e.message)
+            nothing
+        end
+        if id !== nothing
+            @test length(id) == Tri.TRI_TEAM_ID_BYTES
+        end
     end
 
     @testset "threads" begin

@@ -45,6 +45,8 @@ def expected(ctype: str):
         return {ctypes.POINTER(ctypes.c_char_p)}
     if stars == 2 and base in SCALARS:  # an array of arrays (tri_tune_space_add_product's values)
         return {ctypes.POINTER(ctypes.POINTER(SCALARS[base]))}
+    if stars == 2 and base == "void":  # a pointer out (tri_team_ptr)
+        return {ctypes.POINTER(ctypes.c_void_p)}
     if stars == 2 and base in HEADER.opaque:
         return {ctypes.POINTER(ctypes.c_void_p)}
     return set()
@@ -92,7 +94,8 @@ def test_constants_match_the_header():
             continue  # the header the package was written for; a newer minor is compatible
         assert HEADER.constants.get(name) == value, f"{name} is {value} here, {HEADER.constants.get(name)} in tri.h"
     assert _capi.TRI_VERSION_NUMBER <= HEADER.constants["TRI_VERSION_NUMBER"]
-    for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_LOG_", "TRI_CACHE_STAT_", "TRI_DEVICE_ATTR_"):
+    for prefix in ("TRI_ERROR_", "TRI_DTYPE_", "TRI_TYPE_", "TRI_LOG_", "TRI_CACHE_STAT_", "TRI_DEVICE_ATTR_",
+                   "TRI_TEAM_"):
         missing = [n for n in HEADER.constants if n.startswith(prefix) and n not in defined]
         assert not missing, f"constants of tri.h missing from tri/_capi.py: {missing}"
 

@@ -36,7 +36,8 @@ from ._capi import lib as _lib
 __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
     "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
-    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "version", "last_error_message",
+    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "Team", "TEAM_ID_BYTES", "version",
+    "last_error_message",
 ]
 
 __version__ = "0.2.0"
@@ -1245,3 +1246,218 @@ class LaunchPlan(_Owner):
             self._call(_lib.tri_launch_plan_launch)
 
     __call__ = launch
+
+
+#: The size in bytes of a GPU team's unique id (Team.make_id, Team.join).
+TEAM_ID_BYTES = C.TRI_TEAM_ID_BYTES
+
+
+class Team(_Owner):
+    """A team of ranks that run one kernel together over a symmetric heap (docs/distributed.md):
+    every rank owns a heap of the same size, and `alloc` places a buffer at the same offset of
+    every rank's heap, so that the IR's distributed ops (rank, num_ranks, symm_at, put, get,
+    notify, wait) reach a peer's copy.
+
+    `Team(ctx, num_ranks, heap_bytes_per_rank)` makes a host team (tri_team_create) that runs
+    kernels of the "cpu" and "interp" targets: each rank is threads of this process and each heap
+    is host memory, which `view` shows as a NumPy array. `Team.join(...)` joins a GPU team
+    (one process per GPU, on NVSHMEM) that runs "cuda" kernels. A team keeps its context alive,
+    may be used from several threads at once, and is released by close() or its with-block
+    (pointers and views of its heaps are invalid afterwards)."""
+
+    def __init__(self, context: Context, num_ranks: int, heap_bytes_per_rank: int):
+        """A host team of `num_ranks` ranks (1 to 1024), each with a heap of
+        `heap_bytes_per_rank` bytes (rounded up to a multiple of 64), 64-byte aligned. Waits
+        time out after 30 s (set_wait_timeout)."""
+        if isinstance(num_ranks, bool) or not isinstance(num_ranks, (int, np.integer)) \
+                or not 0 <= int(num_ranks) < 1 << 32:
+            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"num_ranks must be an int in 0..2^32-1, not {num_ranks!r}")
+        heap = _u64("heap_bytes_per_rank", heap_bytes_per_rank)
+        out = _out_handle()
+        context._call(_lib.tri_team_create, int(num_ranks), heap, ctypes.byref(out))
+        self._adopt_handle(context, out.value, heap, gpu=False)
+
+    def _adopt_handle(self, context: Context, handle: int, heap: int, gpu: bool) -> None:
+        self.context = context
+        self._gpu = gpu
+        self._h = _Handle(handle, _lib.tri_team_destroy, "team")
+        self.heap_bytes: int = (heap + 63) // 64 * 64  # each rank's heap, as the library rounds it
+        self._rank, self._num_ranks = self._rank_info()
+
+    # ---- GPU teams (NVSHMEM): one process per rank, each on its own GPU
+
+    @staticmethod
+    def make_id(context: Context) -> bytes:
+        """The unique id (TEAM_ID_BYTES bytes) of a new GPU team, to send to the other ranks'
+        processes by any means (a pipe, a file, MPI). The process that makes it joins as rank 0.
+        TriError UNSUPPORTED (saying how to point Tri at NVSHMEM) when NVSHMEM cannot be loaded."""
+        buf = ctypes.create_string_buffer(C.TRI_TEAM_ID_BYTES)
+        context._call(_lib.tri_team_make_id, buf, C.TRI_TEAM_ID_BYTES)
+        return buf.raw
+
+    @classmethod
+    def join(cls, context: Context, id: Union[bytes, bytearray, memoryview], rank: int, num_ranks: int, device: int,
+             heap_bytes_per_rank: int) -> "Team":
+        """Joins the GPU team of `id` (from make_id) as rank `rank` of `num_ranks`, on CUDA
+        device `device` (0-based), whose primary context becomes current on the calling thread;
+        each rank's heap is heap_bytes_per_rank bytes of that GPU's memory, zeroed. Blocks until
+        every rank has joined; one GPU team per process at a time. In a GPU team alloc, free and
+        close are collective (every rank makes the same calls in the same order), ptr gives
+        device addresses, and launch takes this rank's arguments only."""
+        data = bytes(id)
+        heap = _u64("heap_bytes_per_rank", heap_bytes_per_rank)
+        for what, v in (("rank", rank), ("num_ranks", num_ranks), ("device", device)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < 1 << 32:
+                raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"{what} must be an int in 0..2^32-1, not {v!r}")
+        out = _out_handle()
+        # ctypes drops the GIL for the call: the other ranks' joins may run in this process's threads.
+        context._call(_lib.tri_team_join, data, len(data), int(rank), int(num_ranks), int(device), heap,
+                      ctypes.byref(out))
+        team = cls.__new__(cls)
+        team._adopt_handle(context, out.value, heap, gpu=True)
+        return team
+
+    def barrier(self) -> None:
+        """Waits until this rank's GPU work is done and every rank of the team has called it
+        (a host team returns at once). TriError RUNTIME when a kernel of this rank failed."""
+        self._call(_lib.tri_team_barrier)
+
+    def launch_async(self, kernel: Kernel, grid: GridLike, *args: Any, stream: Any = None) -> None:
+        """Launches this process's rank of a GPU team's kernel (compiled for "cuda") with this
+        rank's `args` on `stream` (the values Kernel.launch takes) and returns without waiting,
+        as Kernel.launch does on "cuda". A host team raises TriError INVALID_ARGUMENT (use
+        launch)."""
+        gx, gy, gz = _grid(grid)
+        handle = kernel._launch_stream(args, stream)
+        encoded = self._encode(kernel, args, self._rank, handle)
+        raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
+        if kernel._on_device():
+            kernel._sync(handle, encoded)
+        self._launch(kernel, _lib.tri_team_launch_async, gx, gy, gz, raw, len(encoded), handle or None)
+        del encoded
+
+    # ---- Both kinds
+
+    def _call(self, fn, *args) -> None:
+        t = self._h.acquire()
+        try:
+            _check(fn(t, *args))
+        finally:
+            self._h.release()
+
+    def _rank_info(self) -> Tuple[int, int]:
+        r, n = ctypes.c_uint32(), ctypes.c_uint32()
+        self._call(_lib.tri_team_rank, ctypes.byref(r), ctypes.byref(n))
+        return r.value, n.value
+
+    @property
+    def rank(self) -> int:
+        """This process's rank (tri_team_rank): 0 for a host team, whose process runs them all."""
+        return self._rank_info()[0]
+
+    @property
+    def num_ranks(self) -> int:
+        """The number of ranks of the team."""
+        return self._rank_info()[1]
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for a GPU team (Team.join), False for a host team."""
+        return self._gpu
+
+    def alloc(self, nbytes: int) -> int:
+        """Allocates `nbytes` (more than 0) in every rank's heap at one offset, 64-byte aligned
+        and zero-filled, and returns the offset (first fit). TriError OUT_OF_MEMORY (saying how
+        much is free) when no free range of that size is left."""
+        off = ctypes.c_uint64()
+        self._call(_lib.tri_team_alloc, _u64("nbytes", nbytes), ctypes.byref(off))
+        return off.value
+
+    def free(self, offset: int) -> None:
+        """Frees the allocation at `offset` (from alloc) on every rank."""
+        self._call(_lib.tri_team_free, _u64("offset", offset))
+
+    def ptr(self, rank: int, offset: int) -> int:
+        """The address of byte `offset` of rank `rank`'s heap: host memory for a host team (a
+        rank's kernel arguments are its own addresses), a device address on this GPU for a GPU
+        team. Valid until the team is closed. TriError INVALID_ARGUMENT for a rank past the team
+        or an offset past the heap."""
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= int(rank) < 1 << 32:
+            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"rank must be an int in 0..2^32-1, not {rank!r}")
+        out = ctypes.c_void_p()
+        self._call(_lib.tri_team_ptr, int(rank), _u64("offset", offset), ctypes.byref(out))
+        return out.value or 0
+
+    def view(self, rank: int, offset: int, dtype: Any, shape: Union[int, Sequence[int]]) -> np.ndarray:
+        """A writable NumPy array over rank `rank`'s heap at `offset` (host teams only), to fill
+        inputs, read results and pass as that rank's kernel arguments. It keeps this object
+        alive, but like ptr it is invalid once the team is closed."""
+        if self._gpu:
+            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, "Team.view: a GPU team's heaps are device memory; pass "
+                                                         "tri.DevicePtr(team.ptr(rank, offset), nbytes, dtype) instead")
+        dt = np.dtype(dtype)
+        dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        nbytes = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+        off = _u64("offset", offset)
+        if off + nbytes > self.heap_bytes:
+            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"Team.view: {nbytes} bytes at offset {off} run past the "
+                                                         f"heap of {self.heap_bytes} bytes")
+        raw = (ctypes.c_char * nbytes).from_address(self.ptr(rank, off))
+        raw._team = self  # the array's base holds it: the team outlives the view unless closed
+        return np.frombuffer(raw, dtype=dt).reshape(dims)
+
+    def set_wait_timeout(self, timeout_ms: int) -> None:
+        """How long a `wait` of this team's launches may go without its signal before the launch
+        fails with TriError RUNTIME naming the wait; 0 waits forever (default 30000 ms).
+        Launches that begin later use it."""
+        self._call(_lib.tri_team_set_wait_timeout, _u64("timeout_ms", timeout_ms))
+
+    def _encode(self, kernel: Kernel, args: Sequence[Any], rank: int, stream: int) -> List[_Encoded]:
+        try:
+            return kernel._encode_all(args, stream)
+        except TriError as e:  # named by rank, as the library names its own argument errors
+            raise TriError(int(e.code), f"rank {rank}: {e.message}") from None
+
+    def _launch(self, kernel: Kernel, fn, *args) -> None:
+        k = kernel._h.acquire()
+        try:
+            t = self._h.acquire()
+            try:
+                _check(fn(k, t, *args))
+            finally:
+                self._h.release()
+        finally:
+            kernel._h.release()
+
+    def launch(self, kernel: Kernel, grid: GridLike, rank_args: Sequence[Sequence[Any]]) -> None:
+        """Runs `kernel` on every rank this process runs, each over `grid`, and returns when they
+        have all finished. `rank_args` holds one argument list per such rank, each what
+        Kernel.launch takes: for a host team one per rank of the team (rank 0's first; the
+        kernel compiled for "cpu" or "interp", pointers into that rank's heap from view or ptr);
+        for a GPU team one list, this rank's. A failure on any rank stops the waits of the others
+        and raises TriError naming the lowest failed rank ("rank 2: ...")."""
+        gx, gy, gz = _grid(grid)
+        ranks = 1 if self._gpu else self._num_ranks
+        if isinstance(rank_args, (str, bytes)) or not isinstance(rank_args, Sequence) or len(rank_args) != ranks:
+            got = f"{len(rank_args)} were given" if isinstance(rank_args, Sequence) else \
+                f"a {type(rank_args).__name__} was given"
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
+                           f"a launch of {'this GPU team rank' if self._gpu else f'a team of {ranks} ranks'} "
+                           f"takes {ranks} argument list{'s' if ranks != 1 else ''} (one per rank), but {got}")
+        if not self._gpu and kernel._on_device():
+            raise TriError(C.TRI_ERROR_INVALID_ARGUMENT,
+                           f"kernel @{kernel.name} is compiled for the \"{kernel.target}\" target, and this team runs "
+                           "on the host (Team(ctx, ...)); GPU kernels run in GPU teams (Team.join)")
+        encoded: List[_Encoded] = []
+        for i, args in enumerate(rank_args):
+            rank = self._rank if self._gpu else i
+            if isinstance(args, (str, bytes, np.ndarray)) or not isinstance(args, Sequence):
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"rank {rank}: give the rank's arguments as a list or tuple, "
+                                                        f"not a {type(args).__name__}")
+            encoded.extend(self._encode(kernel, args, rank, 0))
+        per_rank = len(encoded) // ranks
+        raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
+        if kernel._on_device():
+            kernel._sync(0, encoded)
+        self._launch(kernel, _lib.tri_team_launch, gx, gy, gz, raw, per_rank)
+        del encoded  # the arrays: alive until the call has returned

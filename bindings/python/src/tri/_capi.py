@@ -95,6 +95,8 @@ TRI_DEVICE_ATTR_WARP_SIZE = 8
 TRI_DEVICE_ATTR_DRIVER_VERSION = 9
 TRI_DEVICE_ATTR_MAX_PTX_VERSION = 10
 
+TRI_TEAM_ID_BYTES = 128
+
 
 class ArgValue(ctypes.Union):
     _fields_ = [("i", ctypes.c_int64), ("f", ctypes.c_double), ("p", ctypes.c_void_p)]
@@ -176,6 +178,18 @@ PROTOTYPES = {
     "tri_launch_plan_set_stream": (_result, [_handle, ctypes.c_void_p]),
     "tri_launch_plan_launch": (_result, [_handle]),
     "tri_launch_plan_destroy": (None, [_handle]),
+    "tri_team_create": (_result, [_handle, _u32, _u64, _out_handle]),
+    "tri_team_destroy": (None, [_handle]),
+    "tri_team_alloc": (_result, [_handle, _u64, _p(_u64)]),
+    "tri_team_free": (_result, [_handle, _u64]),
+    "tri_team_ptr": (_result, [_handle, _u32, _u64, _p(ctypes.c_void_p)]),
+    "tri_team_set_wait_timeout": (_result, [_handle, _u64]),
+    "tri_team_launch": (_result, [_handle, _handle, _u32, _u32, _u32, _p(Arg), _u32]),
+    "tri_team_make_id": (_result, [_handle, ctypes.c_void_p, _size]),
+    "tri_team_join": (_result, [_handle, ctypes.c_void_p, _size, _u32, _u32, _u32, _u64, _out_handle]),
+    "tri_team_rank": (_result, [_handle, _p(_u32), _p(_u32)]),
+    "tri_team_barrier": (_result, [_handle]),
+    "tri_team_launch_async": (_result, [_handle, _handle, _u32, _u32, _u32, _p(Arg), _u32, ctypes.c_void_p]),
     "tri_cache_dir": (_result, [_handle, _p(_str)]),
     "tri_cache_stat": (_result, [_handle, _i32, _p(_u64)]),
     "tri_cache_list": (_result, [_handle, _i32, _out_handle]),

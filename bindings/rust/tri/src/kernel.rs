@@ -252,7 +252,7 @@ element!(i8 => I8, u8 => I8, i16 => I16, u16 => I16, i32 => I32, u32 => I32, i64
 /// What memory a pointer argument points into, so a launch can refuse host memory for a GPU
 /// kernel and device memory for a host one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Space {
+pub(crate) enum Space {
     Value,
     Host,
     Device,
@@ -270,7 +270,7 @@ pub struct Arg<'a> {
 }
 
 impl<'a> Arg<'a> {
-    fn pointer(p: *const sys::c_void, extent: u64, dtype: DType, space: Space) -> Arg<'a> {
+    pub(crate) fn pointer(p: *const sys::c_void, extent: u64, dtype: DType, space: Space) -> Arg<'a> {
         Arg {
             raw: sys::tri_arg {
                 value: sys::tri_arg_value { p },
@@ -589,6 +589,11 @@ impl Kernel {
     /// The raw handle, for calls this crate does not wrap. It stays valid while `self` lives.
     pub fn as_raw(&self) -> *mut sys::tri_kernel {
         self.raw
+    }
+
+    /// What launches are checked against (team launches check each rank's arguments with it).
+    pub(crate) fn signature(&self) -> &Signature {
+        &self.sig
     }
 
     /// Checks `args` against the kernel's runtime parameters (count, buffer or value, dtype,

@@ -4,7 +4,9 @@
 //! launches over a grid with [`Arg`]s (slices on the host targets, [`DevicePtr`]s on "cuda",
 //! queued on a [`Stream`]), which are checked against its reflected signature before the call,
 //! or through a prepared [`LaunchPlan`]. A module also autotunes a kernel over a [`TuneSpace`]
-//! of configs (`Module::tune`), giving the fastest compiled. The context also lists CUDA devices,
+//! of configs (`Module::tune`), giving the fastest compiled. A [`Team`] runs one kernel as
+//! several ranks that share a symmetric heap (distributed kernels: threads of this process on
+//! the host targets, one process per GPU on NVSHMEM). The context also lists CUDA devices,
 //! looks after the disk cache of compiled kernels, and exports and imports tuning results. Every failure is an [`Error`] with the C API's result code
 //! and message. Handles are released by Drop, in any order: a child keeps its parent alive, as in
 //! the C API.
@@ -66,6 +68,19 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A team outlives the launch arguments made from its heaps (dropping it frees them):
+//!
+//! ```compile_fail
+//! # fn main() -> tri::Result<()> {
+//! let ctx = tri::Context::new()?;
+//! let team = tri::Team::new(&ctx, 2, 1024)?;
+//! let buf = team.alloc(64)?;
+//! let arg = team.arg::<f32>(0, buf, 16)?;
+//! drop(team); // error: `team` is borrowed by `arg`
+//! let _ = arg;
+//! # Ok(()) }
+//! ```
+//!
 //! A plan is used from one thread at a time (tri.h: plans are not thread-safe):
 //!
 //! ```compile_fail
@@ -81,6 +96,7 @@ mod json;
 mod kernel;
 mod module;
 mod plan;
+mod team;
 mod tune;
 
 pub use cache::{CacheEntry, CacheStat, CacheStats};
@@ -90,6 +106,7 @@ pub use error::{last_error_message, result_name, Error, ErrorKind, Result};
 pub use kernel::{Arg, CompileOptions, CompileOptionsBuilder, Element, Grid, Kernel, Target};
 pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, TypeKind};
 pub use plan::LaunchPlan;
+pub use team::{Team, TeamId, TEAM_ID_BYTES};
 pub use tune::{TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneSpace, TuneStat, TuneStats, TuneTrial, Tuned};
 
 /// The raw C API, for what this crate does not wrap.
