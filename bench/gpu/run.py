@@ -11,7 +11,6 @@ import datetime
 import json
 import math
 import os
-import re
 import sys
 import time
 
@@ -21,7 +20,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import anchors  # noqa: E402
-from tri_ctypes import Tri  # noqa: E402
+from tri_ctypes import STAGES, Tri, stage_times  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
@@ -60,19 +59,6 @@ def close(a, b, rtol, atol, what):
     if not torch.allclose(a.float(), b.float(), rtol=rtol, atol=atol, equal_nan=True):
         d = (a.float() - b.float()).abs().max().item()
         raise AssertionError(f"{what}: Tri differs from torch (max abs diff {d})")
-
-
-STAGES = ("passes", "lower", "O3", "print", "NVPTX codegen", "driver jit", "disk cache store")
-
-
-def stage_times(lines):
-    """The per-stage milliseconds of one compile, from Tri's TRI_LOG_DEBUG timing lines."""
-    out = {}
-    for line in lines:
-        for st in STAGES:
-            for m in re.finditer(r"(?:^|[ (,:])" + re.escape(st) + r" ([0-9.]+)(?: ms)?", line):
-                out[st] = out.get(st, 0.0) + float(m.group(1))
-    return out
 
 
 class Suite:

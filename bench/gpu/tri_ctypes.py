@@ -3,6 +3,7 @@ a torch stream with torch tensors as device buffers. (bindings/python is the ful
 file keeps the benchmark independent of it.)"""
 import ctypes
 import os
+import re
 
 
 class TriArg(ctypes.Structure):
@@ -17,12 +18,27 @@ TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16"
                 "torch.int64": "i64", "torch.int8": "i8", "torch.bool": "i1", "torch.float64": "f64"}
 
 
+# The stages of a compile that Tri's TRI_LOG_DEBUG timing lines report (docs/capi.md).
+STAGES = ("passes", "lower", "O3", "print", "NVPTX codegen", "driver jit", "disk cache store")
+
+
+def stage_times(lines):
+    """The per-stage milliseconds of one compile, from Tri's TRI_LOG_DEBUG timing lines."""
+    out = {}
+    for line in lines:
+        for st in STAGES:
+            for m in re.finditer(r"(?:^|[ (,:])" + re.escape(st) + r" ([0-9.]+)(?: ms)?", line):
+                out[st] = out.get(st, 0.0) + float(m.group(1))
+    return out
+
+
 class Tri:
     LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
 
-    def __init__(self, path=None, log=None):
+    def __init__(self, path=None, log=None, cache_dir=None):
         """log: None, or a function of (level, message) that receives every message up to
-        TRI_LOG_DEBUG (the per-stage compile times among them)."""
+        TRI_LOG_DEBUG (the per-stage compile times among them). cache_dir: the disk cache's
+        directory ("" turns it off; None: Tri's default)."""
         path = path or os.environ.get("TRI_LIB", "build/src/libtri.so")
         self.lib = ctypes.CDLL(os.path.abspath(path))
         L = self.lib
@@ -36,11 +52,14 @@ class Tri:
         ver = L.tri_version()
         self.ctx = ctypes.c_void_p()
         opts = None
-        if log:
-            self._sink = Tri.LOG_FN(lambda user, level, msg: log(level, msg.decode()))
+        if log or cache_dir is not None:
             opts = ctypes.c_void_p()
             self._check(L.tri_context_options_create(ctypes.byref(opts)))
+        if log:
+            self._sink = Tri.LOG_FN(lambda user, level, msg: log(level, msg.decode()))
             self._check(L.tri_context_options_set_log(opts, self._sink, None, ctypes.c_int32(3)))
+        if cache_dir is not None:
+            self._check(L.tri_context_options_set_cache_dir(opts, cache_dir.encode()))
         self._check(L.tri_context_create(opts, ctypes.c_uint32(ver), ctypes.byref(self.ctx)))
         if opts:
             L.tri_context_options_destroy(opts)

@@ -19,13 +19,7 @@ static void setup(uint32_t R) {
   b_host = malloc(K * N * 4);
   for (int64_t i = 0; i < M * K; ++i) a_full[i] = ex_rand(-1, 1);
   for (int64_t i = 0; i < K * N; ++i) b_host[i] = ex_rand(-1, 1);
-  want = malloc(M * N * sizeof(double));
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double s = 0;
-      for (int64_t k = 0; k < K; ++k) s += (double)a_full[i * K + k] * b_host[k * N + j];
-      want[i * N + j] = s;
-    }
+  want = ex_matmul_ref(a_full, b_host, M, N, K);
 }
 
 static uint32_t grid(void) { return (uint32_t)(1 + ((M + BM - 1) / BM) * ((N + BN - 1) / BN)); }

@@ -154,6 +154,18 @@ static inline void* ex_team_ptr(tri_team* team, uint32_t rank, uint64_t offset) 
 }
 
 /* |got - want| <= 1e-4 * (1 + |want|) everywhere; prints the first miss. */
+/* The reference product A (M x K) @ B (K x N) of row-major floats, in double; the caller frees it. */
+static inline double* ex_matmul_ref(const float* a, const float* b, int64_t M, int64_t N, int64_t K) {
+  double* c = malloc((size_t)(M * N) * sizeof(double));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += (double)a[i * K + k] * b[k * N + j];
+      c[i * N + j] = s;
+    }
+  return c;
+}
+
 static inline int ex_close(const char* what, const float* got, const double* want, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     double d = got[i] - want[i];

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/clock.h"
 #include "interp/numeric.h"
 #include "ir/text.h"
 #include "passes/pipeline.h"
@@ -124,7 +125,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   if (timing) {
     char buf[64];
     std::snprintf(buf, sizeof buf, ": passes %.2f ms",
-                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - passes_start).count());
+                  ms_since(passes_start));
     timing("kernel @" + name + buf);
   }
 
@@ -172,24 +173,14 @@ bool Compiled::encode_and_classify(const tri_arg* args, uint32_t n, ArgValue* ou
     const ParamSig& p = params[i];
     const tri_arg& a = args[i];
     if (a.kind != p.want_kind || a.dtype != p.want_dtype) return false;
-    const bool cls = i < 32 && (classed >> i & 1);
     if (p.is_ptr) {
-      const uint64_t bits = reinterpret_cast<uintptr_t>(a.value.p);
-      out[i].bits = bits;
+      out[i].bits = reinterpret_cast<uintptr_t>(a.value.p);
       out[i].extent = a.extent;
-      if (cls && bits % 16 == 0) k |= uint64_t(1) << (2 * i);
-    } else if (p.int_mask) {
-      const uint64_t bits = static_cast<uint64_t>(a.value.i) & p.int_mask;
-      out[i].bits = bits;
-      out[i].extent = 0;
-      if (cls && p.dtype != Scalar::I1) {
-        if (bits == 1) k |= uint64_t(3) << (2 * i);
-        else if (bits != 0 && bits % 16 == 0) k |= uint64_t(2) << (2 * i);
-      }
     } else {
-      out[i].bits = encode_scalar(p.dtype, a);
+      out[i].bits = p.int_mask ? static_cast<uint64_t>(a.value.i) & p.int_mask : encode_scalar(p.dtype, a);
       out[i].extent = 0;
     }
+    if (i < 32 && (classed >> i & 1)) k |= arg_class(p, out[i].bits) << (2 * i);
   }
   *key = k;
   return true;

@@ -56,6 +56,15 @@ struct ParamSig {
   uint64_t int_mask = 0;
 };
 
+// The two class bits of one argument (its encoded bits) for launch-time specialization:
+// pointers 1 when aligned to 16 bytes; integers (not i1) 3 when equal to 1, 2 when a nonzero
+// multiple of 16; else 0.
+inline uint64_t arg_class(const ParamSig& p, uint64_t bits) {
+  if (p.is_ptr) return bits % 16 == 0 ? 1 : 0;
+  if (!p.int_mask || p.dtype == ir::Scalar::I1) return 0;
+  return bits == 1 ? 3 : bits != 0 && bits % 16 == 0 ? 2 : 0;
+}
+
 class Compiled {
  public:
   ~Compiled();

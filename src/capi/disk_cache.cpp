@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/file.h"
 #include "cache/build_id.h"
 #include "cache/bundle.h"
@@ -118,7 +119,7 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
   if (options.timing) {
     char buf[96];
     std::snprintf(buf, sizeof buf, ": disk cache store %.2f ms (write, fsync, rename)",
-                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - store_start).count());
+                  ms_since(store_start));
     options.timing("kernel @" + k.name + buf);
   }
   if (stored)

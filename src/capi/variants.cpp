@@ -20,16 +20,8 @@ uint64_t Compiled::classify(const ArgValue* args, size_t n) const {
   if (!classes_at_launch()) return 0;
   uint64_t key = 0;
   const size_t m = std::min<size_t>(n, 32);
-  for (size_t i = 0; i < m; ++i) {
-    if (req.unclassed >> i & 1) continue;
-    const ParamSig& p = params[i];
-    if (p.is_ptr) {
-      if (args[i].bits % 16 == 0) key |= uint64_t(1) << (2 * i);
-    } else if (ir::is_int(p.dtype) && p.dtype != ir::Scalar::I1) {
-      if (args[i].bits == 1) key |= uint64_t(3) << (2 * i);
-      else if (args[i].bits != 0 && args[i].bits % 16 == 0) key |= uint64_t(2) << (2 * i);
-    }
-  }
+  for (size_t i = 0; i < m; ++i)
+    if (!(req.unclassed >> i & 1)) key |= arg_class(params[i], args[i].bits) << (2 * i);
   return key;
 }
 

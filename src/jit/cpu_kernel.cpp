@@ -27,6 +27,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "base/clock.h"
 #include "base/team.h"
 #include "codegen/cpu/lower.h"
 #include "jit/cpu_runtime.h"
@@ -258,7 +259,7 @@ Status compile_cpu(const ir::Module& m, const ir::Function& kernel, const CpuCom
   TRI_RETURN_IF_ERROR(compile_cpu_object(m, kernel, opts, &obj));
   std::unique_ptr<CpuKernel> k;
   TRI_RETURN_IF_ERROR(load_cpu_object(std::move(obj), opts, &k));
-  k->impl_->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  k->impl_->compile_ms = ms_since(t0);
   *out = std::move(k);
   return Status::ok();
 }

@@ -13,6 +13,7 @@
 
 #include <llvm/Config/llvm-config.h>
 
+#include "base/clock.h"
 #include "codegen/nvptx/lower.h"
 #include "cuda/driver.h"
 #include "cuda/module.h"
@@ -419,7 +420,7 @@ class CudaTarget final : public target::Target {
       if (!compile_ptx(ctx, ptx, &cubin).is_ok()) cubin.clear();
       char buf[64];
       std::snprintf(buf, sizeof buf, ", driver jit %.2f ms",
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - jit_start).count());
+                    ms_since(jit_start));
       times += buf;
     }
     if (options.timing) options.timing("kernel @" + kernel.name + " for sm_" + std::to_string(opt.sm) + ": " + times);

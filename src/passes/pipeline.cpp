@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/clock.h"
 #include "ir/verifier.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
@@ -34,7 +35,7 @@ Status run_pass(const char* name, Module& m, const PipelineOptions& opt, std::ve
   auto t0 = Clock::now();
   bool changed = false;
   for (auto& f : m.functions) changed |= pass(m, *f);
-  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  double ms = ms_since(t0);
   if (timings) timings->push_back({name, ms, changed});
   if (changed && opt.dump) opt.dump(name, m);
   if (changed && opt.verify_each) {
@@ -53,7 +54,7 @@ Status prepare_kernel(const Module& m, std::string_view kernel, const std::vecto
   std::unique_ptr<Module> s;
   auto t0 = Clock::now();
   TRI_RETURN_IF_ERROR(specialize(m, kernel, values, facts, &s));
-  if (timings) timings->push_back({"specialize", std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), true});
+  if (timings) timings->push_back({"specialize", ms_since(t0), true});
   if (opt.dump) opt.dump("specialize", *s);
 
   Status st = verify(*s);

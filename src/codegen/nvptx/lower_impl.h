@@ -103,6 +103,7 @@ struct RegMma {
   int elems = 2;
   std::string ptx;  // the instruction, e.g. "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
   bool int_acc = false;
+  int min_ptx_version = 0;  // the PTX ISA the instruction needs beyond the default (f8: 8.4)
 };
 
 struct MmaLayouts {

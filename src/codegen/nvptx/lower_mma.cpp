@@ -56,6 +56,73 @@ Layout wgmma_c_layout(int64_t M, int64_t N, int wgm, int wgn) {
   return c;
 }
 
+// Warps over an M x N accumulator of 16 x 8 tiles: along the larger remaining extent (in tiles)
+// first, or along M first when `m_first`; warps left over hold copies.
+void split_warps(int64_t M, int64_t N, int num_warps, bool m_first, int* wm, int* wn) {
+  *wm = *wn = 1;
+  while (*wm * *wn < num_warps) {
+    const bool m_ok = M / (16 * *wm) >= 2, n_ok = N / (8 * *wn) >= 2;
+    if (m_ok && (m_first || !n_ok || M / (16 * *wm) >= N / (8 * *wn))) *wm *= 2;
+    else if (n_ok) *wn *= 2;
+    else break;
+  }
+}
+
+// The fragment layouts of mma.sync m16n8k(8 elems) for an M x K by K x N dot (with a leading
+// batch dimension of nb when `batched`), `elems` operand elements packed per 32-bit register,
+// wm x wn warps (split_warps) of num_warps. With g = lane / 4 and t = lane % 4 (PTX ISA,
+// "Matrix Fragments for mma.m16n8k8 / k16 / k32"): A register q (0..3) holds row g + 8 (q & 1),
+// columns (q >> 1) k/2 + elems t .. + elems-1; B register q (0..1) rows q k/2 + elems t .. of
+// column g; the accumulator's register bit 0 is column 1, bit 1 row 8, lane bits 0-1 columns 2
+// and 4, lane bits 2-4 rows 1, 2 and 4. What remains of the block repeats in more register bits
+// (M and N, then K, then the batch); A is replicated over the warps along N and B over those
+// along M (zero bases).
+void mma_sync_layouts(bool batched, int64_t nb, int64_t M, int64_t N, int64_t K, int elems, int wm, int wn,
+                      int num_warps, Layout* a, Layout* b, Layout* c) {
+  const int64_t KI = 8 * elems, mr = M / (16 * wm), nr = N / (8 * wn), kr = K / KI;
+  auto at = [&](int64_t bt, int64_t r, int64_t col) { return batched ? Basis{bt, r, col} : Basis{r, col}; };
+  auto shaped = [&](int64_t r, int64_t col) { return batched ? Shape{nb, r, col} : Shape{r, col}; };
+  *a = Layout();
+  *b = Layout();
+  *c = Layout();
+  c->shape = shaped(M, N);
+  a->shape = shaped(M, K);
+  b->shape = shaped(K, N);
+  c->reg = {at(0, 0, 1), at(0, 8, 0)};
+  for (int i = 0; i < log2i(nr); ++i) c->reg.push_back(at(0, 0, 8 * wn * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(mr); ++i) c->reg.push_back(at(0, 16 * wm * (int64_t(1) << i), 0));
+  c->lane = {at(0, 0, 2), at(0, 0, 4), at(0, 1, 0), at(0, 2, 0), at(0, 4, 0)};
+  for (int i = 0; i < log2i(elems); ++i) a->reg.push_back(at(0, 0, int64_t(1) << i));
+  a->reg.push_back(at(0, 8, 0));
+  a->reg.push_back(at(0, 0, KI / 2));
+  for (int i = 0; i < log2i(mr); ++i) a->reg.push_back(at(0, 16 * wm * (int64_t(1) << i), 0));
+  for (int i = 0; i < log2i(kr); ++i) a->reg.push_back(at(0, 0, KI * (int64_t(1) << i)));
+  a->lane = {at(0, 0, elems), at(0, 0, 2 * elems), at(0, 1, 0), at(0, 2, 0), at(0, 4, 0)};
+  for (int i = 0; i < log2i(elems); ++i) b->reg.push_back(at(0, int64_t(1) << i, 0));
+  b->reg.push_back(at(0, KI / 2, 0));
+  for (int i = 0; i < log2i(nr); ++i) b->reg.push_back(at(0, 0, 8 * wn * (int64_t(1) << i)));
+  for (int i = 0; i < log2i(kr); ++i) b->reg.push_back(at(0, KI * (int64_t(1) << i), 0));
+  b->lane = {at(0, elems, 0), at(0, 2 * elems, 0), at(0, 0, 1), at(0, 0, 2), at(0, 0, 4)};
+  for (Layout* x : {c, a, b})
+    for (int i = 0; i < log2i(nb); ++i) x->reg.push_back(at(int64_t(1) << i, 0, 0));
+  const int wbits = log2i(num_warps), wmb = log2i(wm), wnb = log2i(wn);
+  for (int i = 0; i < wbits; ++i) {
+    if (i < wmb) {
+      const int64_t m = 16 * (int64_t(1) << i);
+      c->warp.push_back(at(0, m, 0));
+      a->warp.push_back(at(0, m, 0));
+      b->warp.push_back(at(0, 0, 0));
+    } else if (i < wmb + wnb) {
+      const int64_t n = 8 * (int64_t(1) << (i - wmb));
+      c->warp.push_back(at(0, 0, n));
+      a->warp.push_back(at(0, 0, 0));
+      b->warp.push_back(at(0, 0, n));
+    } else {
+      for (Layout* x : {c, a, b}) x->warp.push_back(at(0, 0, 0));
+    }
+  }
+}
+
 }  // namespace
 
 bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, std::string* why) const {
@@ -76,7 +143,6 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
               ir::scalar_name(tc) + ": only f16 or bf16 into f32 is on tensor cores yet");
   const int64_t M = sa[0], K = sa[1], N = sb[1];
   if (M < 16 || N < 8 || K < 16) return no("the block is smaller than one m16n8k16 tile");
-  // Warps: split the larger remaining extent (in instruction tiles) first.
   // Warps: split the larger remaining extent (in instruction tiles) first; but a dot that shares
   // its block with another dot (attention's two) puts all warps along M first, so that every
   // dot of the block gives a row to the same warp and the row statistics between them (max,
@@ -84,52 +150,9 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   bool chained = false;
   for (OpId x : fn.block(op.parent).ops)
     if (x != o && fn.op(x).code == Opcode::Dot) chained = true;
-  int wm = 1, wn = 1;
-  while (wm * wn < opt_.num_warps) {
-    const bool m_ok = M / (16 * wm) >= 2, n_ok = N / (8 * wn) >= 2;
-    if (m_ok && (chained || !n_ok || M / (16 * wm) >= N / (8 * wn))) wm *= 2;
-    else if (n_ok) wn *= 2;
-    else break;  // the rest of the warps hold copies
-  }
-  const int64_t mr = M / (16 * wm), nr = N / (8 * wn), kr = K / 16;
-  const int wbits = log2i(opt_.num_warps), wmb = log2i(wm), wnb = log2i(wn);
   MmaLayouts l;
-  l.wm = wm;
-  l.wn = wn;
-  const std::vector<Basis> lane_mn = {at(0, 2), at(0, 4), at(1, 0), at(2, 0), at(4, 0)};  // C, and A over (m, k)
-  // C: (m, n)
-  l.c.shape = {M, N};
-  l.c.reg = {at(0, 1), at(8, 0)};
-  for (int i = 0; i < log2i(nr); ++i) l.c.reg.push_back(at(0, 8 * wn * (int64_t(1) << i)));
-  for (int i = 0; i < log2i(mr); ++i) l.c.reg.push_back(at(16 * wm * (int64_t(1) << i), 0));
-  l.c.lane = lane_mn;
-  // A: (m, k)
-  l.a.shape = {M, K};
-  l.a.reg = {at(0, 1), at(8, 0), at(0, 8)};
-  for (int i = 0; i < log2i(mr); ++i) l.a.reg.push_back(at(16 * wm * (int64_t(1) << i), 0));
-  for (int i = 0; i < log2i(kr); ++i) l.a.reg.push_back(at(0, 16 * (int64_t(1) << i)));
-  l.a.lane = lane_mn;
-  // B: (k, n)
-  l.b.shape = {K, N};
-  l.b.reg = {at(1, 0), at(8, 0)};
-  for (int i = 0; i < log2i(nr); ++i) l.b.reg.push_back(at(0, 8 * wn * (int64_t(1) << i)));
-  for (int i = 0; i < log2i(kr); ++i) l.b.reg.push_back(at(16 * (int64_t(1) << i), 0));
-  l.b.lane = {at(2, 0), at(4, 0), at(0, 1), at(0, 2), at(0, 4)};
-  for (int i = 0; i < wbits; ++i) {
-    if (i < wmb) {
-      const int64_t m = 16 * (int64_t(1) << i);
-      l.c.warp.push_back(at(m, 0));
-      l.a.warp.push_back(at(m, 0));
-      l.b.warp.push_back(at(0, 0));
-    } else if (i < wmb + wnb) {
-      const int64_t n = 8 * (int64_t(1) << (i - wmb));
-      l.c.warp.push_back(at(0, n));
-      l.a.warp.push_back(at(0, 0));
-      l.b.warp.push_back(at(0, n));
-    } else {
-      for (Layout* x : {&l.c, &l.a, &l.b}) x->warp.push_back(at(0, 0));
-    }
-  }
+  split_warps(M, N, opt_.num_warps, chained, &l.wm, &l.wn);
+  mma_sync_layouts(false, 1, M, N, K, 2, l.wm, l.wn, opt_.num_warps, &l.a, &l.b, &l.c);
   // Hopper: warpgroups of 4 consecutive warps, each warp 16 rows of its warpgroup's 64-row
   // slices; warpgroups along M first (every one keeps at least 64 rows), then along N, where
   // each takes a contiguous range of columns (a multiple of 64, so that it starts on a slab of
@@ -530,14 +553,10 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
 
 // ---- mma.sync from register fragments: tf32, i8, f8, and batched dots
 //
-// The operands are converted to the instructions' fragment layouts like any layout conversion
-// (a load is simply issued again in the fragment layout; other values go through shared memory),
-// `elems` elements packed into each 32-bit register, and each warp issues mma.sync on them. With
-// g = lane / 4 and t = lane % 4, the fragments of m16n8k(8 elems) are (PTX ISA, "Matrix
-// Fragments for mma.m16n8k8 / k16 / k32"): A register q (0..3) holds row g + 8 (q & 1), columns
-// (q >> 1) k/2 + elems t + (0 .. elems-1); B register q (0..1) holds rows q k/2 + elems t + (0 ..
-// elems-1) of column g; the accumulator is the one of m16n8k16 (mma_layouts). A leading batch
-// dimension repeats in registers.
+// The operands are converted to the instructions' fragment layouts (mma_sync_layouts) like any
+// layout conversion (a load is simply issued again in the fragment layout; other values go
+// through shared memory), `elems` elements packed into each 32-bit register, and each warp
+// issues mma.sync on them.
 bool GpuLowering::mma_reg_layouts(const ir::Function& fn, OpId o, RegMma* out, std::string* why) const {
   const ir::OpData& op = fn.op(o);
   if (op.code != Opcode::Dot) return false;
@@ -572,6 +591,7 @@ bool GpuLowering::mma_reg_layouts(const ir::Function& fn, OpId o, RegMma* out, s
                 std::to_string(opt_.ptx_version_max / 10) + "." + std::to_string(opt_.ptx_version_max % 10) + ")");
     const std::string t = ta == Scalar::F8E4M3 ? "e4m3" : "e5m2";
     l.elems = 4;
+    l.min_ptx_version = 84;
     l.ptx = "mma.sync.aligned.m16n8k32.row.col.f32." + t + "." + t + ".f32";
   } else {
     return no("operands " + std::string(ir::scalar_name(ta)) + " into " + ir::scalar_name(tc) +
@@ -581,63 +601,8 @@ bool GpuLowering::mma_reg_layouts(const ir::Function& fn, OpId o, RegMma* out, s
   const int64_t M = sa[rank - 2], K = sa[rank - 1], N = sb[rank - 1], nb = rank == 3 ? sa[0] : 1;
   if (M < 16 || N < 8 || K < KI)
     return no("the block is smaller than one m16n8k" + std::to_string(KI) + " tile");
-  int wm = 1, wn = 1;
-  while (wm * wn < opt_.num_warps) {
-    const bool m_ok = M / (16 * wm) >= 2, n_ok = N / (8 * wn) >= 2;
-    if (m_ok && (!n_ok || M / (16 * wm) >= N / (8 * wn))) wm *= 2;
-    else if (n_ok) wn *= 2;
-    else break;  // the rest of the warps hold copies
-  }
-  l.wm = wm;
-  l.wn = wn;
-  const int64_t mr = M / (16 * wm), nr = N / (8 * wn), kr = K / KI;
-  auto at = [&](int64_t bt, int64_t r, int64_t c) { return rank == 3 ? Basis{bt, r, c} : Basis{r, c}; };
-  const Shape lead = rank == 3 ? Shape{nb} : Shape{};
-  auto shaped = [&](int64_t r, int64_t c) {
-    Shape x = lead;
-    x.push_back(r);
-    x.push_back(c);
-    return x;
-  };
-  l.c.shape = shaped(M, N);
-  l.a.shape = shaped(M, K);
-  l.b.shape = shaped(K, N);
-  // Accumulator: as mma_layouts', then the batch.
-  l.c.reg = {at(0, 0, 1), at(0, 8, 0)};
-  for (int i = 0; i < log2i(nr); ++i) l.c.reg.push_back(at(0, 0, 8 * wn * (int64_t(1) << i)));
-  for (int i = 0; i < log2i(mr); ++i) l.c.reg.push_back(at(0, 16 * wm * (int64_t(1) << i), 0));
-  l.c.lane = {at(0, 0, 2), at(0, 0, 4), at(0, 1, 0), at(0, 2, 0), at(0, 4, 0)};
-  // A: the packed elements along k, register q's bits (row 8, column KI/2), then M and K repeats.
-  for (int i = 0; i < log2i(l.elems); ++i) l.a.reg.push_back(at(0, 0, int64_t(1) << i));
-  l.a.reg.push_back(at(0, 8, 0));
-  l.a.reg.push_back(at(0, 0, KI / 2));
-  for (int i = 0; i < log2i(mr); ++i) l.a.reg.push_back(at(0, 16 * wm * (int64_t(1) << i), 0));
-  for (int i = 0; i < log2i(kr); ++i) l.a.reg.push_back(at(0, 0, KI * (int64_t(1) << i)));
-  l.a.lane = {at(0, 0, l.elems), at(0, 0, 2 * l.elems), at(0, 1, 0), at(0, 2, 0), at(0, 4, 0)};
-  // B: the packed elements along k, register q's bit (row KI/2), then N and K repeats.
-  for (int i = 0; i < log2i(l.elems); ++i) l.b.reg.push_back(at(0, int64_t(1) << i, 0));
-  l.b.reg.push_back(at(0, KI / 2, 0));
-  for (int i = 0; i < log2i(nr); ++i) l.b.reg.push_back(at(0, 0, 8 * wn * (int64_t(1) << i)));
-  for (int i = 0; i < log2i(kr); ++i) l.b.reg.push_back(at(0, KI * (int64_t(1) << i), 0));
-  l.b.lane = {at(0, l.elems, 0), at(0, 2 * l.elems, 0), at(0, 0, 1), at(0, 0, 2), at(0, 0, 4)};
-  for (Layout* x : {&l.c, &l.a, &l.b})
-    for (int i = 0; i < log2i(nb); ++i) x->reg.push_back(at(int64_t(1) << i, 0, 0));
-  const int wbits = log2i(opt_.num_warps), wmb = log2i(wm), wnb = log2i(wn);
-  for (int i = 0; i < wbits; ++i) {
-    if (i < wmb) {
-      const int64_t m = 16 * (int64_t(1) << i);
-      l.c.warp.push_back(at(0, m, 0));
-      l.a.warp.push_back(at(0, m, 0));
-      l.b.warp.push_back(at(0, 0, 0));
-    } else if (i < wmb + wnb) {
-      const int64_t n = 8 * (int64_t(1) << (i - wmb));
-      l.c.warp.push_back(at(0, 0, n));
-      l.a.warp.push_back(at(0, 0, 0));
-      l.b.warp.push_back(at(0, 0, n));
-    } else {
-      for (Layout* x : {&l.c, &l.a, &l.b}) x->warp.push_back(at(0, 0, 0));
-    }
-  }
+  split_warps(M, N, opt_.num_warps, false, &l.wm, &l.wn);
+  mma_sync_layouts(rank == 3, nb, M, N, K, l.elems, l.wm, l.wn, opt_.num_warps, &l.a, &l.b, &l.c);
   *out = std::move(l);
   return true;
 }
@@ -650,8 +615,7 @@ Status GpuLowering::lower_dot_mma_regs(OpId o, const RegMma& l) {
   const int64_t M = l.c.shape[rank - 2], N = l.c.shape[rank - 1], K = l.a.shape[rank - 1];
   const int64_t nb = rank == 3 ? l.c.shape[0] : 1, KI = 8 * l.elems;
   const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / KI;
-  if (l.ptx.find(".e4m3") != std::string::npos || l.ptx.find(".e5m2") != std::string::npos)
-    min_ptx_version_ = std::max(min_ptx_version_, 84);
+  min_ptx_version_ = std::max(min_ptx_version_, l.min_ptx_version);
   std::vector<llvm::Value*> ar = regs_in(av, l.a), br = regs_in(bv, l.b);
   std::vector<llvm::Value*> acc = regs_in(val(op.operands[2]), l.c);
   // Packs `elems` consecutive operand registers into one 32-bit register (the first one lowest).

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "base/clock.h"
 #include "codegen/nvptx/lower.h"
 
 extern "C" {
@@ -60,10 +61,6 @@ Status make_tm(const GpuOptions& opt, std::unique_ptr<llvm::TargetMachine>* out)
                                     llvm::CodeGenOptLevel::Aggressive));
   if (!*out) return Status(Code::Unsupported, "LLVM cannot make an NVPTX target for " + arch_name(opt));
   return Status::ok();
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
