@@ -14,8 +14,8 @@ using namespace tri_tool;
 namespace {
 
 const char kUsage[] =
-    "usage: tri compile FILE [--kernel NAME] [--target T] [--const NAME=V]... [--num-warps N] [--num-stages N]\n"
-    "                   [-o OUT] [--meta OUT.json] [--llvm OUT.ll]\n"
+    "usage: tri compile FILE [--kernel NAME] [--target T] [--const NAME=V]... [--assume NAME=N]...\n"
+    "                   [--num-warps N] [--num-stages N] [-o OUT] [--meta OUT.json] [--llvm OUT.ll]\n"
     "\n"
     "Compiles kernel @NAME of FILE (the only kernel when --kernel is left out) for target T:\n"
     "a GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a), 'cuda' (the current device's), or\n"
@@ -23,6 +23,8 @@ const char kUsage[] =
     "to --meta, and the optimized LLVM IR to --llvm.\n"
     "\n"
     "  --const NAME=V   a constexpr value (typed as the kernel declares it)\n"
+    "  --assume NAME=N  a fact about runtime parameter %NAME, as launch-time specialization finds\n"
+    "                   them: a pointer aligned to N bytes, an integer divisible by N\n"
     "  --num-warps N    warps per program instance on GPU targets (default 4)\n"
     "  --num-stages N   how many iterations ahead dot-feeding loops load (0: the target's default)\n";
 
@@ -47,7 +49,7 @@ bool write(const std::string& path, const tri_blob* b) {
 int tri_cmd_compile(int argc, char** argv) {
   std::string file, kernel, target = "cuda", out = "-", meta, llvm;
   int warps = 4, stages = 0;
-  std::vector<ConstInput> consts;
+  std::vector<ConstInput> consts, assumed;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string* into) {
@@ -78,6 +80,9 @@ int tri_cmd_compile(int argc, char** argv) {
     } else if (a == "--const") {
       if (!value(&v) || v.find('=') == std::string::npos) return usage_error("--const needs NAME=VALUE");
       consts.push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
+    } else if (a == "--assume") {
+      if (!value(&v) || v.find('=') == std::string::npos) return usage_error("--assume needs NAME=N");
+      assumed.push_back({v.substr(0, v.find('=')), v.substr(v.find('=') + 1)});
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       return usage_error("unknown option '" + a + "'");
     } else if (file.empty()) {
@@ -142,6 +147,28 @@ int tri_cmd_compile(int argc, char** argv) {
       }
       if (!set_constexpr(o, *p, c.text, &err)) {
         std::fprintf(stderr, "tri compile: %s\n", err.c_str());
+        return;
+      }
+    }
+    for (const ConstInput& c : assumed) {
+      uint32_t index = 0;
+      const ParamInfo* p = nullptr;
+      for (const ParamInfo& q : params) {
+        if (q.constexpr_param) continue;
+        if (q.name == c.name) {
+          p = &q;
+          break;
+        }
+        ++index;
+      }
+      if (!p) {
+        std::fprintf(stderr, "tri compile: kernel @%s has no runtime parameter named '%s'\n", kernel.c_str(), c.name.c_str());
+        return;
+      }
+      const uint32_t n = static_cast<uint32_t>(std::strtoul(c.text.c_str(), nullptr, 10));
+      const bool ptr = p->type_kind == TRI_TYPE_POINTER;
+      if ((ptr ? tri_compile_options_set_arg_align(o, index, n) : tri_compile_options_set_arg_divisible(o, index, n)) != TRI_OK) {
+        std::fprintf(stderr, "tri compile: --assume %s=%s: %s\n", c.name.c_str(), c.text.c_str(), last_error().c_str());
         return;
       }
     }
