@@ -143,7 +143,11 @@ llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, co
                               })
                 : nullptr;
     case Opcode::Exp: return fl ? math("exp", e, v) : nullptr;
-    case Opcode::Exp2: return fl ? math("exp2", e, v) : nullptr;
+    case Opcode::Exp2:
+      // subnormal=flush: f32 results below 2^-126 are +0 (each backend's "exp2.flush"); f64 keeps them.
+      if (fl && enum_attr(f, o, "subnormal") == 1)
+        return float_arith(e, v, [&](const V& a) { return math_fn(a[0]->getType()->isFloatTy() ? "exp2.flush" : "exp2", a); });
+      return fl ? math("exp2", e, v) : nullptr;
     case Opcode::Log: return fl ? math("log", e, v) : nullptr;
     case Opcode::Log2: return fl ? math("log2", e, v) : nullptr;
     case Opcode::Sin: return fl ? math("sin", e, v) : nullptr;

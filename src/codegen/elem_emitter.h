@@ -46,7 +46,8 @@ class ElemEmitter {
   virtual llvm::Value* decode(llvm::Value* bits, ir::Scalar s) = 0;
   virtual llvm::Value* encode(llvm::Value* x, ir::Scalar s, bool rtz) = 0;
   // A math function on f32 or f64 arguments: exp exp2 log log2 sin cos tanh erf pow fmod and
-  // the names of ir/math_fns.def. nullptr when the target cannot compute it.
+  // the names of ir/math_fns.def, and "exp2.flush" (f32 exp2 with results below 2^-126 made +0).
+  // nullptr when the target cannot compute it.
   virtual llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) = 0;
 
   // ---- elements (scalar_ops.h says how each type is held in registers)

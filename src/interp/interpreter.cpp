@@ -44,6 +44,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -1195,6 +1196,7 @@ Status Interp::exec_elementwise(Frame& fr, OpId o) {
   const bool int_arith = !in_ptr && ir::is_int(is) && int_op_of(code, &iop);
   const ir::OpInfo& info = ir::op_info(code);
   const bool nan_propagate = info.attr_index("nan") < 0 || enum_attr(f, o, "nan") == "propagate";
+  const bool flush_subnormal = info.attr_index("subnormal") >= 0 && enum_attr(f, o, "subnormal") == "flush";
   const std::string pred = info.attr_index("pred") >= 0 ? enum_attr(f, o, "pred") : std::string();
   const Round rounding =
       code == Opcode::FPTrunc && enum_attr(f, o, "rounding") == "rtz" ? Round::TowardZero : Round::NearestEven;
@@ -1288,6 +1290,10 @@ Status Interp::exec_elementwise(Frame& fr, OpId o) {
         default:
           assert(ir::is_float(is) && "an elementwise op on floats");
           out = eval_float(code, is, x, nin, nan_propagate, mf);
+          if (flush_subnormal && is != Scalar::F64) {  // exp2[subnormal=flush]: an f32 result below 2^-126 is +0
+            const float v = std::exp2(lane_f32(x[0], is));
+            if (v < std::numeric_limits<float>::min()) out = f32_to_lane(0.0f, is);
+          }
           break;
       }
     }

@@ -97,6 +97,11 @@ llvm::Value* CpuElemEmitter::math_fn(const std::string& name, const std::vector<
   llvm::Type* t = a[0]->getType();
   const bool f32 = t->isFloatTy();
   if (name == "fmod") return b_.CreateFRem(a[0], a[1]);
+  if (name == "exp2.flush") {  // exp2[subnormal=flush] on f32: results below 2^-126 become +0
+    llvm::Value* r = b_.CreateCall(ml_.math_helper("exp2"), {a[0]});
+    llvm::Value* tiny = b_.CreateFCmpOLT(r, llvm::ConstantFP::get(t, 0x1p-126));
+    return b_.CreateSelect(tiny, llvm::ConstantFP::get(t, 0.0), r);
+  }
   // The hot ones in kernels (softmax, attention, GeLU) are inlined for f32 so that they
   // vectorize; the others call the math library (scalar, one call per element).
   if (f32 && (name == "exp" || name == "exp2" || name == "log" || name == "log2" || name == "tanh"))

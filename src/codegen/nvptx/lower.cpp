@@ -115,6 +115,9 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
     // results included (ptxas adds the scaling that keeps them), -inf -> +0, +inf -> +inf, NaN
     // -> NaN (docs/ir.md asks for 4 ulp; bench/gpu/ulp_sweep.py measures every f32 input).
     if (name == "exp2") return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {a[0]});
+    // exp2[subnormal=flush]: the flushing instruction alone (its inputs are flushed too, which
+    // changes nothing: 2^x of a subnormal x rounds to 1).
+    if (name == "exp2.flush") return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {a[0]});
     if (name == "exp") return emit_exp_f32_gpu(b_, a[0]);
     // Inline, vectorizable f32 versions (vec_math.h) where they exist.
     if (name == "log") return emit_log_f32(b_, a[0]);
@@ -375,12 +378,44 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   // thread reads what its registers need, both in runs of consecutive elements along the last
   // dimension where the layouts hold them (up to 16 bytes per access). The barrier before the
   // writes keeps readers of the previous use of the scratch from seeing them.
+  // Rows of a multiple of 128 bytes are padded by 16 bytes: a tensor-core accumulator's
+  // accesses (8 rows x 16 bytes per warp) then fall in 32 different banks instead of 4 (an
+  // 8-way conflict), rows stay 16-byte aligned for vector accesses, and an address is still the
+  // thread's part plus a constant per register (an XOR swizzle would cost instructions per
+  // access).
   const int eb = elem_bytes(v.et);
   int64_t n = 1;
   for (int64_t d : v.lay.shape) n *= d;
-  need_smem(static_cast<uint64_t>(n) * eb);
-  llvm::Type* mt = mem_ty(v.et);
   const int last = v.lay.rank() - 1;
+  const int64_t row_elems = last >= 0 ? v.lay.shape[static_cast<size_t>(last)] : 1;
+  const bool pad = last >= 1 && (row_elems * eb) % 128 == 0;
+  need_smem(static_cast<uint64_t>(n) * eb + (pad ? static_cast<uint64_t>(n / row_elems) * 16 : 0));
+  llvm::Type* mt = mem_ty(v.et);
+  // A byte offset is linear in the coordinates: the thread's part (computed once per layout)
+  // plus a constant per register, which ptxas folds into the access.
+  auto const_offset = [&](const Basis& c) {
+    int64_t lin = 0, rows = 0;
+    for (int d = 0; d <= last; ++d) lin = lin * v.lay.shape[static_cast<size_t>(d)] + c[static_cast<size_t>(d)];
+    for (int d = 0; d < last; ++d) rows = rows * v.lay.shape[static_cast<size_t>(d)] + c[static_cast<size_t>(d)];
+    return lin * eb + (pad ? rows * 16 : 0);
+  };
+  auto thread_offset = [&](const Layout& l, const std::vector<bool>& zero) {
+    Coord c = coords(l, 0);
+    for (size_t d = 0; d < c.size(); ++d)
+      if (zero[d]) c[d] = b_.getInt32(0);
+    llvm::Value* off = b_.CreateMul(linear(c, v.lay.shape), b_.getInt32(eb));
+    if (!pad) return off;
+    const Coord rows(c.begin(), c.end() - 1);
+    const Shape row_shape(v.lay.shape.begin(), v.lay.shape.end() - 1);
+    return b_.CreateAdd(off, b_.CreateShl(linear(rows, row_shape), 4));
+  };
+  auto offset = [&](llvm::Value* thread_off, const Layout& l, int64_t r, const std::vector<bool>& zero) {
+    Basis c = l.reg_coord(r);
+    for (size_t d = 0; d < c.size(); ++d)
+      if (zero[d]) c[d] = 0;
+    const int64_t k = const_offset(c);
+    return k ? b_.CreateAdd(thread_off, b_.getInt32(static_cast<uint32_t>(k))) : thread_off;
+  };
   // Elements per access: the low register bits that step along the last dimension by 1, 2, 4...
   auto run = [&](const Layout& l, uint64_t dup) {
     int w = 1;
@@ -395,9 +430,11 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   const uint64_t dup = replicated_reg_mask(v.lay);
   const int ww = last >= 0 && !v.et.ptr ? run(v.lay, dup) : 1;
   emit_if(owner(v.lay), [&] {
+    const std::vector<bool> keep(v.lay.shape.size(), false);
+    llvm::Value* base = thread_offset(v.lay, keep);
     for (int64_t r = 0; r < v.lay.nregs(); r += ww) {
       if (r & dup) continue;
-      llvm::Value* off = b_.CreateMul(linear(coords(v.lay, r), v.lay.shape), b_.getInt32(eb));
+      llvm::Value* off = offset(base, v.lay, r, keep);
       if (ww == 1) {
         b_.CreateAlignedStore(to_mem(v.regs[r], v.et), smem_ptr(off), llvm::Align(eb));
         continue;
@@ -410,11 +447,9 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   barrier();
   const int rw = last >= 0 && !v.et.ptr && !proj[static_cast<size_t>(last)] ? run(to, 0) : 1;
   std::vector<llvm::Value*> out;
+  llvm::Value* base = thread_offset(to, proj);
   for (int64_t r = 0; r < to.nregs(); r += rw) {
-    Coord c = coords(to, r);
-    for (size_t d = 0; d < c.size(); ++d)
-      if (proj[d]) c[d] = b_.getInt32(0);
-    llvm::Value* off = b_.CreateMul(linear(c, v.lay.shape), b_.getInt32(eb));
+    llvm::Value* off = offset(base, to, r, proj);
     if (rw == 1) {
       out.push_back(from_mem(b_.CreateAlignedLoad(mt, smem_ptr(off), llvm::Align(eb)), v.et));
       continue;
@@ -471,6 +506,16 @@ Status GpuLowering::lower_block(BlockId bid, OpId* terminator) {
       *terminator = o;
       return Status::ok();
     }
+    // A carried accumulator whose group may still be in flight (lower_for): complete every group
+    // before the first op that reads it.
+    if (!wgmma_pending_.empty())
+      for (ValueId v : f_->op(o).operands)
+        if (wgmma_pending_.erase(v)) {
+          Val acc = val(v);
+          acc.regs = wgmma_wait(0, std::move(acc.regs));
+          set(v, std::move(acc));
+          wgmma_prev_in_flight_ = false;
+        }
     TRI_RETURN_IF_ERROR(lower_op(o));
   }
   return Status::ok();

@@ -240,31 +240,48 @@ Status GpuLowering::lower_for(OpId o) {
   // overwritten: new tiles go to a spare buffer, the one the previous iteration consumed, after
   // a barrier that follows the wait (smem_war_barrier); the buffer consumed now is the next spare.
   const std::set<OpId> saved_async = async_wgmma_;
+  const std::set<ValueId> saved_pending = wgmma_pending_;
   std::vector<size_t> async_pos;  // carried positions of their accumulators
+  std::set<size_t> async_read;    // ring slots their groups read
+  std::vector<ValueId> pending;   // carried accumulators read before their dot
   if (ring.any() && !ring.dest.empty()) {
-    auto ring_arg = [&](ValueId v) {
+    auto ring_slot = [&](ValueId v) {
       for (size_t j = 0; j < slots.size(); ++j)
-        if (ring.slot[j] && body_block.args[j + 1] == v) return true;
-      return false;
+        if (ring.slot[j] && body_block.args[j + 1] == v) return static_cast<int>(j);
+      return -1;
     };
     for (OpId x : body_block.ops) {
       const ir::OpData& d = f_->op(x);
       MmaLayouts ml;
       if (d.code != Opcode::Dot || d.parent != op.regions[0] || !mma_layouts(*f_, x, &ml) || !ml.wgmma) continue;
-      if (!ring_arg(d.operands[0]) || !ring_arg(d.operands[1])) continue;
-      for (size_t j = 0; j < slots.size(); ++j)
-        if (body_block.args[j + 1] == d.operands[2] && f_->op(yield).operands[j] == d.results[0] &&
-            uses(d.operands[2]) == 1 && uses(d.results[0]) == 1) {
-          async_wgmma_.insert(x);
-          async_pos.push_back(j);
-        }
+      // A from the ring, or from registers: a value made in the body with one use, which the dot
+      // takes from registers when they hold it in the wgmma accumulator layout (attention's P;
+      // lower_dot_mma checks, and completes the group at once otherwise).
+      const ir::ValueData& av = f_->value(d.operands[0]);
+      const bool a_made_here = av.def_op != ir::kNoOp && f_->op(av.def_op).parent == op.regions[0] &&
+                               uses(d.operands[0]) == 1 && ml.wgn == 1;
+      if ((ring_slot(d.operands[0]) < 0 && !a_made_here) || ring_slot(d.operands[1]) < 0) continue;
+      for (size_t j = 0; j < slots.size(); ++j) {
+        const ValueId arg = body_block.args[j + 1];
+        if (f_->op(yield).operands[j] != d.results[0] || uses(d.results[0]) != 1 || uses(arg) != 1) continue;
+        // The accumulator is the carried value itself, or made from it by ops before the dot.
+        if (arg != d.operands[2] && uses(d.operands[2]) != 1) continue;
+        async_wgmma_.insert(x);
+        async_pos.push_back(j);
+        if (arg != d.operands[2]) pending.push_back(arg);
+        for (int k = 0; k < 2; ++k)
+          if (ring_slot(d.operands[k]) >= 0) async_read.insert(static_cast<size_t>(ring_slot(d.operands[k])));
+      }
     }
   }
+  // Spare buffers for the new tiles of the slots an in-flight group reads; the other new tiles go
+  // to their consumed buffers after the WAR barrier (their dots have completed by then).
   std::map<size_t, uint64_t> spare_init;  // yield position bringing new data -> spare buffer
   if (!async_pos.empty()) {
     uint64_t spare_bytes = 0;
     for (const auto& [pos, consumed] : ring.dest)
-      spare_bytes += (static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2) + 1023) / 1024 * 1024;
+      if (async_read.count(consumed))
+        spare_bytes += (static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2) + 1023) / 1024 * 1024;
     // What stays for the scratch: the usual 32 KB, or the accumulator as f16, which an epilogue
     // converting it to another layout stages there.
     uint64_t reserve = 32768;
@@ -272,10 +289,12 @@ Status GpuLowering::lower_for(OpId o) {
       reserve = std::max<uint64_t>(reserve, static_cast<uint64_t>(slots[j].lay.shape[0] * slots[j].lay.shape[1] * 2));
     if (persist_bytes_ + spare_bytes + reserve > smem_limit()) {  // no room: every group completes in its iteration
       async_pos.clear();
+      pending.clear();
       async_wgmma_ = saved_async;
     } else {
       for (const auto& [pos, consumed] : ring.dest)
-        spare_init[pos] = alloc_persistent(static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2));
+        if (async_read.count(consumed))
+          spare_init[pos] = alloc_persistent(static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2));
     }
   }
   // Operands of the body's tensor-core dots that do not change in the loop (attention's Q) go to
@@ -334,6 +353,7 @@ Status GpuLowering::lower_for(OpId o) {
     set(bd.args[i + 1], slot_val(*this, b_, slots[i], {slots[i].phis.begin(), slots[i].phis.end()}));
   const bool saved_in_flight = wgmma_prev_in_flight_;
   wgmma_prev_in_flight_ = !async_pos.empty();
+  for (ValueId v : pending) wgmma_pending_.insert(v);
   // Where new tiles go: the buffer of a tile this iteration consumes (the loads that write them
   // with cp.async look themselves up here, lower_memory.cpp).
   std::map<OpId, SmemTile> saved_dest = async_dest_;
@@ -381,6 +401,7 @@ Status GpuLowering::lower_for(OpId o) {
   async_dest_ = saved_dest;
   smem_war_done_ = saved_war;
   wgmma_prev_in_flight_ = saved_in_flight;
+  wgmma_pending_ = saved_pending;
   smem_hoisted_ = saved_hoisted;
   llvm::Value* iv1 = b_.CreateAdd(iv, step);
   llvm::BasicBlock* latch = b_.GetInsertBlock();

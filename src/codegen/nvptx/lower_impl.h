@@ -324,11 +324,15 @@ class GpuLowering {
   // and CUTLASS's cp.async pipelines): their wait and barrier suffice.
   bool wgmma_used_ = false;
   // wgmma dots of the loop being lowered whose group stays in flight while the next
-  // iteration's group is issued: the accumulator only goes to the next iteration's dot, and the
-  // operand tiles come from the ring, whose new tiles go to a spare buffer, the one the previous
-  // iteration's group read (lower_for). After committing its group, such a dot waits for the one
-  // before (wgmma.wait_group 1), so the tensor cores always have the next group queued.
+  // iteration's group is issued: the accumulator only goes to the next iteration (to its dot,
+  // or to ops before it, as attention rescales it), B comes from the ring, whose new tiles go to
+  // a spare buffer, the one the previous iteration's group read, and A from the ring too or from
+  // registers (lower_for). After committing its group, such a dot waits for the one before
+  // (wgmma.wait_group 1), so the tensor cores always have the next group queued.
   std::set<OpId> async_wgmma_;
+  // Loop-carried accumulators of such dots that other ops read before the dot (attention's
+  // rescaling): the first op to read one waits for every group (wgmma.wait_group 0) before.
+  std::set<ValueId> wgmma_pending_;
   // In the body of such a loop: whether the previous iteration's group may still be in flight
   // here (no dot of this iteration has waited for it yet). smem_war_barrier() waits for it before
   // its barrier, since the spare buffer it then lets the warps overwrite is what that group reads.

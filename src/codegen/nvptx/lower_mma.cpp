@@ -321,6 +321,9 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     }
     barrier();
   }
+  // A group left in flight (lower_for) must not read the scratch, which the next op may reuse:
+  // an A that went there completes its group here.
+  if (av.kind != Val::Kind::Smem && a_regs.empty()) async_wgmma_.erase(o);
   if (l.wgmma) return lower_dot_wgmma(o, l, ta, tb, std::move(acc), a_regs);
   // This warp's place: the low warp bits tile M, the next ones N (mma_layouts); the rest hold copies.
   const int wmb = log2i(l.wm);
@@ -538,6 +541,8 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   // completes here is the previous iteration's group, whose tiles the loads after the next
   // barrier overwrite (lower_for). Otherwise the group completes here.
   if (async_wgmma_.count(o)) {
+    // A's registers (attention's P) are read until the group completes: ptxas keeps registers
+    // that an in-flight wgmma reads unchanged until a wait_group covering it.
     acc = wgmma_wait(1, std::move(acc));
     wgmma_prev_in_flight_ = false;
   } else {
@@ -546,6 +551,7 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
     acc.insert(acc.end(), held.begin(), held.end());
     acc = wgmma_wait(0, std::move(acc));
     acc.resize(n_acc);
+    wgmma_prev_in_flight_ = false;  // every group has completed
   }
   set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
   return Status::ok();
