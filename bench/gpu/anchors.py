@@ -142,7 +142,8 @@ def triton_histogram(values, bins):
 
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  LEAKY: tl.constexpr = True):
     # Triton's tutorial matmul (grouped ordering) with the leaky-ReLU epilogue of
     # examples/matmul_leaky_relu.tri.
     pid = tl.program_id(axis=0)
@@ -166,7 +167,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
         acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
-    acc = tl.where(acc >= 0, acc, 0.01 * acc)
+    if LEAKY:
+        acc = tl.where(acc >= 0, acc, 0.01 * acc)
     c = acc.to(c_ptr.dtype.element_ty)
     offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -180,7 +182,8 @@ MATMUL_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (64, 256, 32
 _matmul_best = {}
 
 
-def triton_matmul(a, b, c):
+def triton_matmul(a, b, c, leaky=True):
+    """c = a @ b, with the leaky-ReLU epilogue unless `leaky` is False."""
     M, K = a.shape
     N = b.shape[1]
 
@@ -188,9 +191,9 @@ def triton_matmul(a, b, c):
         bm, bn, bk, gm, nw, ns = cfg
         matmul_kernel[(triton.cdiv(M, bm) * triton.cdiv(N, bn),)](
             a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=nw, num_stages=ns)
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, LEAKY=leaky, num_warps=nw, num_stages=ns)
 
-    key = (M, N, K)
+    key = (M, N, K, a.dtype, leaky)
     fixed = os.environ.get("TRI_BENCH_TRITON_MM_CONFIG")  # "128,256,64,8,8,3": no search (for ncu)
     if fixed:
         _matmul_best[key] = tuple(int(v) for v in fixed.split(","))

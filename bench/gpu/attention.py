@@ -1,7 +1,8 @@
 """Attention forward on tensor cores: Tri's examples/flash_attention.tri next to the same algorithm
 in Triton (bench/gpu/anchors.py) and PyTorch's fused attention (SDPA), in one process on one GPU,
 for f16 Q, K, V of shape [B, H, L, D]. Tri's output is checked against SDPA before it is timed.
-TFLOP/s = 4 B H L^2 D / time (half that when causal).
+TFLOP/s = 4 B H L^2 D / time (half that when causal). Rows are named "attention f16 full" and
+"attention f16 causal"; the shape is in their "shape" field (default B4 H32 L4096 D128).
 
 usage: python3 bench/gpu/attention.py [--out DIR] [--commit SHA] [--shape B,H,L,D]
 Writes DIR/attention-bench.json (PERF.md's shape) and DIR/attention-bench.md."""
@@ -72,9 +73,9 @@ def main():
         assert (o.float() - ref.float()).abs().max().item() < 2e-2, "Triton's attention differs from SDPA"
         tt = flops / bench(lambda: anchors.triton_attention(q, k, v, o, causal)) / 1e9
         sd = flops / bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)) / 1e9
-        name = f"attention f16 {'causal' if causal else 'full'} B{B} H{H} L{L} D{D}"
-        rows.append({"workload": name, "unit": "TFLOP/s", "higher_is_better": True, "tri": best[0], "triton": tt,
-                     "sdpa": sd, "target": sd, "tri_config": list(best[1])})
+        name = f"attention f16 {'causal' if causal else 'full'}"
+        rows.append({"workload": name, "shape": f"B{B} H{H} L{L} D{D}", "unit": "TFLOP/s", "higher_is_better": True,
+                     "tri": best[0], "triton": tt, "sdpa": sd, "target": sd, "tri_config": list(best[1])})
         print(f"  {name}: tri {best[0]:.0f} {best[1]}, triton {tt:.0f}, sdpa {sd:.0f}", flush=True)
     report.write(a.out, "attention", a.commit, rows, lines, "BLOCK_M, BLOCK_N, warps, stages", "sdpa", "SDPA")
 
