@@ -715,9 +715,26 @@ class Analyzer {
     const int r = static_cast<int>(s.size());
     AxisInfo out = AxisInfo::conservative(r);
     for (int d = 0; d < r; ++d) out.constancy[d] = std::min(l.constancy[d], rr.constancy[d]);
-    if (!rr.constant) return out;
     const bool is_signed = code == Opcode::SDiv || code == Opcode::SRem;
     const bool is_div = code == Opcode::SDiv || code == Opcode::UDiv;
+    if (!rr.constant) {
+      // x % n with n the same in every lane and divisible by 2^p (Triton's `offs % N` wrapping
+      // the rows of a tile): runs of x that start on a multiple of 2^p and stay within 2^p lanes
+      // never cross a multiple of n, so they stay runs. For srem, x >= 0 keeps the result >= 0
+      // whatever n's sign (n = 0 gives an unspecified value, which these facts may describe).
+      if (is_div || w <= 1 || (is_signed && !l.nonneg)) return out;
+      for (int d = 0; d < r; ++d)
+        if (rr.constancy[d] < s[d]) return out;
+      int64_t pn = kMaxDivisibility;
+      for (int d = 0; d < r; ++d) pn = std::min(pn, rr.divisibility[d]);
+      out.nonneg = true;
+      for (int d = 0; d < r; ++d) {
+        const int64_t g = std::min({l.contiguity[d], l.divisibility[d], pn});
+        out.contiguity[d] = g;
+        out.divisibility[d] = std::min(div_at(l, d, g), pn);
+      }
+      return out;
+    }
     const int64_t q = *rr.constant;
     const uint64_t uq = unsigned_of(w, q);
     if (uq == 0) return out;

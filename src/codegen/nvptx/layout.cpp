@@ -33,6 +33,17 @@ Basis Layout::reg_coord(int64_t r) const {
   return c;
 }
 
+Basis Layout::thread_coord(int64_t lane, int64_t warp) const {
+  Basis c(shape.size(), 0);
+  for (size_t i = 0; i < this->lane.size(); ++i)
+    if (lane >> i & 1)
+      for (size_t d = 0; d < c.size(); ++d) c[d] ^= this->lane[i][d];
+  for (size_t i = 0; i < this->warp.size(); ++i)
+    if (warp >> i & 1)
+      for (size_t d = 0; d < c.size(); ++d) c[d] ^= this->warp[i][d];
+  return c;
+}
+
 std::string Layout::str() const {
   auto vec = [](const Basis& b) {
     std::string s = "[";

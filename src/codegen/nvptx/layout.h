@@ -43,6 +43,8 @@ struct Layout {
   int64_t nregs() const { return int64_t(1) << reg.size(); }
   // The coordinate contributed by the register index alone.
   Basis reg_coord(int64_t r) const;
+  // The coordinate contributed by the thread (lane and warp indices) alone.
+  Basis thread_coord(int64_t lane, int64_t warp) const;
   bool operator==(const Layout& o) const {
     return shape == o.shape && reg == o.reg && lane == o.lane && warp == o.warp;
   }

@@ -498,13 +498,38 @@ Val GpuLowering::as_dist(const Val& v) {
 // ---------------------------------------------------------------------------------------------
 // Ops
 
+bool GpuLowering::defer_load(BlockId bid, size_t at) {
+  const std::vector<OpId>& ops = f_->block(bid).ops;
+  const ir::OpData& op = f_->op(ops[at]);
+  if (op.code != Opcode::Load || opt_.sm < 80 || op.results.size() != 1) return false;
+  const ValueId res = op.results[0];
+  const EType e = etype(f_->type_of(res));
+  if (e.ptr || elem_bytes(e) != 2 || shape(f_->type_of(res)).size() != 2 || uses(res) != 1) return false;
+  if (val(f_->operand(ops[at], "ptr")).kind == Val::Kind::Scalar) return false;
+  for (size_t i = at + 1; i < ops.size(); ++i) {
+    const ir::OpData& x = f_->op(ops[i]);
+    for (size_t k = 0; k < x.operands.size(); ++k)
+      if (x.operands[k] == res) return x.code == Opcode::For && k >= 3;
+    // Pure ops and other loads may run before it (loads do not order among themselves).
+    const bool plain_load = x.code == Opcode::Load && !bool_attr(*f_, ops[i], "volatile");
+    if ((!ir::op_info(x.code).is_pure() && !plain_load) || !x.regions.empty()) return false;
+  }
+  return false;
+}
+
 Status GpuLowering::lower_block(BlockId bid, OpId* terminator) {
   *terminator = ir::kNoOp;
-  for (OpId o : f_->block(bid).ops) {
+  const std::vector<OpId>& ops = f_->block(bid).ops;
+  for (size_t at = 0; at < ops.size(); ++at) {
+    const OpId o = ops[at];
     const ir::OpInfo& info = ir::op_info(f_->op(o).code);
     if (info.is_terminator()) {
       *terminator = o;
       return Status::ok();
+    }
+    if (defer_load(bid, at)) {
+      deferred_loads_[f_->op(o).results[0]] = o;
+      continue;
     }
     // A carried accumulator whose group may still be in flight (lower_for): complete every group
     // before the first op that reads it.

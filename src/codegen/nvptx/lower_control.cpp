@@ -180,6 +180,20 @@ Status GpuLowering::lower_for(OpId o) {
   llvm::Value* hi = val(op.operands[1]).s;
   llvm::Value* step = val(op.operands[2]).s;
   std::vector<ValueId> inits(op.operands.begin() + 3, op.operands.end());
+  // Initial values from loads left to this loop (deferred_loads_): the layout each would take
+  // stands in for them until the ring is planned, then they are lowered, in their order.
+  std::vector<std::pair<OpId, size_t>> deferred;  // (load, init position)
+  for (size_t i = 0; i < inits.size(); ++i) {
+    auto it = deferred_loads_.find(inits[i]);
+    if (it == deferred_loads_.end()) continue;
+    deferred.push_back({it->second, i});
+    deferred_loads_.erase(it);
+    const ValueId pv = f_->operand(deferred.back().first, "ptr"), mv = f_->operand(deferred.back().first, "mask");
+    const EType e = etype(f_->type_of(inits[i]));
+    int vec = 1;
+    set(inits[i], dist(e, load_layout(pv, mv, val(pv), elem_bytes(e), &vec), {}));
+  }
+  std::sort(deferred.begin(), deferred.end());
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
   const ir::BlockData& body_block = f_->block(op.regions[0]);
@@ -218,10 +232,38 @@ Status GpuLowering::lower_for(OpId o) {
   for (size_t i = 0; i < inits.size(); ++i) slots[i].col_major = prefers_col_major(val(inits[i]));
   if (yield != ir::kNoOp) ring = smem_plan(*this, *f_, o, slots);
   else ring.slot.assign(slots.size(), false);
+  // The deferred loads: ring tiles by cp.async into their buffers (one commit group each, in
+  // program order, which the loop's first wait counts on; fresh buffers need no barrier before),
+  // the others as usual.
+  std::map<size_t, llvm::Value*> copied;  // init position -> its ring buffer
+  for (const auto& [load, i] : deferred) {
+    if (!ring.slot[i]) {
+      TRI_RETURN_IF_ERROR(lower_load(load));
+      continue;
+    }
+    Shape sh = this->shape(f_->type_of(body_block.args[i + 1]));
+    llvm::Value* buf = b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(alloc_persistent(
+                                                           static_cast<uint64_t>(sh[0] * sh[1] * 2)))));
+    const SmemTile tile{buf, sh[0], sh[1], slots[i].col_major};
+    const bool saved_war = smem_war_done_;
+    const int saved_commits = async_commits_;
+    smem_war_done_ = true;
+    async_dest_[load] = tile;
+    TRI_RETURN_IF_ERROR(lower_load(load));
+    async_dest_.erase(load);
+    smem_war_done_ = saved_war;
+    async_commits_ = saved_commits;
+    if (val(inits[i]).kind != Val::Kind::Smem) mma_store_operand(val(inits[i]), tile);  // cp.async did not apply
+    copied[i] = buf;
+  }
   for (size_t i = 0; i < inits.size(); ++i) {
     Slot& s = slots[i];
     const Val& init = val(inits[i]);
-    if (ring.slot[i]) {
+    if (copied.count(i)) {
+      s.smem = true;
+      this->shape(f_->type_of(body_block.args[i + 1])).swap(s.shape);
+      init_regs[i] = {copied[i]};
+    } else if (ring.slot[i]) {
       s.smem = true;
       this->shape(f_->type_of(body_block.args[i + 1])).swap(s.shape);
       llvm::Value* buf = b_.CreateAdd(persistent_base(),

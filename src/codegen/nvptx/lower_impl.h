@@ -191,6 +191,13 @@ class GpuLowering {
   Status lower_shape(OpId o);
   // ptr_override: the addresses to use instead of the op's `ptr` operand (get and put: a peer's).
   Status lower_load(OpId o, const Val* ptr_override = nullptr);
+  Layout load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec);
+  // Loads whose only use is as the initial value of a later `for` of the same block, with
+  // nothing but pure ops between (pipeline_loads' prologue): lower_block leaves them to
+  // lower_for, which copies those that become shared-memory ring tiles with cp.async straight
+  // into their buffers (not through registers), and lowers the others there as usual.
+  std::map<ValueId, OpId> deferred_loads_;
+  bool defer_load(BlockId bid, size_t at);
   // The registers of a block load in layout l, `vec` elements per instruction.
   std::vector<llvm::Value*> emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask, const Val* other,
                                       const Layout& l, int vec, EType e);
@@ -233,6 +240,12 @@ class GpuLowering {
   // wgmma's matrix descriptor for the 64 x 16 (A) or 16 x n (B) piece of `t` at (mn0, k0).
   llvm::Value* wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* mn0, int64_t k0);
   llvm::Value* mma_smem_offset(const SmemTile& t, llvm::Value* row, llvm::Value* col);
+  // The same offset for known coordinates (without the tile's base).
+  static int64_t mma_smem_offset_of(const SmemTile& t, int64_t row, int64_t col);
+  // Shared-memory addresses of a tile's elements that registers [r, r + run) of `l` hold, for
+  // every r: the thread's address plus a constant where the swizzle allows (the register's
+  // displacement moves every thread's element by the same amount), else computed in full.
+  std::vector<llvm::Value*> mma_smem_addresses(const SmemTile& t, const Layout& l);
   void mma_store_operand(const Val& v, const SmemTile& t);
   // Whether a 16-bit operand is best stored column-major: its threads' runs go down the rows.
   static bool prefers_col_major(const Val& v);

@@ -179,10 +179,12 @@ bool GpuLowering::lower_load_async(OpId o) {
                               std::to_string(bytes) + ", $2;";
   smem_war_barrier();  // every warp is done reading the buffer this tile replaces
   emit_if(owner(l), [&] {
+    // Where the swizzle allows, one address per thread and a constant per copy (folded into
+    // the instruction), instead of each copy's address computed from the ring buffer's base.
+    const std::vector<llvm::Value*> dsts = mma_smem_addresses(t, l);
     for (int64_t r = 0; r < l.nregs(); r += vec) {
       if (r & dup) continue;
-      Coord c = coords(l, r);
-      llvm::Value* dst = smem_ptr(mma_smem_offset(t, c[0], c[1]));
+      llvm::Value* dst = dsts[static_cast<size_t>(r)];
       llvm::Value* src = b_.CreateAddrSpaceCast(ptrs[r], llvm::PointerType::get(c_, 1));
       if (ignore_src) {
         inline_asm(cp_text, "r,l,b,~{memory}", b_.getVoidTy(),
@@ -239,29 +241,8 @@ Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
     }
     return Status::ok();
   }
-  // The layout: the pointer's own when it has one, else the coalesced one axis info suggests.
-  Layout l;
-  int dim = -1, vec = 1;
-  if (ptr.kind == Val::Kind::Dist) {
-    l = ptr.lay;
-    const int run = run_of(l, &dim);
-    vec = std::min(run, mem_vec(pv, mv, dim, eb));
-  } else {
-    std::vector<int> order = row_major(static_cast<int>(ptr.shape.size()));
-    if (const passes::AxisInfoAnalysis* ax = axis()) {
-      const passes::AxisInfo& pa = ax->get(pv);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
-    }
-    dim = order[0];
-    vec = mem_vec(pv, mv, dim, eb);
-    int64_t n = 1;
-    for (int64_t d : ptr.shape) n *= d;
-    vec = std::min<int64_t>(vec, std::max<int64_t>(1, n / threads()));
-    l = blocked(ptr.shape, order, vec, opt_.num_warps);
-    int d2;
-    vec = std::min(vec, run_of(l, &d2));
-  }
+  int vec = 1;
+  const Layout l = load_layout(pv, mv, ptr, eb, &vec);
   const Val* mask = mv != ir::kNoValue ? &val(mv) : nullptr;
   const Val* other = ov != ir::kNoValue ? &val(ov) : nullptr;
   Val v = dist(e, l, emit_load(*f_, o, ptr, mask, other, l, vec, e));
@@ -282,6 +263,33 @@ Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
   }
   set(res, std::move(v));
   return Status::ok();
+}
+
+// The layout a load of a block takes: the pointer's own when it has one, else the coalesced one
+// axis info suggests. *vec: the elements each access moves.
+Layout GpuLowering::load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec) {
+  Layout l;
+  int dim = -1;
+  if (ptr.kind == Val::Kind::Dist) {
+    l = ptr.lay;
+    const int run = run_of(l, &dim);
+    *vec = std::min(run, mem_vec(pv, mv, dim, eb));
+    return l;
+  }
+  std::vector<int> order = row_major(static_cast<int>(ptr.shape.size()));
+  if (const passes::AxisInfoAnalysis* ax = axis()) {
+    const passes::AxisInfo& pa = ax->get(pv);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
+  }
+  dim = order[0];
+  int v = mem_vec(pv, mv, dim, eb);
+  int64_t n = 1;
+  for (int64_t d : ptr.shape) n *= d;
+  v = static_cast<int>(std::min<int64_t>(v, std::max<int64_t>(1, n / threads())));
+  l = blocked(ptr.shape, order, v, opt_.num_warps);
+  int d2;
+  *vec = std::min(v, run_of(l, &d2));
+  return l;
 }
 
 std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask,

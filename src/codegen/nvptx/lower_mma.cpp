@@ -209,6 +209,51 @@ llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& tile, llvm::Value* row
   return b_.CreateAdd(slab_base, b_.CreateShl(elem, 1));
 }
 
+int64_t GpuLowering::mma_smem_offset_of(const SmemTile& tile, int64_t row, int64_t col) {
+  SmemTile t = tile;
+  if (t.col_major) {
+    std::swap(row, col);
+    std::swap(t.rows, t.cols);
+  }
+  int64_t slab_base = 0;
+  if (t.cols * 2 > 128) {
+    slab_base = (col >> 6) * t.rows * 128;
+    col &= 63;
+    t.cols = 64;
+  }
+  const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
+  const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
+  const int64_t phases = std::min<int64_t>(chunks, 8);
+  const int64_t phys = (((col >> 3) ^ ((row / rows_per_line) % phases)) << 3) | (col & 7);
+  return slab_base + ((row * t.cols + phys) << 1);
+}
+
+std::vector<llvm::Value*> GpuLowering::mma_smem_addresses(const SmemTile& t, const Layout& l) {
+  const Coord tc = coords(l, 0);
+  llvm::Value* thread_off = nullptr;
+  std::vector<llvm::Value*> out(static_cast<size_t>(l.nregs()), nullptr);
+  const int64_t nthreads = int64_t(32) << l.warp.size();
+  for (int64_t r = 0; r < l.nregs(); ++r) {
+    const Basis d = l.reg_coord(r);
+    int64_t k = 0;
+    bool constant = true;
+    for (int64_t th = 0; th < nthreads && constant; ++th) {
+      const Basis c = l.thread_coord(th & 31, th >> 5);
+      const int64_t delta = mma_smem_offset_of(t, c[0] ^ d[0], c[1] ^ d[1]) - mma_smem_offset_of(t, c[0], c[1]);
+      if (th == 0) k = delta;
+      constant = delta == k;
+    }
+    if (!constant) {
+      Coord c = coords(l, r);
+      out[static_cast<size_t>(r)] = smem_ptr(mma_smem_offset(t, c[0], c[1]));
+      continue;
+    }
+    if (!thread_off) thread_off = mma_smem_offset(t, tc[0], tc[1]);
+    out[static_cast<size_t>(r)] = smem_ptr(k ? b_.CreateAdd(thread_off, b_.getInt32(static_cast<uint32_t>(k))) : thread_off);
+  }
+  return out;
+}
+
 // Writes a 16-bit operand into its swizzled tile, each thread's run of consecutive elements
 // along the columns (up to 8: 16 bytes) as one store.
 bool GpuLowering::prefers_col_major(const Val& v) {
