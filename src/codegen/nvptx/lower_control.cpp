@@ -193,7 +193,22 @@ Status GpuLowering::lower_for(OpId o) {
     int vec = 1;
     set(inits[i], dist(e, load_layout(pv, mv, val(pv), elem_bytes(e), &vec), {}));
   }
-  std::sort(deferred.begin(), deferred.end());
+  // In pipeline order: each stage's tiles (a carried tile that another passes on next iteration
+  // is one stage later than that one) before the next stage's, then program order. The loop's
+  // wait counts commit groups by whole iterations, so the prologue must commit stage by stage
+  // (attention's prologue loads K for two stages, then V for two).
+  if (!deferred.empty()) {
+    const ir::OpData& yop = f_->op(f_->block(op.regions[0]).ops.back());
+    const ir::BlockData& bb = f_->block(op.regions[0]);
+    std::vector<int> stage(inits.size(), 0);
+    for (size_t round = 0; round < inits.size(); ++round)
+      for (size_t p = 0; p < inits.size(); ++p)
+        for (size_t q = 0; q < inits.size(); ++q)
+          if (yop.operands[p] == bb.args[q + 1]) stage[q] = std::max(stage[q], stage[p] + 1);
+    std::sort(deferred.begin(), deferred.end(), [&](const std::pair<OpId, size_t>& a, const std::pair<OpId, size_t>& b) {
+      return std::make_pair(stage[a.second], a.first) < std::make_pair(stage[b.second], b.first);
+    });
+  }
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
   const ir::BlockData& body_block = f_->block(op.regions[0]);
