@@ -30,6 +30,7 @@
 #include "base/clock.h"
 #include "base/team.h"
 #include "codegen/cpu/lower.h"
+#include "codegen/llvm_options.h"
 #include "jit/cpu_runtime.h"
 
 namespace tri::jit {
@@ -201,8 +202,11 @@ Status compile_cpu_object(const ir::Module& m, const ir::Function& kernel, const
   {
     llvm::raw_svector_ostream os(buf);
     llvm::legacy::PassManager pm;
-    if (built.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      return Status(Code::Unsupported, "LLVM cannot emit an object file for the host CPU");
+    {
+      std::lock_guard<std::mutex> lock(codegen::codegen_pipeline_mutex());  // LLVM's options as set by default
+      if (built.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+        return Status(Code::Unsupported, "LLVM cannot emit an object file for the host CPU");
+    }
     pm.run(*built.mod);
   }
   o.object.assign(buf.data(), buf.size());
