@@ -513,10 +513,6 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = ta.cols;  // logical shapes: A is M x K
   const int64_t nw = N / l.wgn, mrep = M / (64 * l.wgm);
   const int64_t n_inst = nw > 256 ? 256 : nw;  // columns per instruction
-  // The tiles were written before a barrier (the scratch's, the loop's after its cp.async wait,
-  // or the one after hoisted operands); mma_store_operand fenced the stored ones into the async
-  // proxy.
-  inline_asm("wgmma.fence.sync.aligned;", "~{memory}", b_.getVoidTy(), {});
   llvm::Value* wg = b_.CreateLShr(warp_, 2);
   llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
   llvm::Value* gn = b_.CreateLShr(wg, log2i(l.wgm));
@@ -561,12 +557,34 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   };
   std::vector<llvm::Type*> outs(static_cast<size_t>(regs), b_.getFloatTy());
   llvm::StructType* rt = llvm::StructType::get(c_, outs);
+  // A in registers: every fragment is made before the fence, which takes them as operands, so
+  // that the code making them is not scheduled between the wgmmas (ptxas would then have to put
+  // a warpgroup.arrive before each one).
   std::vector<llvm::Value*> held;  // A's registers: wgmma reads them until its group completes
+  if (a_in_regs)
+    for (int64_t ki = 0; ki < K / 16; ++ki)
+      for (int64_t mi = 0; mi < mrep; ++mi) {
+        std::vector<llvm::Value*> f = a_frag(mi, ki);
+        held.insert(held.end(), f.begin(), f.end());
+      }
+  // The tiles were written before a barrier (the scratch's, the loop's after its cp.async wait,
+  // or the one after hoisted operands); mma_store_operand fenced the stored ones into the async
+  // proxy.
+  {
+    std::string cons;
+    for (size_t i = 0; i < held.size(); ++i) cons += "r,";
+    inline_asm("wgmma.fence.sync.aligned;", cons + "~{memory}", b_.getVoidTy(), held);
+  }
   for (int64_t ki = 0; ki < K / 16; ++ki)
     for (int64_t mi = 0; mi < mrep; ++mi) {
       llvm::Value* m0 = b_.CreateAdd(b_.CreateShl(gm, 6), b_.getInt32(static_cast<uint32_t>(64 * l.wgm * mi)));
-      std::vector<llvm::Value*> a_ops_v = a_in_regs ? a_frag(mi, ki) : std::vector<llvm::Value*>{wgmma_desc(ta, true, m0, 16 * ki)};
-      if (a_in_regs) held.insert(held.end(), a_ops_v.begin(), a_ops_v.end());
+      std::vector<llvm::Value*> a_ops_v;
+      if (a_in_regs) {
+        const size_t at = static_cast<size_t>(4 * (ki * mrep + mi));
+        a_ops_v.assign(held.begin() + static_cast<std::ptrdiff_t>(at), held.begin() + static_cast<std::ptrdiff_t>(at + 4));
+      } else {
+        a_ops_v = {wgmma_desc(ta, true, m0, 16 * ki)};
+      }
       for (int64_t nc = 0; nc < nw; nc += n_inst) {
         llvm::Value* n0 = b_.CreateAdd(b_.CreateMul(gn, b_.getInt32(static_cast<uint32_t>(nw))),
                                        b_.getInt32(static_cast<uint32_t>(nc)));
