@@ -27,7 +27,8 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 # (BM, BN, BK, GROUP_M, num_warps, num_stages): the configurations that won some shape in earlier
 # runs of a longer list (bench/results/matmul-2026-11-27-61a65ca.md has all twelve).
 TRI_CONFIGS = [(128, 256, 64, 8, 8, 3), (256, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 4), (128, 128, 32, 8, 4, 4),
-               (64, 128, 64, 8, 4, 4), (128, 128, 64, 8, 4, 3), (64, 128, 32, 8, 4, 3)]
+               (64, 128, 64, 8, 4, 4), (128, 128, 64, 8, 4, 3), (64, 128, 32, 8, 4, 3), (128, 128, 64, 8, 8, 3),
+               (128, 256, 64, 16, 8, 3)]
 
 
 def plain_matmul_text(text):
