@@ -24,6 +24,20 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 TRI_CONFIGS = [(128, 64, 8, 3), (128, 64, 8, 2), (128, 128, 8, 3), (64, 64, 4, 3)]
 
 
+def tri_attention(tri, mod, q, k, v, causal, cfg, stream):
+    """Tri's kernel at configuration cfg (BLOCK_M, BLOCK_N, warps, stages) on q, k, v [B, H, L, D]:
+    its launch function (on the stream stream() returns) and the output it writes."""
+    B, H, L, D = q.shape
+    bm, bn, nw, ns = cfg
+    kern = tri.compile(mod, "flash_attention", {"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": D, "CAUSAL": int(causal)},
+                       num_warps=nw, num_stages=ns)
+    o = torch.empty_like(q)
+    args = kern.args(q, k, v, o, ("f32", 1.0 / D ** 0.5), ("i32", q.stride(0)), ("i32", q.stride(1)),
+                     ("i32", q.stride(2)), ("i32", q.stride(3)), ("i32", H), ("i32", L))
+    grid = (triton.cdiv(L, bm), B * H)
+    return (lambda: kern.launch(grid, args, stream())), o
+
+
 def bench(fn):
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
@@ -49,14 +63,7 @@ def main():
         flops = 4 * B * H * L * L * D / (2 if causal else 1)
         best = None
         for cfg in TRI_CONFIGS:
-            bm, bn, nw, ns = cfg
-            kern = tri.compile(mod, "flash_attention", {"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": D, "CAUSAL": int(causal)},
-                               num_warps=nw, num_stages=ns)
-            o = torch.empty_like(q)
-            args = kern.args(q, k, v, o, ("f32", 1.0 / D ** 0.5), ("i32", q.stride(0)), ("i32", q.stride(1)),
-                             ("i32", q.stride(2)), ("i32", q.stride(3)), ("i32", H), ("i32", L))
-            grid = (triton.cdiv(L, bm), B * H)
-            fn = lambda kern=kern, args=args, grid=grid: kern.launch(grid, args, stream())  # noqa: E731
+            fn, o = tri_attention(tri, mod, q, k, v, causal, cfg, stream)
             fn()
             torch.cuda.synchronize()
             err = (o.float() - ref.float()).abs().max().item()

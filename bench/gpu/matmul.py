@@ -38,6 +38,17 @@ def plain_matmul_text(text):
     return text[:a] + "  %c_tile = fptrunc %acc : <BM x BN x f16>\n\n" + text[b:]
 
 
+def tri_matmul(k, x, w, out, bm, bn, stream):
+    """The launch of Tri's compiled kernel k (BM = bm, BN = bn) computing out from x @ w, on the
+    stream stream() returns."""
+    M, K = x.shape
+    N = w.shape[1]
+    args = k.args(x, w, out, ("i32", M), ("i32", N), ("i32", K), ("i32", x.stride(0)), ("i32", x.stride(1)),
+                  ("i32", w.stride(0)), ("i32", w.stride(1)), ("i32", out.stride(0)), ("i32", out.stride(1)))
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    return lambda: k.launch(grid, args, stream())
+
+
 def bench(fn):
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
@@ -84,10 +95,7 @@ def main():
                                            {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": gm}, num_warps=nw, num_stages=ns)
             k = kernels[key]
             out = torch.empty(M, N, device="cuda", dtype=dt)
-            args = k.args(x, w, out, ("i32", M), ("i32", N), ("i32", K), ("i32", x.stride(0)), ("i32", x.stride(1)),
-                          ("i32", w.stride(0)), ("i32", w.stride(1)), ("i32", out.stride(0)), ("i32", out.stride(1)))
-            grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
-            f = lambda k=k, args=args, grid=grid: k.launch(grid, args, stream())  # noqa: E731
+            f = tri_matmul(k, x, w, out, bm, bn, stream)
             f()
             torch.cuda.synchronize()
             err = ((out.float() - ref).abs() / (ref.abs() + 1)).max().item()

@@ -55,13 +55,13 @@ def stall_metric(reason):
 
 def child(manifest_path):
     import torch
-    import triton
     sys.path.insert(0, HERE)
     import anchors
-    from matmul import plain_matmul_text
+    from attention import tri_attention
+    from matmul import plain_matmul_text, tri_matmul
     from tri_ctypes import Tri
     tri = Tri()
-    stream = torch.cuda.current_stream().cuda_stream
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     with open(os.path.join(ROOT, "examples", "matmul_leaky_relu.tri")) as f:
         text = f.read()
     launches = []  # (row, impl, name pattern, fn)
@@ -75,10 +75,7 @@ def child(manifest_path):
         bm, bn, bk, gm, nw, ns = cfg
         k = tri.compile(tri.module(src, f"{row}.tri"), "matmul_leaky_relu", {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": gm},
                         num_warps=nw, num_stages=ns)
-        args = k.args(x, w, out, ("i32", M), ("i32", N), ("i32", K), ("i32", K), ("i32", 1), ("i32", N), ("i32", 1),
-                      ("i32", N), ("i32", 1))
-        grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
-        launches.append((row, "tri", NAMES["tri-matmul"], lambda k=k, a=args, g=grid: k.launch(g, a, stream)))
+        launches.append((row, "tri", NAMES["tri-matmul"], tri_matmul(k, x, w, out, bm, bn, stream)))
 
         def triton_run(x=x, w=w, out=out, leaky=leaky, tcfg=tcfg):
             os.environ["TRI_BENCH_TRITON_MM_CONFIG"] = ",".join(str(v) for v in tcfg)
@@ -92,14 +89,8 @@ def child(manifest_path):
     with open(os.path.join(ROOT, "examples", "flash_attention.tri")) as f:
         amod = tri.module(f.read(), "flash_attention.tri")
     for row, (causal, cfg) in ATTENTION_ROWS.items():
-        bm, bn, nw, ns = cfg
-        kern = tri.compile(amod, "flash_attention", {"BLOCK_M": bm, "BLOCK_N": bn, "HEAD_DIM": D, "CAUSAL": int(causal)},
-                           num_warps=nw, num_stages=ns)
-        o = torch.empty_like(q)
-        args = kern.args(q, kk, v, o, ("f32", 1.0 / D ** 0.5), ("i32", q.stride(0)), ("i32", q.stride(1)),
-                         ("i32", q.stride(2)), ("i32", q.stride(3)), ("i32", H), ("i32", L))
-        grid = (triton.cdiv(L, bm), B * H)
-        launches.append((row, "tri", NAMES["tri-attention"], lambda k=kern, a=args, g=grid: k.launch(g, a, stream)))
+        fn, o = tri_attention(tri, amod, q, kk, v, causal, cfg, stream)
+        launches.append((row, "tri", NAMES["tri-attention"], fn))
         launches.append((row, "triton", NAMES["triton-attention"],
                          lambda o=o, c=causal: anchors.triton_attention(q, kk, v, o, c)))
         launches.append((row, "sdpa", NAMES["sdpa"],
