@@ -391,23 +391,24 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   const bool pad = last >= 1 && (row_elems * eb) % 128 == 0;
   need_smem(static_cast<uint64_t>(n) * eb + (pad ? static_cast<uint64_t>(n / row_elems) * 16 : 0));
   llvm::Type* mt = mem_ty(v.et);
-  // A byte offset is linear in the coordinates: the thread's part (computed once per layout)
-  // plus a constant per register, which ptxas folds into the access.
+  // A byte offset is linear in the coordinates (byte strides per dimension, the padding in the
+  // row stride): the thread's part (computed once per layout) plus a constant per register,
+  // which ptxas folds into the access.
+  std::vector<int64_t> stride(v.lay.shape.size(), eb);
+  for (int d = last - 1; d >= 0; --d)
+    stride[static_cast<size_t>(d)] = stride[static_cast<size_t>(d) + 1] * v.lay.shape[static_cast<size_t>(d) + 1] +
+                                     (pad && d == last - 1 ? 16 : 0);
   auto const_offset = [&](const Basis& c) {
-    int64_t lin = 0, rows = 0;
-    for (int d = 0; d <= last; ++d) lin = lin * v.lay.shape[static_cast<size_t>(d)] + c[static_cast<size_t>(d)];
-    for (int d = 0; d < last; ++d) rows = rows * v.lay.shape[static_cast<size_t>(d)] + c[static_cast<size_t>(d)];
-    return lin * eb + (pad ? rows * 16 : 0);
+    int64_t off = 0;
+    for (size_t d = 0; d < c.size(); ++d) off += c[d] * stride[d];
+    return off;
   };
   auto thread_offset = [&](const Layout& l, const std::vector<bool>& zero) {
-    Coord c = coords(l, 0);
+    const Coord c = coords(l, 0);
+    llvm::Value* off = b_.getInt32(0);
     for (size_t d = 0; d < c.size(); ++d)
-      if (zero[d]) c[d] = b_.getInt32(0);
-    llvm::Value* off = b_.CreateMul(linear(c, v.lay.shape), b_.getInt32(eb));
-    if (!pad) return off;
-    const Coord rows(c.begin(), c.end() - 1);
-    const Shape row_shape(v.lay.shape.begin(), v.lay.shape.end() - 1);
-    return b_.CreateAdd(off, b_.CreateShl(linear(rows, row_shape), 4));
+      if (!zero[d]) off = b_.CreateAdd(off, b_.CreateMul(c[d], b_.getInt32(static_cast<uint32_t>(stride[d]))));
+    return off;
   };
   auto offset = [&](llvm::Value* thread_off, const Layout& l, int64_t r, const std::vector<bool>& zero) {
     Basis c = l.reg_coord(r);

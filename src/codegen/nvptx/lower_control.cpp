@@ -247,45 +247,43 @@ Status GpuLowering::lower_for(OpId o) {
   for (size_t i = 0; i < inits.size(); ++i) slots[i].col_major = prefers_col_major(val(inits[i]));
   if (yield != ir::kNoOp) ring = smem_plan(*this, *f_, o, slots);
   else ring.slot.assign(slots.size(), false);
-  // The deferred loads: ring tiles by cp.async into their buffers (one commit group each, in
-  // program order, which the loop's first wait counts on; fresh buffers need no barrier before),
-  // the others as usual.
-  std::map<size_t, llvm::Value*> copied;  // init position -> its ring buffer
+  // A ring slot's buffer, made when its first tile is written.
+  std::map<size_t, llvm::Value*> bufs;
+  auto ring_buffer = [&](size_t i) {
+    const Shape sh = this->shape(f_->type_of(body_block.args[i + 1]));
+    return b_.CreateAdd(persistent_base(),
+                        b_.getInt32(static_cast<uint32_t>(alloc_persistent(static_cast<uint64_t>(sh[0] * sh[1] * 2)))));
+  };
+  // The deferred loads, in the order above: ring tiles by cp.async into their buffers (one commit
+  // group each; fresh buffers need no barrier before), the others as usual.
+  std::set<size_t> by_copy;  // init positions whose tile cp.async wrote
   for (const auto& [load, i] : deferred) {
     if (!ring.slot[i]) {
       TRI_RETURN_IF_ERROR(lower_load(load));
       continue;
     }
-    Shape sh = this->shape(f_->type_of(body_block.args[i + 1]));
-    llvm::Value* buf = b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(alloc_persistent(
-                                                           static_cast<uint64_t>(sh[0] * sh[1] * 2)))));
-    const SmemTile tile{buf, sh[0], sh[1], slots[i].col_major};
+    bufs[i] = ring_buffer(i);
+    const Shape sh = this->shape(f_->type_of(body_block.args[i + 1]));
     const bool saved_war = smem_war_done_;
     const int saved_commits = async_commits_;
     smem_war_done_ = true;
-    async_dest_[load] = tile;
+    async_dest_[load] = SmemTile{bufs[i], sh[0], sh[1], slots[i].col_major};
     TRI_RETURN_IF_ERROR(lower_load(load));
     async_dest_.erase(load);
     smem_war_done_ = saved_war;
     async_commits_ = saved_commits;
-    if (val(inits[i]).kind != Val::Kind::Smem) mma_store_operand(val(inits[i]), tile);  // cp.async did not apply
-    copied[i] = buf;
+    if (val(inits[i]).kind == Val::Kind::Smem) by_copy.insert(i);
   }
   for (size_t i = 0; i < inits.size(); ++i) {
     Slot& s = slots[i];
     const Val& init = val(inits[i]);
-    if (copied.count(i)) {
+    if (ring.slot[i]) {
       s.smem = true;
       this->shape(f_->type_of(body_block.args[i + 1])).swap(s.shape);
-      init_regs[i] = {copied[i]};
-    } else if (ring.slot[i]) {
-      s.smem = true;
-      this->shape(f_->type_of(body_block.args[i + 1])).swap(s.shape);
-      llvm::Value* buf = b_.CreateAdd(persistent_base(),
-                                      b_.getInt32(static_cast<uint32_t>(alloc_persistent(
-                                          static_cast<uint64_t>(s.shape[0] * s.shape[1] * 2)))));
-      mma_store_operand(init, SmemTile{buf, s.shape[0], s.shape[1], s.col_major});  // read after the first barrier
-      init_regs[i] = {buf};
+      if (!bufs.count(i)) bufs[i] = ring_buffer(i);
+      // Stored tiles are read after the first barrier.
+      if (!by_copy.count(i)) mma_store_operand(init, SmemTile{bufs[i], s.shape[0], s.shape[1], s.col_major});
+      init_regs[i] = {bufs[i]};
     } else {
       init_regs[i] = slot_regs(*this, s, init);
     }
