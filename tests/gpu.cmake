@@ -12,3 +12,6 @@ add_test(NAME tool/conformance_ptxas COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tool
 set_tests_properties(tool/conformance_ptxas PROPERTIES
                      ENVIRONMENT "${TRI_TEST_ENV};TRI_CONFORMANCE=$<TARGET_FILE:conformance>" LABELS tool
                      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} SKIP_REGULAR_EXPRESSION "skipped: no ptxas" TIMEOUT 900)
+if(TEST codegen/test_nvshmem_link)
+  set_tests_properties(codegen/test_nvshmem_link PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: no NVSHMEM device library")
+endif()

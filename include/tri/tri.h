@@ -495,7 +495,8 @@ TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uin
 /* ---- GPU teams: one rank per process, each on its own GPU, on NVSHMEM ---------------------
  * A GPU team's ranks are processes of one node (every pair of GPUs connected by NVLink or PCIe
  * peer access); NVSHMEM's host library (libnvshmem_host.so.3, found through $TRI_NVSHMEM_LIB or
- * the library path) bootstraps them from a unique id that one process makes and the host sends
+ * the library path; its device library, libnvshmem_device.bc beside it or $TRI_NVSHMEM_BC, is
+ * linked into kernels with distributed ops when present) bootstraps them from a unique id that one process makes and the host sends
  * to the others by any means (a pipe, a file, MPI, a socket). tri_team_alloc, tri_team_ptr,
  * tri_team_set_wait_timeout, tri_team_launch and tri_team_destroy work on GPU teams too; in a GPU
  * team tri_team_alloc, tri_team_free and tri_team_destroy are collective (every rank makes the

@@ -2,9 +2,15 @@
 #include "cuda/nvshmem.h"
 
 #include <dlfcn.h>
+#include <xxhash.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <mutex>
 
 namespace tri::cuda {
@@ -70,6 +76,8 @@ void load() {
       {"nvshmem_ptr", reinterpret_cast<void**>(&g_api.ptr)},
       {"nvshmem_barrier_all", reinterpret_cast<void**>(&g_api.barrier_all)},
   };
+  // Optional: without it, kernels do not link the device library (nvshmem_device_library).
+  *reinterpret_cast<void**>(&g_api.cumodule_init) = dlsym(h, "nvshmemx_cumodule_init");
   for (const Sym& s : syms) {
     *s.slot = dlsym(h, s.name);
     if (!*s.slot) {
@@ -137,6 +145,58 @@ void nvshmem_leave() {
   if (!g_joined) return;
   n->hostlib_finalize();
   g_joined = false;
+}
+
+void nvshmem_device_library(std::string* path, std::string* identity) {
+  path->clear();
+  identity->clear();
+  const char* e = std::getenv("TRI_NVSHMEM_BC");
+  std::string file;
+  if (e && *e) {
+    if (std::strcmp(e, "off") == 0 || std::strcmp(e, "0") == 0) return;
+    file = e;
+  } else {
+    const NvshmemApi* n = nullptr;
+    Dl_info info;
+    if (!nvshmem(&n).is_ok() || !n->cumodule_init || !dladdr(reinterpret_cast<void*>(n->my_pe), &info) ||
+        !info.dli_fname)
+      return;
+    std::error_code ec;
+    std::filesystem::path bc = std::filesystem::path(info.dli_fname).parent_path() / "libnvshmem_device.bc";
+    if (!std::filesystem::exists(bc, ec)) return;
+    file = bc.string();
+  }
+  // The contents' hash, once per file and process (31 MB for NVSHMEM 3.4: a few milliseconds).
+  static std::mutex mu;
+  static std::map<std::string, std::string> ids;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = ids.find(file);
+  if (it == ids.end()) {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
+    // An unreadable file still gets a path: the link reports why it cannot read it.
+    it = ids.emplace(file, in ? std::string("nvshmem device ") + hex : std::string("nvshmem device unreadable")).first;
+  }
+  *path = file;
+  *identity = it->second;
+}
+
+Status nvshmem_module_init(void* module) {
+  const NvshmemApi* n = nullptr;
+  TRI_RETURN_IF_ERROR(nvshmem(&n));
+  if (!n->cumodule_init)
+    return Status(Code::Unsupported, "NVSHMEM's host library " + library_name() +
+                                         " has no nvshmemx_cumodule_init; the kernel links NVSHMEM's device library "
+                                         "(set TRI_NVSHMEM_BC=off to compile it without)");
+  if (int rc = n->cumodule_init(module))
+    return Status(Code::Runtime, "nvshmemx_cumodule_init failed (" + std::to_string(rc) +
+                                     "): the kernel's NVSHMEM device library does not match the host library " +
+                                     library_name() + " (set TRI_NVSHMEM_BC to the device library of the same wheel, "
+                                     "or to \"off\")");
+  return Status::ok();
 }
 
 }  // namespace tri::cuda

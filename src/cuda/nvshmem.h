@@ -2,9 +2,11 @@
 // use it for what it is good at — bootstrapping ranks from a unique id the host passes around,
 // the symmetric heap and the mapping of every peer's heap into this process (nvshmem_ptr, over
 // NVLink), and barriers. The kernels themselves reach peers by plain loads, stores and atomics
-// through those mappings (codegen/nvptx/lower_distributed.cpp), so NVSHMEM's device library is
-// not linked and only its host library, libnvshmem_host.so.3, is needed at run time; nothing of
-// NVSHMEM is needed to build. The declarations below are the ABI of NVSHMEM 3.x's public header
+// through those mappings (codegen/nvptx/lower_distributed.cpp). When NVSHMEM's device library
+// (the wheel's libnvshmem_device.bc) is found, kernels with distributed ops link it and take
+// the peers' addresses from NVSHMEM's device state, which nvshmem_module_init fills in each
+// loaded module; without it they read Tri's own table. Only the host library,
+// libnvshmem_host.so.3, is needed at run time; nothing of NVSHMEM is needed to build. The declarations below are the ABI of NVSHMEM 3.x's public header
 // (nvshmemx.h: the unique id, the init attributes and the host functions), which the loader
 // checks by the sizes NVSHMEM itself asserts.
 #pragma once
@@ -32,6 +34,7 @@ struct NvshmemApi {
   void (*free)(void* p);
   void* (*ptr)(const void* p, int pe);
   void (*barrier_all)();
+  int (*cumodule_init)(void* module);  // null when the library has none (then no device library)
 };
 
 // The library name: $TRI_NVSHMEM_LIB when set, else "libnvshmem_host.so.3" (found through
@@ -46,5 +49,15 @@ Status nvshmem_make_id(void* id);
 // library initialization with the unique-id bootstrap). One team per process at a time.
 Status nvshmem_join(const void* id, uint32_t rank, uint32_t num_ranks);
 void nvshmem_leave();
+
+// NVSHMEM's device library for kernels with distributed ops: $TRI_NVSHMEM_BC when set ("off"
+// or "0": none), else libnvshmem_device.bc beside the host library when NVSHMEM loads and has
+// nvshmemx_cumodule_init. `path` is empty when there is none (kernels then use Tri's table);
+// `identity` names the file's contents for cache keys ("nvshmem device <xxh64 hex>").
+void nvshmem_device_library(std::string* path, std::string* identity);
+
+// Fills the device state of a module that links the device library (nvshmemx_cumodule_init),
+// in this process's team; the module's context must be current.
+Status nvshmem_module_init(void* module);
 
 }  // namespace tri::cuda

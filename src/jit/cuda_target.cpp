@@ -17,6 +17,7 @@
 #include "codegen/nvptx/lower.h"
 #include "cuda/driver.h"
 #include "cuda/module.h"
+#include "cuda/nvshmem.h"
 #include "ir/ir.h"
 #include "target/target.h"
 
@@ -37,7 +38,7 @@ bool parse_arch(const std::string& s, codegen::nvptx::GpuOptions* o) {
 }
 
 // ---- disk cache metadata: the kernel info a launch needs and the launch descriptor
-constexpr uint32_t kMetaVersion = 2;  // 2: the team flag
+constexpr uint32_t kMetaVersion = 3;  // 2: the team flag; 3: the NVSHMEM device library flag
 void put_u(std::string* o, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) o->push_back(static_cast<char>(v >> (8 * i)));
 }
@@ -108,7 +109,7 @@ std::string launch_metadata(const ir::Module& m, const ir::Function& k, const co
          json_escape(m.type_str(p.type)) + "\", \"bytes\": " + std::to_string(bytes) +
          ", \"align\": " + std::to_string(p.align) + ", \"divisible\": " + std::to_string(p.divisible) + "}";
   }
-  s += "], \"hidden_params\": [";
+  s += std::string("], \"nvshmem_module_init\": ") + (info.nvshmem ? "true" : "false") + ", \"hidden_params\": [";
   if (info.team)
     s += "{\"name\": \"tri_rank\", \"type\": \"i32\", \"bytes\": 4}, "
          "{\"name\": \"tri_num_ranks\", \"type\": \"i32\", \"bytes\": 4}, "
@@ -171,20 +172,24 @@ Status cap_ptx_version(codegen::nvptx::GpuOptions* opt) {
 struct Loaded {
   std::atomic<CUcontext> ctx{nullptr};
   std::atomic<CUfunction> fn{nullptr};
+  CUmodule mod = nullptr;                // written before ctx
+  std::atomic<bool> nvshmem_ready{false};  // nvshmemx_cumodule_init done (KernelInfo::nvshmem)
 };
 constexpr int kMaxContexts = 16;
 
 // The kernel's function in the current context (or the primary one), loading its module there
-// on first use.
+// on first use; `slot`, when not null, receives the context's entry.
 Status function_here(const Api* a, const std::string& ptx, const std::string& cubin,
-                     const codegen::nvptx::KernelInfo& info, std::mutex& mu, Loaded* loaded, CUfunction* out) {
+                     const codegen::nvptx::KernelInfo& info, std::mutex& mu, Loaded* loaded, CUfunction* out,
+                     Loaded** slot = nullptr) {
   CUcontext ctx;
   TRI_RETURN_IF_ERROR(current_or_primary(a, &ctx));
   CUfunction fn = nullptr;
+  Loaded* at = nullptr;
   for (int i = 0; i < kMaxContexts && !fn; ++i) {
     CUcontext c = loaded[i].ctx.load(std::memory_order_acquire);
     if (!c) break;
-    if (c == ctx) fn = loaded[i].fn.load(std::memory_order_relaxed);
+    if (c == ctx) fn = loaded[i].fn.load(std::memory_order_relaxed), at = &loaded[i];
   }
   if (!fn) {
     std::lock_guard<std::mutex> lock(mu);
@@ -192,7 +197,7 @@ Status function_here(const Api* a, const std::string& ptx, const std::string& cu
     for (; i < kMaxContexts; ++i) {
       CUcontext c = loaded[i].ctx.load(std::memory_order_acquire);
       if (!c) break;
-      if (c == ctx) fn = loaded[i].fn.load(std::memory_order_relaxed);
+      if (c == ctx) fn = loaded[i].fn.load(std::memory_order_relaxed), at = &loaded[i];
     }
     if (!fn && i == kMaxContexts)
       return Status(Code::LimitExceeded, "kernel '" + info.name + "' is loaded in " + std::to_string(kMaxContexts) +
@@ -215,10 +220,13 @@ Status function_here(const Api* a, const std::string& ptx, const std::string& cu
         TRI_RETURN_IF_ERROR(check(a->cuFuncSetAttribute(fn, 8 /*MAX_DYNAMIC_SHARED_SIZE_BYTES*/, info.shared_bytes),
                                   "cuFuncSetAttribute"));
       loaded[i].fn.store(fn, std::memory_order_relaxed);
+      loaded[i].mod = mod;
       loaded[i].ctx.store(ctx, std::memory_order_release);
+      at = &loaded[i];
     }
   }
   *out = fn;
+  if (slot) *slot = at;
   return Status::ok();
 }
 
@@ -228,7 +236,17 @@ Status launch_ptx(const std::string& ptx, const std::string& cubin, const codege
   const Api* a = nullptr;
   TRI_RETURN_IF_ERROR(driver(&a));
   CUfunction fn = nullptr;
-  TRI_RETURN_IF_ERROR(function_here(a, ptx, cubin, info, mu, loaded, &fn));
+  Loaded* slot = nullptr;
+  TRI_RETURN_IF_ERROR(function_here(a, ptx, cubin, info, mu, loaded, &fn, &slot));
+  // A module that links NVSHMEM's device library holds NVSHMEM's device state, filled by the
+  // host library once per module, at its first team launch (outside a team it is never read).
+  if (info.nvshmem && team && !slot->nvshmem_ready.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!slot->nvshmem_ready.load(std::memory_order_relaxed)) {
+      TRI_RETURN_IF_ERROR(nvshmem_module_init(slot->mod));
+      slot->nvshmem_ready.store(true, std::memory_order_release);
+    }
+  }
   void* params[256 + 4];
   if (nargs > 256) return Status(Code::LaunchArgs, "more than 256 kernel arguments");
   for (size_t i = 0; i < nargs; ++i) params[i] = const_cast<uint64_t*>(&args[i].bits);
@@ -282,6 +300,7 @@ class CudaExecutable final : public target::Executable {
     put_u(&out->metadata, info_.shared_bytes, 4);
     put_u(&out->metadata, static_cast<uint64_t>(info_.num_warps), 4);
     put_u(&out->metadata, info_.team ? 1 : 0, 1);
+    put_u(&out->metadata, info_.nvshmem ? 1 : 0, 1);
     put_s(&out->metadata, meta_);
     return Status::ok();
   }
@@ -326,20 +345,31 @@ Status gpu_options(const target::CompileOptions& options, codegen::nvptx::GpuOpt
   return cap_ptx_version(opt);
 }
 
+// NVSHMEM's device library for a kernel with distributed ops, when there is one
+// (cuda/nvshmem.h); `identity` names it for the cache key.
+void device_library(const ir::Module& m, const ir::Function& kernel, codegen::nvptx::GpuOptions* opt,
+                    std::string* identity) {
+  identity->clear();
+  if (ir::find_op(m, kernel, &ir::is_distributed_op, nullptr) == ir::kNoOp) return;
+  nvshmem_device_library(&opt->nvshmem_device_library, identity);
+}
+
 class CudaTarget final : public target::Target {
  public:
   // The key adds the architecture the PTX is for, its PTX version (capped to what the installed
   // driver accepts), the warps and LLVM's version.
-  Status cache_identity(const ir::Module& m, const ir::Function&, const target::CompileOptions& options,
+  Status cache_identity(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
                         std::string* out) const override {
     out->clear();
     if (options.checked) return Status::ok();
     codegen::nvptx::GpuOptions opt;
     TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
+    std::string nvshmem_id;
+    device_library(m, kernel, &opt, &nvshmem_id);
     *out = "ptx 1; llvm " LLVM_VERSION_STRING "; sm_" + std::to_string(opt.sm) + (opt.sm_a ? "a" : "") + "; ptx " +
            std::to_string(opt.ptx_version) + "; warps " + std::to_string(opt.num_warps) +
            (opt.sm_a && !opt.wgmma ? "; no wgmma" : "") +
-           (opt.line_info ? "; lines" : "");
+           (opt.line_info ? "; lines" : "") + (nvshmem_id.empty() ? "" : "; " + nvshmem_id);
     if (int v = cubin_driver(options)) *out += "; cubin for driver " + std::to_string(v);
     embedded_locations(m, out);
     return Status::ok();
@@ -363,6 +393,7 @@ class CudaTarget final : public target::Target {
     info.shared_bytes = static_cast<uint32_t>(r.u(4));
     info.num_warps = static_cast<int>(r.u(4));
     info.team = r.u(1) != 0;
+    info.nvshmem = r.u(1) != 0;
     std::string meta = r.str();
     if (!r.ok || r.pos != p.metadata.size() || info.num_warps < 1 || info.num_warps > 32 || p.bytes.empty())
       return Status(Code::CorruptBinary, "cuda cache metadata is malformed");
@@ -405,6 +436,8 @@ class CudaTarget final : public target::Target {
       return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
     codegen::nvptx::GpuOptions opt;
     TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
+    std::string nvshmem_id;
+    device_library(m, kernel, &opt, &nvshmem_id);
     std::string ptx, llvm_ir, times;
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));

@@ -1113,6 +1113,7 @@ Status GpuLowering::run(KernelInfo* info) {
   if (!has_dot_ && two_programs >= 128 && two_programs < 255) md("maxnreg", two_programs);
   info->name = kernel_.name;
   info->team = team;
+  info->nvshmem = team && !opt_.nvshmem_device_library.empty();
   info->notes = notes_;
   info->min_ptx_version = min_ptx_version_;
   info->num_warps = opt_.num_warps;

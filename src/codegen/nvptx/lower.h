@@ -38,6 +38,10 @@ struct GpuOptions {
   int ptx_version_max = 85;
   bool line_info = true; // .loc directives that map PTX to the IR text
   bool wgmma = true;     // sm_90a: dot on Hopper's wgmma where it fits (TRI_WGMMA=0 turns it off)
+  // NVSHMEM's device library (nvshmem_link.h), for kernels with distributed ops: a peer's
+  // address comes from NVSHMEM's device state (nvshmem_ptr) instead of the hidden table. Empty:
+  // not linked.
+  std::string nvshmem_device_library;
 };
 
 struct KernelInfo {
@@ -45,6 +49,9 @@ struct KernelInfo {
   uint32_t shared_bytes = 0;  // dynamic shared memory a launch must give
   int num_warps = 4;
   bool team = false;  // the four hidden team parameters follow the kernel's own
+  // NVSHMEM's device library is linked in: a team launch must have NVSHMEM fill the module's
+  // device state first (nvshmemx_cumodule_init).
+  bool nvshmem = false;
   std::string notes;  // choices the lowering made that users ask about: "dot at 12:5 on tensor cores ..."
   int min_ptx_version = 0;  // what the kernel's instructions need, when more than GpuOptions::ptx_version
 };

@@ -3,8 +3,10 @@
 // table of every rank's heap base as mapped on this GPU (NVSHMEM maps the peers' heaps over
 // NVLink into this process; null outside a team) and the wait timeout in nanoseconds.
 //
-//  - symm_at adds bases[r] - bases[me] to the addresses (0 outside a team); a rank outside the
-//    team stops the kernel with a message naming the op's location;
+//  - symm_at adds bases[r] - bases[me] to the addresses (0 outside a team); with NVSHMEM's
+//    device library linked (GpuOptions::nvshmem_device_library), the peer's base comes from
+//    NVSHMEM's device state instead (nvshmem_ptr, inlined). A rank outside the team, or one
+//    NVSHMEM does not map, stops the kernel with a message naming the op's location;
 //  - put and get are the block store and load of lower_memory.cpp on the shifted addresses;
 //  - notify (and put's signal) is a barrier, so that every thread's stores come first, then one
 //    thread's st.release or red.release at the op's scope on the peer's signal;
@@ -85,7 +87,24 @@ llvm::Value* GpuLowering::symm_delta(OpId o, llvm::Value* rank) {
       llvm::Value* p = b_.CreateGEP(b_.getInt64Ty(), team_bases_, b_.CreateZExt(r, b_.getInt64Ty()));
       return b_.CreateAlignedLoad(b_.getInt64Ty(), p, llvm::Align(8));
     };
-    delta = b_.CreateSub(base(rank), base(team_rank_));
+    llvm::Value* mine = base(team_rank_);
+    if (opt_.nvshmem_device_library.empty()) {
+      delta = b_.CreateSub(base(rank), mine);
+    } else {
+      // NVSHMEM's own table of the peers' heaps (its device state, filled at module load);
+      // nvshmem_ptr is inlined: two constant loads and one global load.
+      llvm::FunctionCallee np = mod_->getOrInsertFunction(
+          "nvshmem_ptr", llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), b_.getInt32Ty()}, false));
+      llvm::Value* peer = b_.CreatePtrToInt(b_.CreateCall(np, {b_.CreateIntToPtr(mine, b_.getPtrTy()), rank}),
+                                            b_.getInt64Ty());
+      emit_if(b_.CreateICmpEQ(peer, b_.getInt64(0)), [&] {
+        fail_with(o, name + " to a rank NVSHMEM does not map into this GPU",
+                  "rank %d's heap is not reachable by loads and stores from rank %d (another node, or the module's "
+                  "NVSHMEM state was not initialized)",
+                  {rank, team_rank_});
+      });
+      delta = b_.CreateSub(peer, mine);
+    }
     in = b_.GetInsertBlock();
   });
   llvm::PHINode* phi = b_.CreatePHI(b_.getInt64Ty(), 2);

@@ -285,7 +285,9 @@ class GpuLowering {
   Status lower_distributed(OpId o);
   // The hidden team parameters start at argument `first` of the kernel.
   void setup_team_params(size_t first);
-  // bases[rank] - bases[me] in bytes (0 outside a team); stops the kernel for a rank outside it.
+  // How far rank's copy of the symmetric heap is from this rank's, in bytes (0 outside a team):
+  // bases[rank] - bases[me], or with NVSHMEM's device library nvshmem_ptr(bases[me], rank) -
+  // bases[me]. Stops the kernel for a rank outside the team or one NVSHMEM cannot map.
   llvm::Value* symm_delta(OpId o, llvm::Value* rank);
   // The pointers of p moved by delta bytes, in p's own form.
   Val shift_ptrs(const Val& p, llvm::Value* delta);

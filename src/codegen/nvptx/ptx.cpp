@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "codegen/llvm_options.h"
 #include "codegen/nvptx/lower.h"
+#include "codegen/nvptx/nvshmem_link.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -118,6 +119,7 @@ Status compile_ptx(const ir::Module& m, const ir::Function& kernel, const GpuOpt
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> mod;
   TRI_RETURN_IF_ERROR(lower_kernel(m, kernel, opt, ctx, &mod, info));
+  if (info->nvshmem) TRI_RETURN_IF_ERROR(link_nvshmem_device(*mod, opt.nvshmem_device_library, info->name));
   double lower_ms = ms_since(t0);
   auto t1 = std::chrono::steady_clock::now();
   double ms[3] = {0, 0, 0};
