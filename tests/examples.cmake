@@ -58,3 +58,14 @@ foreach(name allgather_gemm gemm_reduce_scatter)
                          SKIP_REGULAR_EXPRESSION "skipped: ")
   endforeach()
 endforeach()
+
+# The signal/wait ordering test on GPU teams (tests/capi/ring_gpu.c: the ring of
+# tests/capi/test_team.c, one process per GPU); skipped without enough GPUs or NVSHMEM.
+add_executable(ring_gpu ${PROJECT_SOURCE_DIR}/tests/capi/ring_gpu.c)
+target_compile_definitions(ring_gpu PRIVATE TRI_EXAMPLES_DIR="${PROJECT_SOURCE_DIR}/examples" _GNU_SOURCE)
+target_link_libraries(ring_gpu PRIVATE tri m ${CMAKE_DL_LIBS})
+foreach(ranks 2 4)
+  add_test(NAME capi/ring_gpu/ranks${ranks} COMMAND ring_gpu)
+  set_tests_properties(capi/ring_gpu/ranks${ranks} PROPERTIES ENVIRONMENT "TRI_TARGET=cuda;TRI_RANKS=${ranks}"
+                       LABELS "capi;gpu" TIMEOUT 120 SKIP_REGULAR_EXPRESSION "skipped: ")
+endforeach()

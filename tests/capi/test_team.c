@@ -16,89 +16,18 @@
 
 #include "tri/tri.h"
 
-/* A ring: program 0 of rank r produces tiles for rank r+1, program 1 consumes rank r-1's. Per
- * iteration i the producer waits until its consumer (on r+1) acknowledged tile i-1 (ack == i),
- * then sends tile i, whose lanes are r*100000 + i*64 + lane, and signals data_sig = i+1 on r+1;
- * the consumer waits for its data_sig == i+1, reads the tile, counts the lanes that are not
- * (r-1)*100000 + i*64 + lane, and acknowledges (ack = i+1 on r-1).
- * MODE 0 sends with put's own signal, MODE 1 with put then notify. MODE 2 notifies first and
- * puts the tile only once the consumer has acknowledged reading it: by construction the consumer
- * reads the previous tile, which the check must report. */
-static const char kRing[] =
-    "kernel @ring(%buf: ptr<i32>, %data_sig: ptr<i32>, %ack: ptr<i32>, %errors: ptr<i32>, %iters: i32)\n"
-    "    constexpr(MODE: i32 = 0) {\n"
-    "  %pid = program_id[axis=0] : i32\n"
-    "  %me = rank : i32\n"
-    "  %n = num_ranks : i32\n"
-    "  %c0 = const[value=0] : i32\n"
-    "  %c1 = const[value=1] : i32\n"
-    "  %big = const[value=100000] : i32\n"
-    "  %c64 = const[value=64] : i32\n"
-    "  %me1 = add %me, %c1 : i32\n"
-    "  %next = srem %me1, %n : i32\n"
-    "  %men = add %me, %n : i32\n"
-    "  %men1 = sub %men, %c1 : i32\n"
-    "  %prev = srem %men1, %n : i32\n"
-    "  %r = arange[start=0, end=64] : <64 x i32>\n"
-    "  %bb = splat %buf : <64 x ptr<i32>>\n"
-    "  %bp = addptr %bb, %r : <64 x ptr<i32>>\n"
-    "  %mode = const[value=MODE] : i32\n"
-    "  %producer = cmp[pred=eq] %pid, %c0 : i1\n"
-    "  if %producer {\n"
-    "    %mebase = mul %me, %big : i32\n"
-    "    for %c0, %iters, %c1 {\n"
-    "    ^(%i: i32):\n"
-    "      %i64 = mul %i, %c64 : i32\n"
-    "      %base = add %mebase, %i64 : i32\n"
-    "      %bv = splat %base : <64 x i32>\n"
-    "      %vals = add %bv, %r : <64 x i32>\n"
-    "      %i1 = add %i, %c1 : i32\n"
-    "      %ta = wait %ack, %i : i32\n"
-    "      %m0 = cmp[pred=eq] %mode, %c0 : i1\n"
-    "      if %m0 {\n"
-    "        put %bp, %vals, %next, signal=%data_sig, signal_value=%i1\n"
-    "        yield\n"
-    "      } {\n"
-    "        %m1 = cmp[pred=eq] %mode, %c1 : i1\n"
-    "        if %m1 {\n"
-    "          put %bp, %vals, %next\n"
-    "          notify %data_sig, %i1, %next\n"
-    "          yield\n"
-    "        } {\n"
-    "          notify %data_sig, %i1, %next\n"
-    "          %tb = wait %ack, %i1 : i32\n"
-    "          put %bp, %vals, %next\n"
-    "          yield\n"
-    "        }\n"
-    "        yield\n"
-    "      }\n"
-    "      yield\n"
-    "    }\n"
-    "    yield\n"
-    "  } {\n"
-    "    %prevbase = mul %prev, %big : i32\n"
-    "    %err = for %c0, %iters, %c1, %c0 {\n"
-    "    ^(%i: i32, %acc: i32):\n"
-    "      %i1 = add %i, %c1 : i32\n"
-    "      %td = wait %data_sig, %i1 : i32\n"
-    "      %ready = consume_token %bp, %td : <64 x ptr<i32>>\n"
-    "      %got = load %ready : <64 x i32>\n"
-    "      %i64 = mul %i, %c64 : i32\n"
-    "      %base = add %prevbase, %i64 : i32\n"
-    "      %bv = splat %base : <64 x i32>\n"
-    "      %want = add %bv, %r : <64 x i32>\n"
-    "      %bad = cmp[pred=ne] %got, %want : <64 x i1>\n"
-    "      %badi = zext %bad : <64 x i32>\n"
-    "      %nbad = reduce[axis=0, kind=sum] %badi : i32\n"
-    "      notify %ack, %i1, %prev\n"
-    "      %acc2 = add %acc, %nbad : i32\n"
-    "      yield %acc2\n"
-    "    } : i32\n"
-    "    store %errors, %err\n"
-    "    yield\n"
-    "  }\n"
-    "  return\n"
-    "}\n";
+/* The ring (tests/capi/ring.tri, read from the source tree: the tests run there): program 0 of
+ * rank r produces tiles for rank r+1, program 1 consumes rank r-1's; MODE 0 and 1 must see
+ * every tile, MODE 2 notifies before the data and must be caught. */
+static char* ring_text(void) {
+  static char text[16384];
+  FILE* f = fopen("tests/capi/ring.tri", "rb");
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f) fclose(f);
+  if (n == 0) fail_msg("cannot read tests/capi/ring.tri (run from the source tree)");
+  text[n] = 0;
+  return text;
+}
 
 /* Rank 0 waits for a signal nobody sends; with FAIL = 1 rank 1 fails an assert
  * instead, which must stop rank 0's wait long before its timeout. */
@@ -258,7 +187,7 @@ static void ring_handoffs_see_every_tile(void** state) {
     const char* target = kTargets[ti];
     const int iters = ti == 0 ? 20 : 300;
     for (int mode = 0; mode < 2; ++mode) {
-      tri_kernel* k = compile(kRing, "ring", target, "MODE", mode);
+      tri_kernel* k = compile(ring_text(), "ring", target, "MODE", mode);
       for (uint32_t ranks = 2; ranks <= 8; ranks *= 2) {
         long bad = run_ring(k, ranks, iters);
         if (bad != 0) fail_msg("%s, MODE %d, %u ranks: %ld lanes read before their data arrived", target, mode, ranks, bad);
@@ -273,7 +202,7 @@ static void ring_handoffs_see_every_tile(void** state) {
 static void notify_before_data_is_caught(void** state) {
   for (int ti = 0; ti < 2; ++ti) {
     const int iters = 10;
-    tri_kernel* k = compile(kRing, "ring", kTargets[ti], "MODE", 2);
+    tri_kernel* k = compile(ring_text(), "ring", kTargets[ti], "MODE", 2);
     for (uint32_t ranks = 2; ranks <= 8; ranks *= 2) {
       long bad = run_ring(k, ranks, iters);
       /* Iteration 0 reads zeros (lane 0 of rank 0's tile matches); the rest read tile i-1. */
