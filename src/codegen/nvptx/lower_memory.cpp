@@ -345,7 +345,17 @@ std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o,
       }
     }
     text += pred + mods + vec_suffix(as) + " " + operand_list(0, as.words) + ", [$" + std::to_string(addr) + "];\n}";
-    if (vol) cons += ",~{memory}";
+    if (vol) {
+      cons += ",~{memory}";
+    } else {
+      // An unused immediate input marks the asm as a load for LLVM's machine passes (an "i"
+      // operand sets its may-load flag; the call's memory(read) below does not reach them).
+      // Without it MachineLICM took a load at a loop-invariant address for pure arithmetic and
+      // hoisted it out of the loop, past the loop's waits and stores: on 2 GPUs the team
+      // tests' ring read its first tile 300 times (tests/capi/ring_gpu.c).
+      args.push_back(b_.getInt32(0));
+      cons += ",i";
+    }
     llvm::CallInst* call = inline_asm(text, cons, ret, args, /*pure=*/!vol);
     // It reads memory and nothing else: not moved across a store or a barrier, removed when
     // unused (a volatile load has side effects instead).
