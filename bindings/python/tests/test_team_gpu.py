@@ -23,7 +23,7 @@ from conftest import HERE
 # twice and prints "rank R ok" when every lane checks.
 WORKER = textwrap.dedent("""
     import os, sys, time
-    sys.path.insert(0, sys.argv[4])
+    sys.path[:0] = [sys.argv[4], os.path.join(os.path.dirname(sys.argv[4]), "src")]  # tests/, the package
     import numpy as np
     import torch
     import tri
