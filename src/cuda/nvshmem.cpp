@@ -2,15 +2,10 @@
 #include "cuda/nvshmem.h"
 
 #include <dlfcn.h>
-#include <xxhash.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <mutex>
 
 namespace tri::cuda {
@@ -147,9 +142,8 @@ void nvshmem_leave() {
   g_joined = false;
 }
 
-void nvshmem_device_library(std::string* path, std::string* identity) {
+void nvshmem_device_library(std::string* path) {
   path->clear();
-  identity->clear();
   const char* e = std::getenv("TRI_NVSHMEM_BC");
   std::string file;
   if (e && *e) {
@@ -166,22 +160,7 @@ void nvshmem_device_library(std::string* path, std::string* identity) {
     if (!std::filesystem::exists(bc, ec)) return;
     file = bc.string();
   }
-  // The contents' hash, once per file and process (31 MB for NVSHMEM 3.4: a few milliseconds).
-  static std::mutex mu;
-  static std::map<std::string, std::string> ids;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = ids.find(file);
-  if (it == ids.end()) {
-    std::ifstream in(file, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx",
-                  static_cast<unsigned long long>(XXH3_64bits(bytes.data(), bytes.size())));
-    // An unreadable file still gets a path: the link reports why it cannot read it.
-    it = ids.emplace(file, in ? std::string("nvshmem device ") + hex : std::string("nvshmem device unreadable")).first;
-  }
   *path = file;
-  *identity = it->second;
 }
 
 Status nvshmem_module_init(void* module) {

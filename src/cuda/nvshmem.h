@@ -52,9 +52,8 @@ void nvshmem_leave();
 
 // NVSHMEM's device library for kernels with distributed ops: $TRI_NVSHMEM_BC when set ("off"
 // or "0": none), else libnvshmem_device.bc beside the host library when NVSHMEM loads and has
-// nvshmemx_cumodule_init. `path` is empty when there is none (kernels then use Tri's table);
-// `identity` names the file's contents for cache keys ("nvshmem device <xxh64 hex>").
-void nvshmem_device_library(std::string* path, std::string* identity);
+// nvshmemx_cumodule_init. `path` is empty when there is none (kernels then use Tri's table).
+void nvshmem_device_library(std::string* path);
 
 // Fills the device state of a module that links the device library (nvshmemx_cumodule_init),
 // in this process's team; the module's context must be current.

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "codegen/nvptx/lower.h"
+#include "codegen/nvptx/nvshmem_link.h"
 #include "cuda/driver.h"
 #include "cuda/module.h"
 #include "cuda/nvshmem.h"
@@ -351,7 +352,9 @@ void device_library(const ir::Module& m, const ir::Function& kernel, codegen::nv
                     std::string* identity) {
   identity->clear();
   if (ir::find_op(m, kernel, &ir::is_distributed_op, nullptr) == ir::kNoOp) return;
-  nvshmem_device_library(&opt->nvshmem_device_library, identity);
+  nvshmem_device_library(&opt->nvshmem_device_library);
+  if (!opt->nvshmem_device_library.empty())
+    *identity = codegen::nvptx::nvshmem_device_identity(opt->nvshmem_device_library);
 }
 
 class CudaTarget final : public target::Target {

@@ -7,7 +7,9 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <xxhash.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,11 +17,17 @@
 namespace tri::codegen::nvptx {
 namespace {
 
-// The library's bytes, read once per path and kept for the process: every link parses its
-// module lazily from them (a lazy module reads only the functions the linker asks for).
-Status library_bytes(const std::string& path, const llvm::MemoryBuffer** out) {
+// The library's bytes, read once per path and kept for the process with their hash: every
+// link parses its module lazily from them (a lazy module reads only the functions the linker
+// asks for).
+struct Library {
+  std::unique_ptr<llvm::MemoryBuffer> bytes;
+  std::string identity;
+};
+
+Status library(const std::string& path, const Library** out) {
   static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> files;
+  static std::map<std::string, Library> files;
   std::lock_guard<std::mutex> lock(mu);
   auto it = files.find(path);
   if (it == files.end()) {
@@ -29,18 +37,21 @@ Status library_bytes(const std::string& path, const llvm::MemoryBuffer** out) {
                                            buf.getError().message() +
                                            "); set TRI_NVSHMEM_BC to the wheel's lib/libnvshmem_device.bc, or to "
                                            "\"off\" to reach peers without it");
-    it = files.emplace(path, std::move(*buf)).first;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(XXH3_64bits((*buf)->getBufferStart(), (*buf)->getBufferSize())));
+    it = files.emplace(path, Library{std::move(*buf), std::string("nvshmem device ") + hex}).first;
   }
-  *out = it->second.get();
+  *out = &it->second;
   return Status::ok();
 }
 
 }  // namespace
 
 Status link_nvshmem_device(llvm::Module& mod, const std::string& path, const std::string& kernel) {
-  const llvm::MemoryBuffer* bytes = nullptr;
-  TRI_RETURN_IF_ERROR(library_bytes(path, &bytes));
-  llvm::Expected<std::unique_ptr<llvm::Module>> lib = llvm::getLazyBitcodeModule(bytes->getMemBufferRef(),
+  const Library* file = nullptr;
+  TRI_RETURN_IF_ERROR(library(path, &file));
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib = llvm::getLazyBitcodeModule(file->bytes->getMemBufferRef(),
                                                                                   mod.getContext());
   if (!lib)
     return Status(Code::Unsupported, "NVSHMEM's device library " + path + " is not bitcode this LLVM (" +
@@ -70,6 +81,11 @@ Status link_nvshmem_device(llvm::Module& mod, const std::string& path, const std
     return gv.getName() == kernel || gv.getName() == kNvshmemStateGlobal || gv.getName() == kNvshmemVersionGlobal;
   });
   return Status::ok();
+}
+
+std::string nvshmem_device_identity(const std::string& path) {
+  const Library* file = nullptr;
+  return library(path, &file).is_ok() ? file->identity : "nvshmem device unreadable";
 }
 
 }  // namespace tri::codegen::nvptx

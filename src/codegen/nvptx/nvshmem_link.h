@@ -28,4 +28,9 @@ inline constexpr const char* kNvshmemVersionGlobal = "nvshmemi_device_lib_versio
 // (unreadable, not bitcode this LLVM reads, not an NVSHMEM 3 device library).
 Status link_nvshmem_device(llvm::Module& mod, const std::string& path, const std::string& kernel);
 
+// What a cache key says of the library at `path`: "nvshmem device <xxh64 of its bytes>", from
+// the bytes the link reads (once per process), or "nvshmem device unreadable" (the link then
+// says why).
+std::string nvshmem_device_identity(const std::string& path);
+
 }  // namespace tri::codegen::nvptx

@@ -41,6 +41,7 @@ void init_nvptx() {
     // 64-bit pointers every shared access pays a widening and a 64-bit add (the lowering's data
     // layout, lower.cpp, says the same). The option is LLVM's own, set once in Tri's private
     // copy of LLVM.
+    std::lock_guard<std::mutex> lock(codegen_pipeline_mutex());
     set_llvm_bool_option("nvptx-short-ptr", true);
   });
 }
