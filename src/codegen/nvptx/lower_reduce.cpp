@@ -1,10 +1,11 @@
 // Reductions, scans and dot on the GPU.
-//  - reduce: in-thread over the registers along the axis, then butterfly shuffles over the lanes
-//    along it, then shared memory over the warps along it; the result lives in the slice layout
-//    (replicated over the threads that took part), so broadcasting it back costs nothing.
-//    Builtin combiners are commutative and use the operand's layout; a combine region need only
-//    be associative, so its operands first move to a layout where each thread holds a contiguous
-//    run along the axis and every step combines the lower-indexed side first.
+//  - reduce: in the operand's own layout, over the register and lane bits along the axis from
+//    the lowest coordinate bit up (in-thread combines and butterfly shuffles, the lower-indexed
+//    side first), then shared memory over the warps along it; the result lives in the slice
+//    layout (replicated over the threads that took part), so broadcasting it back costs nothing.
+//    A combine region need only be associative, and that order respects it whenever the warps
+//    hold the axis's highest bits (every blocked and tensor-core layout here); otherwise its
+//    operands first move to a layout where each thread holds a contiguous run along the axis.
 //  - scan: that same ordered layout; an in-thread scan, a Kogge-Stone scan of the thread totals
 //    over the lanes, the warps' totals through shared memory, then each element takes the
 //    prefixes before it.
@@ -16,6 +17,7 @@
 
 #include "codegen/nvptx/lower_impl.h"
 #include "codegen/scalar_ops.h"
+#include "passes/combine_info.h"
 
 namespace tri::codegen::nvptx::detail {
 namespace {
@@ -50,6 +52,23 @@ static Layout ordered_layout(const Shape& s, int axis, int num_warps) {
     if (d != axis) order.push_back(d);
   int64_t vec = std::max<int64_t>(1, s[axis] / (32 * num_warps));
   return blocked(s, order, static_cast<int>(vec), num_warps);
+}
+
+// Whether a reduce along `axis` in layout l can combine in order along the axis without moving
+// the data first: its steps go up the coordinate bits (registers and lanes in any mix), and the
+// warps along the axis, combined last through shared memory in warp order, hold the highest
+// coordinate bits in increasing order.
+static bool reduce_in_order(const Layout& l, int axis) {
+  int64_t low = 0;  // the highest coordinate bit a register or lane holds along the axis
+  for (const Basis& b : l.reg) low = std::max(low, b[axis]);
+  for (const Basis& b : l.lane) low = std::max(low, b[axis]);
+  int64_t prev = low;
+  for (const Basis& b : l.warp) {
+    if (!b[axis]) continue;
+    if (b[axis] < prev) return false;
+    prev = b[axis];
+  }
+  return true;
 }
 
 Status GpuLowering::lower_combine(BlockId region, const std::vector<llvm::Value*>& args, std::vector<llvm::Value*>* out) {
@@ -106,13 +125,15 @@ Status GpuLowering::lower_reduce(OpId o) {
       }
     }
   }
-  // Operands in one layout.
+  // Operands in one layout: the first src's own. Any order of combination suits a builtin kind
+  // or a commutative region; a region that is only associative combines in order along the
+  // axis, which its layout allows or the ordered one does.
+  const bool any_order = !region || passes::combine_is_commutative(*f_, op.regions[0]);
   Layout l;
-  if (region) {
-    l = ordered_layout(s, a, opt_.num_warps);
-  } else {
+  {
     const Val& v0 = val(srcs[0]);
     l = v0.kind == Val::Kind::Dist ? v0.lay : default_layout(s, v0.et);
+    if (!any_order && !reduce_in_order(l, a)) l = ordered_layout(s, a, opt_.num_warps);
   }
   std::vector<EType> ets;
   std::vector<std::vector<llvm::Value*>> in;
@@ -156,20 +177,32 @@ Status GpuLowering::lower_reduce(OpId o) {
   Layout res = slice(l, a);
   std::vector<int> axis_bits, keep_bits;
   split_bits(l.reg, a, &axis_bits, &keep_bits);
-  std::vector<Tuple> acc(res.nregs());
-  // In each thread, in order along the axis.
-  for (int64_t rr = 0; rr < res.nregs(); ++rr) {
-    int64_t base = deposit(rr, keep_bits);
-    for (int64_t k = 0; k < (int64_t(1) << axis_bits.size()); ++k) {
-      Tuple x = tuple_at(base | deposit(k, axis_bits));
-      acc[rr] = k == 0 ? x : combine(acc[rr], x);
+  // Registers and lanes along the axis, one bit at a time: a register bit halves the thread's
+  // partials, a lane bit is a butterfly over the lanes; each step combines the lower side first.
+  // In any order, the registers go first (the fewest shuffles); otherwise the steps go from the
+  // lowest coordinate bit up, so each combines neighbouring runs and an associative region sees
+  // the elements in order (reduce_in_order checked that the warps come last).
+  std::vector<std::pair<int64_t, int>> steps;  // (sort key, reg bit or ~lane bit)
+  for (int i : axis_bits) steps.push_back({any_order ? 0 : l.reg[i][a], i});
+  for (size_t i = 0; i < l.lane.size(); ++i)
+    if (l.lane[i][a]) steps.push_back({any_order ? 1 : l.lane[i][a], ~static_cast<int>(i)});
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<Tuple> part(static_cast<size_t>(l.nregs()));
+  for (int64_t r = 0; r < l.nregs(); ++r) part[r] = tuple_at(r);
+  int64_t done = 0;  // register bits already combined away
+  for (const auto& step : steps) {
+    const int bit = step.second;
+    if (bit >= 0) {
+      for (int64_t r = 0; r < l.nregs(); ++r)
+        if (!(r & (done | int64_t(1) << bit))) part[r] = combine(part[r], part[r | int64_t(1) << bit]);
+      done |= int64_t(1) << bit;
+      continue;
     }
-  }
-  // Over the lanes along the axis: butterflies; the lower lane's side comes first.
-  for (size_t i = 0; i < l.lane.size(); ++i) {
-    if (!l.lane[i][a]) continue;
+    const int i = ~bit;
     llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(lane_, 1u << i), b_.getInt32(0));
-    for (Tuple& t : acc) {
+    for (int64_t r = 0; r < l.nregs(); ++r) {
+      if (r & done) continue;
+      Tuple& t = part[r];
       Tuple other;
       for (llvm::Value* x : t) other.push_back(shfl_xor(x, 1 << i));
       Tuple lo, hi;
@@ -180,6 +213,8 @@ Status GpuLowering::lower_reduce(OpId o) {
       t = combine(lo, hi);
     }
   }
+  std::vector<Tuple> acc(res.nregs());
+  for (int64_t rr = 0; rr < res.nregs(); ++rr) acc[rr] = part[deposit(rr, keep_bits)];
   // Over the warps along the axis: each warp's partials through shared memory, combined in
   // warp order.
   std::vector<int> waxis, wkeep;
