@@ -88,6 +88,9 @@ llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, co
   auto binary_intr = [&](llvm::Intrinsic::ID id) {
     return float_arith(e, v, [&](const V& a) { return b.CreateBinaryIntrinsic(id, a[0], a[1]); });
   };
+  // approx=true on an op computed in f32 (f16 and bf16 compute in f32 too; f64 stays exact):
+  // the backend's approximate version, "<name>.approx" (docs/ir.md, "Approximate math").
+  auto approx_f32 = [&]() { return bool_attr(f, o, "approx") && e.s != Scalar::F64; };
   switch (op.code) {
     case Opcode::Add:
       return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFAdd(a[0], a[1]); }) : b.CreateAdd(v[0], v[1]);
@@ -125,6 +128,7 @@ llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, co
     case Opcode::UMin: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, v[0], v[1]);
     case Opcode::UMax: return fl ? nullptr : b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, v[0], v[1]);
     case Opcode::FDiv:
+      if (fl && approx_f32()) return float_arith(e, v, [&](const V& a) { return math_fn("div.approx", a); });
       return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFDiv(a[0], a[1]); }) : nullptr;
     case Opcode::FRem: return fl ? math("fmod", e, v) : nullptr;
     case Opcode::FMin:
@@ -142,7 +146,9 @@ llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, co
                                 return b.CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, {a[0], a[1], a[2]});
                               })
                 : nullptr;
-    case Opcode::Exp: return fl ? math("exp", e, v) : nullptr;
+    case Opcode::Exp:
+      if (fl && approx_f32()) return float_arith(e, v, [&](const V& a) { return math_fn("exp.approx", a); });
+      return fl ? math("exp", e, v) : nullptr;
     case Opcode::Exp2:
       // subnormal=flush: f32 results below 2^-126 are +0 (each backend's "exp2.flush"); f64 keeps them.
       if (fl && enum_attr(f, o, "subnormal") == 1)
@@ -154,8 +160,11 @@ llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, co
     case Opcode::Cos: return fl ? math("cos", e, v) : nullptr;
     case Opcode::Tanh: return fl ? math("tanh", e, v) : nullptr;
     case Opcode::Erf: return fl ? math("erf", e, v) : nullptr;
-    case Opcode::Sqrt: return fl ? unary_intr(llvm::Intrinsic::sqrt) : nullptr;
+    case Opcode::Sqrt:
+      if (fl && approx_f32()) return float_arith(e, v, [&](const V& a) { return math_fn("sqrt.approx", a); });
+      return fl ? unary_intr(llvm::Intrinsic::sqrt) : nullptr;
     case Opcode::Rsqrt:
+      if (fl && approx_f32()) return float_arith(e, v, [&](const V& a) { return math_fn("rsqrt.approx", a); });
       return fl ? float_arith(e, v,
                               [&](const V& a) {
                                 llvm::Value* s = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);

@@ -97,6 +97,13 @@ llvm::Value* CpuElemEmitter::math_fn(const std::string& name, const std::vector<
   llvm::Type* t = a[0]->getType();
   const bool f32 = t->isFloatTy();
   if (name == "fmod") return b_.CreateFRem(a[0], a[1]);
+  // approx=true allows the GPU's approximate instructions; the CPU computes the exact values,
+  // which are within their bounds (docs/ir.md, "Approximate math").
+  if (name == "div.approx") return b_.CreateFDiv(a[0], a[1]);
+  if (name == "sqrt.approx") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
+  if (name == "rsqrt.approx")
+    return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]));
+  if (name == "exp.approx") return math_fn("exp", a);
   if (name == "exp2.flush") {  // exp2[subnormal=flush] on f32: results below 2^-126 become +0
     llvm::Value* r = b_.CreateCall(ml_.math_helper("exp2"), {a[0]});
     llvm::Value* tiny = b_.CreateFCmpOLT(r, llvm::ConstantFP::get(t, 0x1p-126));

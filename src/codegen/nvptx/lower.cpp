@@ -119,6 +119,22 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
     // changes nothing: 2^x of a subnormal x rounds to 1).
     if (name == "exp2.flush") return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {a[0]});
     if (name == "exp") return emit_exp_f32_gpu(b_, a[0]);
+    // approx=true (docs/ir.md, "Approximate math"): the instructions Triton's NVIDIA backend uses
+    // for its default `/`, sqrt, rsqrt and exp, so that kernels imported from it compute what it
+    // computes, at its cost.
+    if (name == "div.approx") {  // full-range, 2 ulp; no intrinsic in LLVM 19
+      auto* ty = llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy(), b_.getFloatTy()}, false);
+      llvm::CallInst* q = b_.CreateCall(llvm::InlineAsm::get(ty, "div.full.f32 $0, $1, $2;", "=f,f,f", false), {a[0], a[1]});
+      q->setDoesNotAccessMemory();
+      q->setDoesNotThrow();
+      return q;
+    }
+    if (name == "sqrt.approx") return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_sqrt_approx_ftz_f, {}, {a[0]});
+    if (name == "rsqrt.approx") return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_rsqrt_approx_ftz_f, {}, {a[0]});
+    if (name == "exp.approx") {  // 2^(x log2 e), the product rounded once
+      llvm::Value* t = b_.CreateFMul(a[0], llvm::ConstantFP::get(b_.getFloatTy(), 1.4426950408889634));
+      return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {t});
+    }
     // Inline, vectorizable f32 versions (vec_math.h) where they exist.
     if (name == "log") return emit_log_f32(b_, a[0]);
     if (name == "log2") return emit_log2_f32(b_, a[0]);
@@ -654,7 +670,7 @@ bool costly(Opcode c) {
 
 llvm::Value* GpuLowering::uniform_f32_divisor(OpId o) {
   const ir::OpData& op = f_->op(o);
-  if (op.code != Opcode::FDiv) return nullptr;
+  if (op.code != Opcode::FDiv || bool_attr(*f_, o, "approx")) return nullptr;
   const EType e = etype(f_->type_of(op.results[0]));
   if (e.ptr || e.s != Scalar::F32) return nullptr;
   const Val& d = val(op.operands[1]);
