@@ -720,9 +720,10 @@ class Analyzer {
     if (!rr.constant) {
       // x % n with n the same in every lane and divisible by 2^p (Triton's `offs % N` wrapping
       // the rows of a tile): runs of x that start on a multiple of 2^p and stay within 2^p lanes
-      // never cross a multiple of n, so they stay runs. For srem, x >= 0 keeps the result >= 0
-      // whatever n's sign (n = 0 gives an unspecified value, which these facts may describe).
-      if (is_div || w <= 1 || (is_signed && !l.nonneg)) return out;
+      // never cross a multiple of n, so they stay runs. For srem, x >= 0 (known, or the signed
+      // dividend assumption in axis_info.h) keeps the result >= 0 whatever n's sign (n = 0 gives
+      // an unspecified value, which these facts may describe).
+      if (is_div || w <= 1) return out;
       for (int d = 0; d < r; ++d)
         if (rr.constancy[d] < s[d]) return out;
       int64_t pn = kMaxDivisibility;
@@ -738,7 +739,7 @@ class Analyzer {
     const int64_t q = *rr.constant;
     const uint64_t uq = unsigned_of(w, q);
     if (uq == 0) return out;
-    if (is_signed && (q <= 0 || !l.nonneg)) return out;
+    if (is_signed && q <= 0) return out;  // a dividend of unknown sign: see axis_info.h
     if (l.constant && !is_signed && w > 1) {
       const uint64_t ul = unsigned_of(w, *l.constant);
       std::vector<int64_t> k(out.constancy);

@@ -36,9 +36,11 @@
 //    sides' at the result's runs; constancy = min(k_l, k_r).
 //  - mul: by the constant 1 keeps the other side; otherwise contiguity 1, divisibility = product
 //    of the lane divs, constancy = min. neg / abs: lane div, constancy kept.
-//  - udiv / urem by a constant q (and sdiv / srem when q > 0 and the dividend is nonneg): with
+//  - udiv / urem by a constant q (and sdiv / srem when q > 0): with
 //    g = min(c_l, D_l, largest power of two dividing q), the quotient is constant on runs of g and
-//    the remainder is contiguous on runs of g with divisibility min(D_l at g, pow2(q)).
+//    the remainder is contiguous on runs of g with divisibility min(D_l at g, pow2(q)). urem /
+//    srem by a value n that is the same in every lane, with divisibility 2^p: the remainder is
+//    contiguous on runs of min(c_l, D_l, 2^p) (Triton's `offs % N`), nonneg.
 //  - shl by a constant s: lane div * 2^s. lshr / ashr by s (floor division by 2^s): constant on
 //    runs of min(c_l, D_l, 2^s), divisibility D_l / 2^s. and with 2^p - 1 is urem by 2^p; and
 //    with any constant M is constant on runs of min(c_l, D_l, pow2(M)); and keeps the larger lane
@@ -65,6 +67,13 @@
 //    yielded values (not of its block arguments, which assume facts may have raised); after 64
 //    rounds without settling, the carried values become conservative. if results: the join of
 //    both branches.
+// The second assumption (Triton's analysis makes it too: its rules for divsi and remsi ignore
+// signs): the dividend of sdiv and srem is not negative, so they follow udiv and urem. Index
+// arithmetic is where these facts matter, and there a negative dividend means a negative index
+// (Triton's tutorial `(pid_n * BN + arange) % N`, whose pid_n comes out of signed divisions
+// whose sign no local rule can prove). Where a program breaks it, its vector accesses read the
+// lanes that Triton's own code reads for the same kernel. The soundness test checks every fact
+// except those that depend on a signed division whose dividend was negative in the run.
 // Hints. multiple_of[values] raises divisibility along d to pow2(values[d]) where the run starts
 // are positions the hint speaks of (contiguity a multiple of values[d], the whole dimension, or
 // constant runs that are); max_contiguous[values] raises contiguity to values[d] (pow2, or the
