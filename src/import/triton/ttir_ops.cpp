@@ -154,6 +154,13 @@ const std::unordered_map<std::string, Reader::Handler>& Reader::handlers() {
 
 // ---------------------------------------------------------------- elementwise
 
+// Whether values of type t are f32 (scalars or blocks): Triton's default f32 `/`, sqrt, rsqrt
+// and exp are the approximate instructions, which Tri's ops say with approx=true (docs/import.md).
+bool Reader::approx_f32(TypeId t) const {
+  Scalar s;
+  return m_->types.elem_scalar(t, &s) && s == Scalar::F32;
+}
+
 void Reader::op_binary(const std::string& name) {
   ValueId a = operand();
   c_.expect(',', "',' between operands");
@@ -165,6 +172,7 @@ void Reader::op_binary(const std::string& name) {
   std::vector<Attr> attrs;
   if (name == "arith.maxnumf" || name == "arith.minnumf") attrs.push_back(Attr::of_enum(1));  // nan=ignore
   if (code == Opcode::MathCall) attrs.push_back(Attr::of_str(name.substr(5)));
+  if (name == "arith.divf" && approx_f32(t)) attrs.push_back(Attr::of_bool(true));  // Triton's div.full.f32
   set_results({make1(code, {a, b}, t, attrs)});
 }
 
@@ -176,6 +184,11 @@ void Reader::op_unary(const std::string& name) {
   Opcode code = lookup(kUnary, sizeof kUnary / sizeof kUnary[0], name);
   std::vector<Attr> attrs;
   if (code == Opcode::MathCall) attrs.push_back(Attr::of_str(name.substr(5)));
+  // Triton's NVIDIA backend computes f32 math.sqrt, math.rsqrt and math.exp with approximate
+  // instructions (sqrt.approx.ftz, rsqrt.approx.ftz, ex2.approx of x log2 e); tt.precise_sqrt
+  // is the correctly rounded one.
+  if ((name == "math.sqrt" || name == "math.rsqrt" || name == "math.exp") && approx_f32(t))
+    attrs.push_back(Attr::of_bool(true));
   set_results({make1(code, {a}, t, attrs)});
 }
 
@@ -835,6 +848,7 @@ void Reader::op_for(const std::string&) {
   for (size_t i = 0; i < iter_names.size(); ++i) define(iter_names[i], f_->blocks[blk].args[i + 1]);
   parse_ops_until_brace(blk, true);
   pop_scope();
+  skip_trailing_attrs();  // {tt.num_stages = 4 : i32} and the other loop hints of tl.range
   cur_ = mine;
   set_results(f_->ops[o].results);
 }

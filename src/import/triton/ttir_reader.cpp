@@ -1,6 +1,8 @@
 // Reading TTIR into Tri's IR: the module and its functions, regions and scopes, value names,
 // types, attributes and locations. What each op becomes is in ttir_ops.cpp.
 #include "import/triton/ttir_reader.h"
+#include "passes/contract_fma.h"
+#include "passes/dce.h"
 
 #include <algorithm>
 
@@ -104,6 +106,10 @@ Status Reader::run(std::unique_ptr<ir::Module>* out) {
       for (size_t i = 0; i < p.params.size() && i < p.f->params.size(); ++i)
         p.f->params[i].loc = to_loc(p.params[i].first, p.params[i].second);
     }
+    // Triton compiles with floating-point contraction on (enable_fp_fusion): the multiply-adds
+    // it would fuse are fused here, so every Tri target computes what Triton's code computes.
+    for (auto& fn : m_->functions)
+      if (passes::contract_fma(*m_, *fn)) passes::dce(*fn);
     *out = std::move(m_);
     return Status::ok();
   } catch (const ImportError& e) {

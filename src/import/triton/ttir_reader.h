@@ -70,6 +70,7 @@ class Reader {
   // ---- ops (ttir_ops.cpp)
   using Handler = void (Reader::*)(const std::string& name);
   static const std::unordered_map<std::string, Handler>& handlers();
+  bool approx_f32(ir::TypeId t) const;
   void op_binary(const std::string& name);
   void op_unary(const std::string& name);
   void op_fma(const std::string& name);
