@@ -1,0 +1,161 @@
+// The GPU code of forms that Triton's TTIR brings and Tri's own examples did not use, checked on
+// the PTX of small kernels (no GPU, no ptxas): a reduce written as a commutative combine region
+// (every tt.reduce is one) reduces in its operand's layout like the builtin kind, with the same
+// shuffles and no shared-memory exchange; an associative-only region still combines in order;
+// approx=true math uses the approximate instructions; and a tile wrapped with signed remainders
+// (`(pid_n * BN + arange) % N`, Triton's tutorial) loads 16 bytes at a time.
+#include <memory>
+#include <string>
+
+#include "codegen/nvptx/lower.h"
+#include "ir/text.h"
+#include "passes/pipeline.h"
+#include "test_main.h"
+
+namespace {
+
+std::string compile(const std::string& text, int warps = 4, std::vector<tri::passes::ArgFacts> facts = {}) {
+  std::unique_ptr<tri::ir::Module> m, spec;
+  tri::Status st = tri::ir::parse_text(text, "t.tri", &m);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  st = tri::passes::prepare_kernel(*m, m->functions[0]->name, {}, facts, tri::passes::PipelineOptions{}, &spec);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  tri::codegen::nvptx::GpuOptions opt;
+  opt.sm = 90;
+  opt.num_warps = warps;
+  std::string ptx;
+  tri::codegen::nvptx::KernelInfo info;
+  st = tri::codegen::nvptx::compile_ptx(*spec, *spec->functions[0], opt, &ptx, &info);
+  if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  return ptx;
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A 2-D block loaded row-major and reduced along its rows (axis 1), the combine given as `COMBINE`.
+std::string row_reduce(const std::string& reduce) {
+  return R"(
+kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}) {
+  %rows = arange[start=0, end=32] : <32 x i32>
+  %cols = arange[start=0, end=128] : <128 x i32>
+  %re = expand_dims[axis=1] %rows : <32 x 1 x i32>
+  %c128 = const[value=128] : <32 x 1 x i32>
+  %ro = mul %re, %c128 : <32 x 1 x i32>
+  %rb = broadcast %ro : <32 x 128 x i32>
+  %ce = expand_dims[axis=0] %cols : <1 x 128 x i32>
+  %cb = broadcast %ce : <32 x 128 x i32>
+  %off = add %rb, %cb : <32 x 128 x i32>
+  %xb = splat %x : <32 x 128 x ptr<f32>>
+  %xp = addptr %xb, %off : <32 x 128 x ptr<f32>>
+  %v = load %xp : <32 x 128 x f32>
+)" + reduce + R"(
+  %ob = splat %out : <32 x ptr<f32>>
+  %op = addptr %ob, %rows : <32 x ptr<f32>>
+  store %op, %m
+  return
+}
+)";
+}
+
+void commutative_region_reduces_like_the_builtin(void**) {
+  const std::string builtin = compile(row_reduce("  %m = reduce[axis=1, kind=sum] %v : <32 x f32>"));
+  const std::string region = compile(row_reduce(R"(  %m = reduce[axis=1] %v {
+  ^(%a: f32, %b: f32):
+    %s = add %b, %a : f32
+    yield %s
+  } : <32 x f32>)"));
+  const int shfl = count(builtin, "shfl.sync.bfly");
+  assert_true(shfl > 0);
+  // Loaded once, 16 bytes at a time, as the builtin's operand is (not loaded again one element
+  // at a time in an ordered layout).
+  assert_true(count(builtin, "ld.global.v4") > 0);
+  assert_int_equal(count(region, "ld.global.v4"), count(builtin, "ld.global.v4"));
+  assert_int_equal(count(region, "shfl.sync.bfly"), shfl);
+  assert_int_equal(count(region, "st.shared"), count(builtin, "st.shared"));
+  assert_int_equal(count(region, "bar.sync"), count(builtin, "bar.sync"));
+}
+
+// A region that is associative but not commutative, "keep the first" (yield a), must combine in
+// order: the result is element 0 of each row. The load's layout allows that (registers, then
+// lanes, along the row), so the block is neither exchanged through shared memory nor loaded
+// again in another layout.
+void ordered_region_stays_in_order(void**) {
+  const std::string region = compile(row_reduce(R"(  %m = reduce[axis=1] %v {
+  ^(%a: f32, %b: f32):
+    yield %a
+  } : <32 x f32>)"));
+  const std::string builtin = compile(row_reduce("  %m = reduce[axis=1, kind=sum] %v : <32 x f32>"));
+  assert_int_equal(count(region, "st.shared"), count(builtin, "st.shared"));
+  assert_int_equal(count(region, "ld.global.v4"), count(builtin, "ld.global.v4"));
+}
+
+void approx_math_uses_the_approximate_instructions(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%x: ptr<f32> {align=16}, %y: ptr<f32> {align=16}, %o: ptr<f32> {align=16}) {
+  %r = arange[start=0, end=128] : <128 x i32>
+  %xb = splat %x : <128 x ptr<f32>>
+  %xp = addptr %xb, %r : <128 x ptr<f32>>
+  %xv = load %xp : <128 x f32>
+  %yb = splat %y : <128 x ptr<f32>>
+  %yp = addptr %yb, %r : <128 x ptr<f32>>
+  %yv = load %yp : <128 x f32>
+  %q = fdiv[approx=true] %xv, %yv : <128 x f32>
+  %s = sqrt[approx=true] %q : <128 x f32>
+  %t = rsqrt[approx=true] %s : <128 x f32>
+  %e = exp[approx=true] %t : <128 x f32>
+  %ob = splat %o : <128 x ptr<f32>>
+  %op = addptr %ob, %r : <128 x ptr<f32>>
+  store %op, %e
+  return
+}
+)");
+  assert_true(count(ptx, "div.full.f32") > 0);
+  assert_true(count(ptx, "sqrt.approx.ftz.f32") > 0);
+  assert_true(count(ptx, "rsqrt.approx.ftz.f32") > 0);
+  assert_true(count(ptx, "ex2.approx.f32") > 0);
+  assert_int_equal(count(ptx, "div.rn.f32"), 0);
+  assert_int_equal(count(ptx, "sqrt.rn.f32"), 0);
+}
+
+void signed_wrap_loads_vectors(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%b: ptr<f16> {align=16}, %o: ptr<f16> {align=16}, %N: i32 {divisible=16}, %g: i32, %s: i32) {
+  %pid = program_id[axis=0] : i32
+  %pg = srem %pid, %g : i32
+  %pid_n = sdiv %pg, %s : i32
+  %c128 = const[value=128] : i32
+  %n0 = mul %pid_n, %c128 : i32
+  %r = arange[start=0, end=128] : <128 x i32>
+  %n0v = splat %n0 : <128 x i32>
+  %rn = add %n0v, %r : <128 x i32>
+  %Nv = splat %N : <128 x i32>
+  %rw = srem %rn, %Nv : <128 x i32>
+  %bb = splat %b : <128 x ptr<f16>>
+  %bp = addptr %bb, %rw : <128 x ptr<f16>>
+  %v = load %bp : <128 x f16>
+  %ob = splat %o : <128 x ptr<f16>>
+  %op = addptr %ob, %r : <128 x ptr<f16>>
+  store %op, %v
+  return
+}
+)", 1);
+  // 128 halves on 32 threads: 4 per thread, 8 bytes, one ld.global.v2.b32 (not four loads of 2 bytes).
+  assert_true(count(ptx, "ld.global.v2.b32") + count(ptx, "ld.global.nc.v2.b32") > 0);
+  assert_int_equal(count(ptx, "ld.global.b16") + count(ptx, "ld.global.nc.b16"), 0);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(commutative_region_reduces_like_the_builtin),
+      cmocka_unit_test(ordered_region_stays_in_order),
+      cmocka_unit_test(approx_math_uses_the_approximate_instructions),
+      cmocka_unit_test(signed_wrap_loads_vectors),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
