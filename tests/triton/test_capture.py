@@ -62,6 +62,39 @@ def program():
     return capture_program
 
 
+def failing_program(tensors: str) -> str:
+    """A program of two kernels, the first of which Tri cannot import (tl.histogram); `tensors`
+    defines tensor(numpy_array), which makes the arrays it launches them on."""
+    return tensors + textwrap.dedent("""\
+        import numpy as np
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def hist_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+            tl.store(out_ptr + tl.arange(0, 8), tl.histogram(x, 8))
+
+
+        @triton.jit
+        def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+        x = tensor(np.arange(64, dtype=np.int32) % 8)
+        hist_kernel[(1,)](x, tensor(np.zeros(8, np.int32)), 64, BLOCK=64)
+        out = tensor(np.zeros(64, np.int32))
+        copy_kernel[(1,)](x, out, 64, BLOCK=64)
+        """)
+
+
+def line_of(path, text):
+    return next(i for i, line in enumerate(Path(path).read_text().split("\n"), 1) if text in line)
+
+
 @pytest.fixture
 def recorded():
     import tri.triton
@@ -194,40 +227,17 @@ def test_the_command_captures_replays_and_prints_the_table(tmp_path):
 @needs_triton
 def test_a_kernel_tri_cannot_import_is_a_row_and_the_others_go_on(tmp_path):
     program = tmp_path / "prog.py"
-    program.write_text(textwrap.dedent("""\
-        import numpy as np
-        import triton
-        import triton.language as tl
-        from tri.triton import HostTensor
-
-
-        @triton.jit
-        def hist_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            x = tl.load(x_ptr + offs, mask=offs < n, other=0)
-            tl.store(out_ptr + tl.arange(0, 8), tl.histogram(x, 8))
-
-
-        @triton.jit
-        def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
-
-
-        x = HostTensor(np.arange(64, dtype=np.int32) % 8)
-        hist_kernel[(1,)](x, HostTensor(np.zeros(8, np.int32)), 64, BLOCK=64)
-        out = HostTensor(np.zeros(64, np.int32))
-        copy_kernel[(1,)](x, out, 64, BLOCK=64)
-        assert (out.numpy() == x.numpy()).all()
-        """))
+    program.write_text(failing_program("import numpy as np\nfrom tri.triton import HostTensor as tensor\n"))
+    def_line, hist_line = (line_of(program, text) for text in ("def hist_kernel(", "tl.histogram("))
     r = command("tri.triton.capture", "--dry-run", "--save", tmp_path / "saved", "--save-data", program, cwd=tmp_path)
     assert r.returncode == 1
-    assert "warning: hist_kernel (prog.py:8) did not run: Tri's interpreter cannot run it (import): " in r.stderr
+    assert f"warning: hist_kernel (prog.py:{def_line}) did not run: Tri's interpreter cannot run it (import): " \
+        in r.stderr
     hist, copy = table_rows(r.stdout)
     assert hist[0] == "hist_kernel" and hist[3].startswith("FAIL (capture: dry run: Tri's interpreter cannot run it "
                                                            "(import): hist_kernel.ttir:")
-    assert re.search(r"error: op 'tt\.histogram' is not supported by the TTIR importer.*\(from .*prog\.py:11:\d+\)",
-                     hist[3]), hist[3]
+    assert re.search(rf"error: op 'tt\.histogram' is not supported by the TTIR importer.*\(from .*prog\.py:{hist_line}:"
+                     r"\d+\)", hist[3]), hist[3]
     assert copy[0] == "copy_kernel" and copy[3] == "ok (exact)"
     # Saved: its TTIR, and the importer's message in the manifest.
     m = json.loads((tmp_path / "saved" / "manifest.json").read_text())
@@ -235,7 +245,7 @@ def test_a_kernel_tri_cannot_import_is_a_row_and_the_others_go_on(tmp_path):
     assert entry["ttir"] == "kernels/hist_kernel.ttir" and "tri" not in entry
     assert entry["import_error"].startswith("kernels/hist_kernel.ttir:") and "tt.histogram" in entry["import_error"]
     assert (tmp_path / "saved" / entry["ttir"]).read_text().count("tt.histogram") >= 1
-    assert entry["source"] == "prog.py:8"
+    assert entry["source"] == f"prog.py:{def_line}"
 
 
 @needs_triton

@@ -4,10 +4,12 @@ launch on Tri's cpu and interp targets from the saved .tri files and input bytes
 the saved outputs; a wrong output, a write outside a tensor's view, a missing kernel file and a
 broken manifest are failed rows or messages, and the replay goes on. The manifest alone is enough
 to launch each kernel through the C API (here through the Python binding, without replay.py), as
-a C host would. Needs NumPy and pytest, never Triton."""
+a C host would. The replay next to Triton, which runs on a GPU, runs here on host memory with Tri's
+interpreter standing in for Triton's compiled kernel. Needs NumPy and pytest, never Triton."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,15 +88,18 @@ def test_the_committed_capture_is_small_and_says_where_its_outputs_came_from():
     assert '"/' not in text and str(ROOT) not in text  # no absolute paths
 
 
-def test_a_wrong_output_is_a_failed_row_and_the_others_still_run(copy):
-    m = manifest(copy)
-    add = next(l for l in m["launches"] if l["kernel"] == "add_kernel")
-    out_arg = next(a for a in add["args"] if a["name"] == "out_ptr")
-    path = copy / add["storages"][out_arg["storage"]]["output"]
+def edit_output(folder, kernel, arg, dtype, edit):
+    """Changes the saved output of the storage of argument `arg` of `kernel`'s launch: edit(elements)."""
+    launch = next(l for l in manifest(folder)["launches"] if l["kernel"] == kernel)
+    a = next(a for a in launch["args"] if a["name"] == arg)
+    path = folder / launch["storages"][a["storage"]]["output"]
     data = np.load(path)
-    values = data.view(np.float32)
-    values[7] += 1.0
+    edit(data.view(dtype))
     np.save(path, data)
+
+
+def test_a_wrong_output_is_a_failed_row_and_the_others_still_run(copy):
+    edit_output(copy, "add_kernel", "out_ptr", np.float32, lambda v: v.__setitem__(7, v[7] + 1))
     r = replay(copy)
     assert r.returncode == 1
     table = rows(r.stdout)
@@ -106,13 +111,7 @@ def test_a_wrong_output_is_a_failed_row_and_the_others_still_run(copy):
 
 
 def test_integers_are_compared_bit_for_bit(copy):
-    m = manifest(copy)
-    hist = next(l for l in m["launches"] if l["kernel"] == "histogram_kernel")
-    bins = next(a for a in hist["args"] if a["name"] == "bins_ptr")
-    path = copy / hist["storages"][bins["storage"]]["output"]
-    data = np.load(path)
-    data.view(np.int32)[3] += 1
-    np.save(path, data)
+    edit_output(copy, "histogram_kernel", "bins_ptr", np.int32, lambda v: v.__setitem__(3, v[3] + 1))
     r = replay(copy, "-k", "histogram_kernel")
     assert r.returncode == 1
     (row,) = rows(r.stdout)
@@ -121,13 +120,9 @@ def test_integers_are_compared_bit_for_bit(copy):
 
 def test_a_write_outside_every_view_is_caught(copy):
     # axpy's storage: x views elements 8..207, y 264..463; bytes 0..31 belong to neither.
-    m = manifest(copy)
-    axpy = next(l for l in m["launches"] if l["kernel"] == "axpy_kernel")
+    axpy = next(l for l in manifest(copy)["launches"] if l["kernel"] == "axpy_kernel")
     assert [a["byte_offset"] for a in axpy["args"] if a["kind"] == "tensor"] == [32, 1056]
-    path = copy / axpy["storages"][0]["output"]
-    data = np.load(path)
-    data[5] ^= 0xFF
-    np.save(path, data)
+    edit_output(copy, "axpy_kernel", "x_ptr", np.uint8, lambda v: v.__setitem__(5, v[5] ^ 0xFF))
     r = replay(copy, "-k", "axpy_kernel")
     assert r.returncode == 1
     (row,) = rows(r.stdout)
@@ -206,3 +201,63 @@ def test_the_manifest_is_enough_to_launch_each_kernel():
                     np.testing.assert_allclose(got.view(np.float32), want.view(np.float32), rtol=1e-6)
                 else:
                     np.testing.assert_array_equal(got, want, err_msg=launch["kernel"])
+
+
+# ---------------------------------------------------------------- the replay next to Triton
+
+class InterpAsTriton:
+    """Stands in for Triton's CompiledKernel on a machine without a GPU: kernel[grid](*args)
+    takes every parameter's value as Triton's launcher does (pointers as addresses) and runs
+    the kernel on Tri's interpreter, then `skew` on the storages it wrote."""
+
+    def __init__(self, ctx, launch, skew=None):
+        from tri.triton.launches import compile_kernel, tri_module
+        self.launch, self.skew = launch, skew
+        self.kernel = compile_kernel(tri_module(ctx, launch), launch, "interp")
+
+    def __getitem__(self, grid):
+        def run(*values):
+            given = dict(zip([a.name for a in self.launch.args], values))
+            args = []
+            for p in self.kernel.params:
+                a = self.launch.by_name()[p.name]
+                if a.kind == "tensor":
+                    extent = self.launch.storages[a.storage].nbytes - a.byte_offset
+                    args.append(tri.Buffer(given[p.name], extent, p.dtype))
+                else:
+                    args.append(given[p.name])
+            self.kernel.launch(grid, *args)
+            if self.skew:
+                self.skew(given)
+        return run
+
+
+def test_the_replay_next_to_triton_restores_compares_and_times_both():
+    """replay(against_triton=True), which the GPU replay runs, on host memory: each launch's
+    reference is the stand-in's launch on the captured inputs, Tri's starts from the same
+    inputs (the histogram accumulates, the axpy works in place), both are timed, and a reference
+    that differs fails the row in Triton's name."""
+    import ctypes
+
+    from tri.triton.replay import replay
+    from tri.triton.saved import load
+    launches = load(CAPTURE)
+    with tri.Context(cache_dir="") as ctx:
+        for launch in launches:
+            for a in launch.args:
+                a.raw = a.value  # the live values a capture keeps for constexprs and scalars
+            skew = None
+            if launch.kernel == "histogram_kernel":
+                def skew(given):  # the reference counts one more in bin 0
+                    ctypes.c_int32.from_address(given["bins_ptr"]).value += 1
+            launch.compiled = InterpAsTriton(ctx, launch, skew)
+        report = replay(launches, ("cpu",), against_triton=True, repeat=2)
+    table = report.table()
+    assert "| Triton ms | Tri speed / Triton speed |" in table
+    status = {r.kernel: r.status for r in report.rows}
+    m = re.fullmatch(r"FAIL \(compare: bins_ptr: 1 of 16 i32 elements differ \(compared bit for bit\); element \[0\] "
+                     r"is (\d+), Triton's (\d+)\)", status["histogram_kernel"])
+    assert m and int(m.group(2)) == int(m.group(1)) + 1, status["histogram_kernel"]
+    assert all(s.startswith("ok") for k, s in status.items() if k != "histogram_kernel"), status
+    assert all(r.tri_ms > 0 and r.triton_ms > 0 and r.speed > 0 for r in report.rows)
+    assert "geometric mean of Tri speed / Triton speed:" in table and "over the 4 rows whose outputs matched" in table

@@ -292,7 +292,10 @@ class Recorder:
     # -- afterwards
 
     def replay(self, **kwargs: Any):
-        """Runs every recorded launch through Tri (replay.replay_recorded) and returns the Report."""
+        """Runs every recorded launch through Tri (replay.replay_recorded) and returns the Report.
+        Call it after the capture's with-block (whose hook would record the replay's launches)."""
+        if self in _active:
+            raise RuntimeError("replay() inside the capture's with-block: call it after the block ends")
         from .replay import replay_recorded
         return replay_recorded(self, **kwargs)
 

@@ -141,7 +141,7 @@ def _compare_arg(a: Arg, got: np.ndarray, want: np.ndarray, tol: Tolerance, agai
     diff = np.where(np.isnan(diff), np.inf, diff)
     err = float(diff.max()) if diff.size else 0.0
     out.max_error = max(out.max_error, err)
-    bad = ~(diff <= atol + rtol * np.abs(w))
+    bad = ~(diff <= atol + rtol * np.where(np.isfinite(w), np.abs(w), 0.0))
     if bad.any():
         i = int(np.flatnonzero(bad.ravel())[0])
         out.outputs[a.name] = f"{err:.3g}"

@@ -245,10 +245,20 @@ class _Cuda:
 
 # ---------------------------------------------------------------- one launch
 
-def compile_cold(launch: Launch, target: str) -> Tuple[Context, Any, float, Dict[str, float]]:
+def _stage_times(lines: Sequence[str]) -> Dict[str, float]:
+    """Milliseconds per stage from the library's debug timing lines ("kernel @k: passes 1.20 ms")."""
+    out: Dict[str, float] = {}
+    for line in lines:
+        for m in _STAGE.finditer(line):
+            out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(2))
+    return out
+
+
+def compile_cold(launch: Launch, target: str) -> Tuple[Context, Any, float, Dict[str, float], List[str]]:
     """Tri's module and kernel for the launch, made in a fresh context with the disk cache off:
-    the context, the kernel, the milliseconds apart from the driver's JIT, and each stage's
-    (import, then the library's own timing lines: passes, lower, opt+ptx, driver jit)."""
+    the context, the kernel, the milliseconds apart from the driver's JIT, each stage's (import,
+    then the library's own timing lines: passes, lower, opt+ptx, driver jit), and the list the
+    context's log goes on filling."""
     lines: List[str] = []
     ctx = Context(log=lambda level, msg: lines.append(msg), log_level=LogLevel.DEBUG, cache_dir="")
     try:
@@ -260,12 +270,9 @@ def compile_cold(launch: Launch, target: str) -> Tuple[Context, Any, float, Dict
     except BaseException:
         ctx.close()
         raise
-    stages: Dict[str, float] = {"import": (t1 - t0) * 1e3}
-    for line in list(lines):
-        for m in _STAGE.finditer(line):
-            stages[m.group(1)] = stages.get(m.group(1), 0.0) + float(m.group(2))
+    stages = {"import": (t1 - t0) * 1e3, **_stage_times(lines)}
     total = (t2 - t0) * 1e3 - stages.get("driver jit", 0.0)
-    return ctx, kernel, total, stages
+    return ctx, kernel, total, stages, lines
 
 
 def _stage(name: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -283,7 +290,8 @@ def replay_launch(launch: Launch, target: str, mem: Any, tol: Tolerance, against
     """Runs one launch on `target` into `row`; raises Failure for what failed."""
     if launch.error:
         raise Failure("capture", launch.error)
-    ctx, kernel, row.compile_ms, row.stages = compile_cold(launch, target)
+    ctx, kernel, row.compile_ms, row.stages, log = compile_cold(launch, target)
+    compiled_lines = len(log)
     with ctx:
         if any(s.before is None for s in launch.storages):
             row.status = "compiled (no input data saved)"
@@ -318,6 +326,10 @@ def replay_launch(launch: Launch, target: str, mem: Any, tol: Tolerance, against
         _stage("launch", kernel.launch, launch.grid, *tri_args, stream=mem.stream())
         _stage("launch", mem.sync)
         got = [mem.download(w) for w in work]
+        # A variant the first launch specialized (on "cuda": alignment, divisibility, ones).
+        variant = _stage_times(log[compiled_lines:])
+        if variant:
+            row.stages["first launch's variant"] = sum(v for k, v in variant.items() if k != "driver jit")
         outcome: Optional[Outcome] = None
         if want is not None:
             outcome = _stage("compare", compare, launch.args, before, want, got, tol, against)
