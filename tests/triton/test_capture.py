@@ -265,6 +265,9 @@ def test_usage_errors(tmp_path):
     assert r.returncode == 2 and "--save-data needs --save DIR" in r.stderr
     r = command("tri.triton.capture", tmp_path / "nope.py")
     assert r.returncode == 1 and "nope.py: no such file" in r.stderr
+    r = command("tri.triton.capture", "--dry-run", "-k", "nope", PROGRAM)
+    assert r.returncode == 0 and "6 launches of other kernels skipped" in r.stderr
+    assert "nothing to replay: " in r.stderr and "launched no Triton kernel named nope" in r.stderr
 
 
 @needs_triton

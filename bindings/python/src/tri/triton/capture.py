@@ -107,7 +107,8 @@ def _tensor_arg(name: str, ttype: str, view: View, storage: int, value: Any) -> 
     elif view.elem_bytes != itemsize(dtype):
         # triton.reinterpret to a type of another size: a contiguous tensor is a flat array of it.
         nbytes = int(np.prod(shape, dtype=np.int64)) * view.elem_bytes
-        contiguous = all(s == int(np.prod(shape[i + 1:], dtype=np.int64)) for i, s in enumerate(strides) if shape[i] > 1)
+        contiguous = all(s == int(np.prod(shape[i + 1:], dtype=np.int64))
+                         for i, s in enumerate(strides) if shape[i] > 1)
         if contiguous and nbytes % itemsize(dtype) == 0:
             shape, strides = (nbytes // itemsize(dtype),), (1,)
         else:
@@ -214,8 +215,8 @@ class Recorder:
 
     def summary(self) -> str:
         kernels = len({(l.kernel, l.source) for l in self.launches})
-        text = (f"{self.total} launch{'es' if self.total != 1 else ''} of {kernels} kernel{'s' if kernels != 1 else ''} "
-                f"captured, {len(self.launches)} different")
+        text = (f"{self.total} launch{'es' if self.total != 1 else ''} of {kernels} "
+                f"kernel{'s' if kernels != 1 else ''} captured, {len(self.launches)} different")
         if self.tuning:
             text += f"; {self.tuning} autotuner benchmark launches not recorded"
         if self.skipped:
@@ -269,14 +270,19 @@ class Recorder:
         if _graph_capturing(handles):
             launch.error = "launched while a CUDA graph was being captured: its inputs could not be copied"
             return self._launch(launch, launcher, call, record=True)
+        # The copies are made on torch's current stream, between device-wide waits: the
+        # program's work before the launch is done, and the launch (on whatever stream) starts
+        # after them.
         synchronize(handles)
         for s, h in zip(launch.storages, handles):
             s.before = snapshot(h)
+        synchronize(handles)
         result = self._launch(launch, launcher, call, record=True)
         if self.keep_outputs and launch.error is None:
             synchronize(handles)
             for s, h in zip(launch.storages, handles):
                 s.after = snapshot(h)
+            synchronize(handles)
             launch.outputs_from = "tri interp (dry run)" if self.dry_run else "triton"
         return result
 
@@ -469,7 +475,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         path = rec.save(a.save, data=a.save_data, relative_to=a.relative_to)
         print(f"{PROG}: wrote {path}", file=sys.stderr)
     failed = bool(status)
-    if not a.no_replay and rec.launches:
+    if not rec.launches:
+        print(f"{PROG}: nothing to replay: {a.script} launched no Triton kernel"
+              + (f" named {', '.join(a.kernel)}" if a.kernel else ""), file=sys.stderr)
+    elif not a.no_replay:
         report = rec.replay(tolerance=Tolerance(a.atol, a.rtol), warmup=a.warmup, rep=a.rep,
                             progress=lambda line: print(line, file=sys.stderr, flush=True))
         report.meta["command"] = " ".join([PROG] + list(argv if argv is not None else sys.argv[1:]))

@@ -14,8 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import Buffer, CompileOptions, Context, DevicePtr, FunctionKind, Kernel, Module, ParamKind, TriError, \
-    TypeKind
+from .. import Buffer, CompileOptions, Context, DevicePtr, FunctionKind, Kernel, Module, TriError, TypeKind
 
 # Triton's element type names (its signature's "*fp32" without the "*") -> (bytes, Tri's dtype, or
 # None where Tri has no such type). Triton's integers are signed or not; Tri's are signless.

@@ -23,8 +23,10 @@ import argparse
 import datetime
 import json
 import math
+import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -105,9 +107,8 @@ class Report:
         if against_triton:
             head += ["Triton ms", "Tri speed / Triton speed"]
         head += ["max error", "Tri compile ms"]
-        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(head)))
-                 + "|"]
-        lines[1] = "|" + "|".join(":---" if h in ("kernel", "shapes", "target", "status") else "---:" for h in head) + "|"
+        align = [":---" if h in ("kernel", "shapes", "target", "status") else "---:" for h in head]
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
         for r in self.rows:
             cells = [r.kernel, r.shapes] + ([r.target] if len(targets) > 1 else []) + [str(r.count), r.status,
                                                                                       _ms(r.tri_ms)]
@@ -369,8 +370,17 @@ def replay(launches: Sequence[Launch], targets: Sequence[str] = ("cpu",), agains
                 times = f"Tri {_ms(row.tri_ms)} ms" + (f", Triton {_ms(row.triton_ms)} ms" if against_triton else "")
                 progress(f"[{i + 1}/{len(launches)}] {row.kernel} {row.shapes} ({target}): {times}: {row.status}")
     meta = {"date": datetime.date.today().isoformat(), "tri": ".".join(map(str, tri_version())),
-            "targets": list(targets), "against": "triton" if against_triton else "saved outputs"}
+            "commit": _commit(), "targets": list(targets), "against": "triton" if against_triton else "saved outputs"}
     return Report(rows, meta)
+
+
+def _commit() -> str:
+    """The git commit of the tree this package was loaded from ("" outside a checkout)."""
+    try:
+        return subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 def replay_recorded(recorder: Any, tolerance: Tolerance = Tolerance(), warmup: float = 25, rep: float = 100,
@@ -429,8 +439,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     report = replay(launches, targets, False, Tolerance(a.atol, a.rtol), repeat=a.repeat,
                     progress=lambda line: print(line, file=sys.stderr, flush=True))
     froms = sorted({l.outputs_from for l in launches if l.outputs_from})
-    report.meta["title"] = (f"Tri's {', '.join(targets)} target{'s' if len(targets) > 1 else ''} on the launches saved in "
-                            f"{a.dir} (expected outputs from {', '.join(froms) or 'nobody: none saved'}); ms: median "
+    report.meta["title"] = (f"Tri's {', '.join(targets)} target{'s' if len(targets) > 1 else ''} on the launches "
+                            f"saved in {a.dir} (expected outputs from {', '.join(froms) or 'nobody: none saved'}); ms: median "
                             "wall time of the launches on the host, do_bench's median on cuda")
     report.meta["command"] = " ".join([PROG] + list(argv if argv is not None else sys.argv[1:]))
     print(report.table(), flush=True)
