@@ -203,6 +203,7 @@ class Recorder:
         self.total = 0
         self.tuning = 0
         self.skipped = 0
+        self.active = True  # False once the capture's block has ended
         self._index: Dict[Tuple, Launch] = {}
         self._lock = threading.RLock()
         self._local = threading.local()
@@ -234,7 +235,11 @@ class Recorder:
             self._local.depth -= 1
 
     def on_launch(self, compiled: Any, launcher: Any, *call: Any) -> Any:
-        """Called instead of Triton's launcher with its arguments; records, then launches."""
+        """Called instead of Triton's launcher with its arguments; records, then launches. A
+        launcher taken during the capture and called after it (a framework that keeps
+        `compiled.run`) just launches."""
+        if not self.active:
+            return launcher(*call)
         if getattr(self._local, "depth", 0):
             with self._lock:
                 self.tuning += 1
@@ -379,6 +384,7 @@ def capture(keep_outputs: bool = False, kernels: Optional[Sequence[str]] = None,
     try:
         yield rec
     finally:
+        rec.active = False
         _active.pop()
         undo()
         if undo_dry:
