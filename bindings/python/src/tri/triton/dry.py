@@ -1,5 +1,5 @@
 """Dry runs: Triton's runtime with no GPU, for capture(dry_run=True). Triton's active driver
-becomes DryDriver, which names an explicit target (cuda sm_ARCH) and device 0 and answers the
+becomes DryDriver, which names an explicit target (cuda sm_ARCH) and a device number no GPU has, and answers the
 autotuner's benchmarks with one launch each and equal times (so it takes the first config), and each compiled kernel
 is given DryLauncher instead of the CUDA launcher: Triton's own binder, specialization and
 compiler (ptxas included) run as they do on a GPU, and each launch runs on Tri's reference
@@ -20,6 +20,10 @@ from .. import Context, TriError
 from .capture import DryLaunchError, describe
 from .launches import Failure, Launch, compile_kernel, tri_arguments, tri_module
 
+# The device number DryDriver reports: not one a GPU has, so that the JIT functions' caches
+# (keyed by device) keep the dry run's binders and kernels apart from any made for a real GPU
+# in the same process.
+DRY_DEVICE = 1 << 16
 # What DryDriver says of its device (an H100's numbers; only Triton's heuristics read them).
 _PROPERTIES = {"max_shared_mem": 232448, "multiprocessor_count": 132, "max_num_regs": 65536, "warpSize": 32,
                "max_threads_per_block": 1024, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000,
@@ -57,15 +61,15 @@ class DryDriver(DriverBase):
         return GPUTarget("cuda", self.arch, 32)
 
     def get_current_device(self) -> int:
-        return 0
+        return DRY_DEVICE
 
     def set_current_device(self, device: int) -> None:
         pass
 
-    def get_current_stream(self, device: int = 0) -> int:
+    def get_current_stream(self, device: int = DRY_DEVICE) -> int:
         return 0
 
-    def get_device_capability(self, device: int = 0):
+    def get_device_capability(self, device: int = DRY_DEVICE):
         return (self.arch // 10, self.arch % 10)
 
     def get_active_torch_device(self):
@@ -142,7 +146,7 @@ def install(arch: int) -> Callable[[List[Launch]], None]:
             compiled.module = compiled.function = compiled._run = None
             fn = getattr(compiled.src, "fn", None)
             if fn is not None:
-                fn.device_caches.clear()  # binders and kernels made for the dry target
+                fn.device_caches.pop(DRY_DEVICE, None)  # binders and kernels made for the dry target
         for launch in launches:
             launch.compiled = None  # no GPU can run these
         context.close()
