@@ -6,11 +6,17 @@
 #   tool    test_tool.py: python3 -m tri.triton on the corpus and on broken inputs. Needs Triton
 #           (pip install triton) as well; without it those tests print "skipped: triton not
 #           installed" and CTest reports the test as skipped.
+#   replay  test_replay.py: the committed capture (tests/triton/capture/) replayed on cpu and
+#           interp by python3 -m tri.triton.replay. NumPy and pytest only, like corpus.
+#   capture test_capture.py: tri.triton.capture's dry run of capture_program.py through Triton's
+#           runtime (no GPU). Needs Triton; skipped like tool without it.
+#   capture_gpu  test_capture_gpu.py: capture and replay on a GPU next to Triton. Needs Triton,
+#           PyTorch and a CUDA device; without them it prints "skipped: no CUDA device".
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (default
 # $TRI_BUILD_DIR/src/libtri.so); PYTHON, a python3 to use before the ones found on PATH.
 set -euo pipefail
 
-what=${1:?usage: run.sh corpus|tool}
+what=${1:?usage: run.sh corpus|tool|replay|capture|capture_gpu}
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 lib=${TRI_LIB:-${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}/src/libtri.so}
 fail() { echo "triton/$what: $*" >&2; exit 1; }
@@ -29,16 +35,16 @@ python_with() {
 }
 
 case $what in
-  corpus) file=test_corpus.py ;;
-  tool) file=test_tool.py ;;
-  *) fail "unknown part '$what' (corpus or tool)" ;;
+  corpus | tool | replay | capture | capture_gpu) file=test_$what.py ;;
+  *) fail "unknown part '$what' (corpus, tool, replay, capture or capture_gpu)" ;;
 esac
 py=$(python_with "numpy, pytest") ||
   fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest" \
     "(bash scripts/install-deps.sh)"
-if [[ $what == tool ]]; then
-  py=$(python_with "numpy, pytest, triton") || true
-  [[ -n $py ]] || py=$(python_with "numpy, pytest")
+if [[ $what == capture_gpu ]]; then
+  py=$(python_with "numpy, pytest, triton, torch") || py=$(python_with "numpy, pytest")
+elif [[ $what == tool || $what == capture ]]; then
+  py=$(python_with "numpy, pytest, triton") || py=$(python_with "numpy, pytest")
 fi
 echo "triton/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')," \
   "triton $("$py" -c 'import triton; print(triton.__version__)' 2>/dev/null || echo 'not installed')"

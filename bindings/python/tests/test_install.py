@@ -22,6 +22,7 @@ def test_the_wheel_installs_and_runs(tmp_path):
     (wheel,) = wheels.glob("tri-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "tri/__init__.py" in names and "tri/_capi.py" in names and "tri/py.typed" in names
+    assert "tri/triton/__init__.py" in names and "tri/triton/capture.py" in names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(target),
                     str(wheel)], check=True, capture_output=True)

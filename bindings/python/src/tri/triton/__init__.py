@@ -28,6 +28,12 @@ depend on where the tree is.
 
 The functions below are the same steps for use from Python: load_exports(path), ttir(export),
 and to_module(context, ttir_text, name).
+
+The submodules capture a running program's launches instead (docs/import.md, "Capture and
+replay"): `with tri.triton.capture() as rec: ...` records every Triton launch, `rec.replay()`
+runs each through Triton and Tri and compares them, `rec.save(DIR)` writes .tri files and a
+manifest; `python3 -m tri.triton.capture script.py` and `python3 -m tri.triton.replay DIR` are
+the same as commands. They are imported when first used (capture, replay, saved, HostTensor).
 """
 
 import argparse
@@ -40,10 +46,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from . import Context, FunctionKind, Module, TriError
+from .. import Context, FunctionKind, Module, TriError
 
 __all__ = ["AuthoringError", "Export", "load_exports", "parse_export", "ttir", "to_module", "main",
-           "TESTED_TRITON_VERSIONS", "DEFAULT_ARCH"]
+           "TESTED_TRITON_VERSIONS", "DEFAULT_ARCH", "capture", "replay", "saved", "HostTensor"]
 
 # Triton versions whose output this module was checked against (docs/import.md), and the oldest
 # it accepts: 3.3 dropped AttrsDescriptor for the (index,) -> [[attr, value]] form used here.
@@ -489,5 +495,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def __getattr__(name: str):
+    # capture, replay and saved on first use, so that `python3 -m tri.triton.capture` runs the
+    # module once and `import tri.triton` stays cheap.
+    if name in ("capture", "replay", "saved", "dry"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "HostTensor":
+        from .arrays import HostTensor
+        return HostTensor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
