@@ -108,6 +108,23 @@ Layout slice(const Layout& l, int axis) {
   return r;
 }
 
+Layout unbroadcast(const Layout& l, const std::vector<bool>& proj) {
+  Layout r;
+  r.shape = l.shape;
+  auto P = [&](Basis b) {
+    for (size_t d = 0; d < b.size(); ++d)
+      if (proj[d]) b[d] = 0;
+    return b;
+  };
+  for (size_t d = 0; d < r.shape.size(); ++d)
+    if (proj[d]) r.shape[d] = 1;
+  for (const Basis& b : l.reg)
+    if (!is_zero(P(b))) r.reg.push_back(P(b));
+  for (const Basis& b : l.lane) r.lane.push_back(P(b));
+  for (const Basis& b : l.warp) r.warp.push_back(P(b));
+  return r;
+}
+
 Layout expand(const Layout& l, int axis) {
   Layout r = l;
   r.shape.insert(r.shape.begin() + axis, 1);

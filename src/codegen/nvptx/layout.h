@@ -63,6 +63,10 @@ std::vector<int> row_major(int rank);
 // The layout of reduce's result along `axis`: registers along the axis dropped, lanes and warps
 // along it replicated, the axis removed.
 Layout slice(const Layout& l, int axis);
+// The layout a broadcast's source (size 1 along the dimensions where proj[d]) would need for a
+// broadcast into l to take its registers as they are: l's bases with those dimensions zeroed,
+// the registers that then hold nothing new dropped.
+Layout unbroadcast(const Layout& l, const std::vector<bool>& proj);
 // expand_dims: a dimension of size 1 inserted at `axis`.
 Layout expand(const Layout& l, int axis);
 // permute: result dimension i is source dimension order[i].

@@ -26,16 +26,19 @@ namespace detail {
 
 llvm::Value* GpuElemEmitter::decode(llvm::Value* bits, Scalar s) {
   // f16 widens with one instruction (cvt.f32.f16, which quiets a signaling NaN as every
-  // conversion does), bf16 with a shift and the same quieting; the f8 formats through the integer
-  // code every backend shares.
+  // conversion does), bf16 with one shift (exact, a signaling NaN staying signaling: docs/ir.md),
+  // the f8 formats through the integer code every backend shares.
   if (s == Scalar::F16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
-  if (s == Scalar::BF16) {
-    llvm::Value* u = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
-    llvm::Value* nan = b_.CreateICmpUGT(b_.CreateAnd(u, 0x7fffffffu), b_.getInt32(0x7f800000u));
-    u = b_.CreateSelect(nan, b_.CreateOr(u, 0x00400000u), u);
-    return b_.CreateBitCast(u, b_.getFloatTy());
-  }
   return emit_small_to_f32(b_, bits, s);
+}
+
+llvm::Value* GpuElemEmitter::half_arith(Opcode code, Scalar s, llvm::Value* a, llvm::Value* b) {
+  if (s == Scalar::BF16 && sm_ < 90) return nullptr;
+  llvm::Type* t = s == Scalar::F16 ? b_.getHalfTy() : b_.getBFloatTy();
+  llvm::Value* x = b_.CreateBitCast(a, t);
+  llvm::Value* y = b_.CreateBitCast(b, t);
+  llvm::Value* r = code == Opcode::Add ? b_.CreateFAdd(x, y) : code == Opcode::Sub ? b_.CreateFSub(x, y) : b_.CreateFMul(x, y);
+  return b_.CreateBitCast(r, a->getType());
 }
 
 llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) {
@@ -380,6 +383,17 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
     if (register_map(v.bcast_src->lay, to, p, &map)) {
       std::vector<llvm::Value*> out;
       for (int64_t r : map) out.push_back(v.bcast_src->regs[r]);
+      return out;
+    }
+    // Otherwise move the source, not the broadcast block: to the layout it needs for `to` to
+    // take its registers (a reload of a row, or an exchange of the row alone through shared
+    // memory, instead of the whole broadcast tile), then spread it.
+    const Layout small = unbroadcast(to, p);
+    if (small.shape == v.bcast_src->shape && register_map(small, to, p, &map)) {
+      const std::vector<llvm::Value*> src =
+          small == v.bcast_src->lay ? v.bcast_src->regs : regs_in(*v.bcast_src, small);
+      std::vector<llvm::Value*> out;
+      for (int64_t r : map) out.push_back(src[r]);
       return out;
     }
   }
@@ -761,10 +775,16 @@ Status GpuLowering::lower_elementwise(OpId o) {
   const Val* anchor = nullptr;
   bool any_lazy = false;
   // The layout of the result: a register operand's, preferring one that cannot be loaded again
-  // in another layout (the others follow it at the price of a reload, not an exchange).
+  // in another layout (the others follow it at the price of a reload, not an exchange), and
+  // least a broadcast's: its layout is its source's with the broadcast dimensions stacked in
+  // registers (a row broadcast over 32 rows holds 32 registers per element of the row), while
+  // any other operand's layout takes the source's registers as they are when its threads hold
+  // them (convert). Rope's `q * cos[None, :]` took the broadcast's layout and loaded q again
+  // element by element in it (2200 SASS instructions against Triton's 144).
+  auto rank = [](const Val& x) { return x.bcast_src ? 0 : x.remat ? 1 : 2; };
   for (ValueId v : ins) {
     const Val& x = val(v);
-    if (x.kind == Val::Kind::Dist && (!anchor || (anchor->remat && !x.remat))) anchor = &x;
+    if (x.kind == Val::Kind::Dist && (!anchor || rank(x) > rank(*anchor))) anchor = &x;
     if (x.kind == Val::Kind::Lazy) any_lazy = true;
   }
   if (!anchor && !any_lazy) {

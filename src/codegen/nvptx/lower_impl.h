@@ -75,6 +75,9 @@ class GpuElemEmitter final : public ElemEmitter {
   llvm::Value* decode(llvm::Value* bits, Scalar s) override;
   llvm::Value* encode(llvm::Value* x, Scalar s, bool rtz) override;
   llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) override;
+  // f16 add/sub/mul in f16 (sm_80 and newer: every architecture Tri targets), bf16 on sm_90
+  // (add.rn.bf16 and the like): one instruction instead of widen, compute, round.
+  llvm::Value* half_arith(Opcode code, Scalar s, llvm::Value* a, llvm::Value* b) override;
   std::string missing;  // the last math function math_fn could not provide
 
  private:
@@ -192,6 +195,11 @@ class GpuLowering {
   // ptr_override: the addresses to use instead of the op's `ptr` operand (get and put: a peer's).
   Status lower_load(OpId o, const Val* ptr_override = nullptr);
   Layout load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec);
+  // When value v (a load's result, elements of eb bytes) only goes through expand_dims to a
+  // broadcast over a tile, the layout of v whose registers the tile's blocked layout takes as
+  // they are (lower_memory.cpp); false otherwise.
+  bool broadcast_layout(ValueId v, int eb, Layout* out);
+  std::map<const ir::Function*, std::vector<std::vector<OpId>>> users_;
   // Loads whose only use is as the initial value of a later `for` of the same block, with
   // nothing but pure ops between (pipeline_loads' prologue): lower_block leaves them to
   // lower_for, which copies those that become shared-memory ring tiles with cp.async straight

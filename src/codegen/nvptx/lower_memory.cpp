@@ -242,7 +242,18 @@ Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
     return Status::ok();
   }
   int vec = 1;
-  const Layout l = load_layout(pv, mv, ptr, eb, &vec);
+  Layout l = load_layout(pv, mv, ptr, eb, &vec);
+  if (ptr.kind != Val::Kind::Dist) {
+    Layout b;
+    if (broadcast_layout(res, eb, &b)) {
+      // A row (bias, weight, cos) that is only broadcast over a tile: loaded in the layout whose
+      // registers the tile's natural layout takes as they are, so the broadcast moves nothing.
+      int d;
+      l = b;
+      const int run = run_of(l, &d);
+      vec = d < 0 ? 1 : std::min(run, mem_vec(pv, mv, d, eb));
+    }
+  }
   const Val* mask = mv != ir::kNoValue ? &val(mv) : nullptr;
   const Val* other = ov != ir::kNoValue ? &val(ov) : nullptr;
   Val v = dist(e, l, emit_load(*f_, o, ptr, mask, other, l, vec, e));
@@ -263,6 +274,55 @@ Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
   }
   set(res, std::move(v));
   return Status::ok();
+}
+
+bool GpuLowering::broadcast_layout(ValueId v, int eb, Layout* out) {
+  // The users of each value of the function, found once per function.
+  auto& users = users_[f_];
+  if (users.empty()) {
+    users.assign(f_->values.size(), {});
+    std::function<void(BlockId)> walk = [&](BlockId b) {
+      for (OpId o : f_->block(b).ops) {
+        for (ValueId x : f_->op(o).operands)
+          if (x != ir::kNoValue) users[x].push_back(o);
+        for (BlockId r : f_->op(o).regions) walk(r);
+      }
+    };
+    walk(f_->body);
+  }
+  // v -> expand_dims* -> broadcast (the first, where every user is one), each expand_dims the
+  // only user of its operand.
+  std::vector<int> inserted;  // the axes expand_dims inserted, in the final shape's numbering
+  ValueId cur = v;
+  for (int steps = 0; steps < 8; ++steps) {
+    if (cur >= users.size() || users[cur].empty()) return false;
+    const bool all_broadcast = std::all_of(users[cur].begin(), users[cur].end(),
+                                           [&](OpId u) { return f_->op(u).code == Opcode::Broadcast; });
+    if (!all_broadcast && users[cur].size() != 1) return false;
+    const ir::OpData& u = f_->op(users[cur][0]);
+    if (u.code == Opcode::ExpandDims) {
+      const int axis = static_cast<int>(f_->attr(users[cur][0], "axis").i);
+      for (int& a : inserted)
+        if (a >= axis) ++a;
+      inserted.push_back(axis);
+      cur = u.results[0];
+      continue;
+    }
+    if (u.code != Opcode::Broadcast || inserted.empty()) return false;
+    const Shape from = shape(f_->type_of(cur)), to = shape(f_->type_of(u.results[0]));
+    std::vector<bool> proj(to.size(), false);
+    for (size_t d = 0; d < to.size(); ++d) proj[d] = from[d] == 1 && to[d] != 1;
+    int64_t n = 1;
+    for (int64_t d : to) n *= d;
+    const int tvec = static_cast<int>(std::min<int64_t>(std::max(1, 16 / eb), std::max<int64_t>(1, n / threads())));
+    Layout l = unbroadcast(blocked(to, row_major(static_cast<int>(to.size())), tvec, opt_.num_warps), proj);
+    std::sort(inserted.rbegin(), inserted.rend());
+    for (int a : inserted) l = slice(l, a);
+    if (l.shape != shape(f_->type_of(v))) return false;
+    *out = l;
+    return true;
+  }
+  return false;
 }
 
 // The layout a load of a block takes: the pointer's own when it has one, else the coalesced one
