@@ -91,6 +91,9 @@ llvm::Value* ElemEmitter::scalar_op(const ir::Function& f, OpId o, EType ret, co
   // approx=true on an op computed in f32 (f16 and bf16 compute in f32 too; f64 stays exact):
   // the backend's approximate version, "<name>.approx" (docs/ir.md, "Approximate math").
   auto approx_f32 = [&]() { return bool_attr(f, o, "approx") && e.s != Scalar::F64; };
+  if (fl && (e.s == Scalar::F16 || e.s == Scalar::BF16) && !e.ptr &&
+      (op.code == Opcode::Add || op.code == Opcode::Sub || op.code == Opcode::Mul))
+    if (llvm::Value* r = half_arith(op.code, e.s, v[0], v[1])) return r;
   switch (op.code) {
     case Opcode::Add:
       return fl ? float_arith(e, v, [&](const V& a) { return b.CreateFAdd(a[0], a[1]); }) : b.CreateAdd(v[0], v[1]);

@@ -49,6 +49,11 @@ class ElemEmitter {
   // the names of ir/math_fns.def, and "exp2.flush" (f32 exp2 with results below 2^-126 made +0).
   // nullptr when the target cannot compute it.
   virtual llvm::Value* math_fn(const std::string& name, const std::vector<llvm::Value*>& args) = 0;
+  // add, sub or mul (`code`) of two f16 or bf16 values (their bits) in the type itself, or
+  // nullptr where the target has no such instruction. The result must equal the f32 computation
+  // rounded to the type, which holds for these ops: f32 has more than twice their precision plus
+  // two bits, so rounding twice gives the correctly rounded result.
+  virtual llvm::Value* half_arith(ir::Opcode code, ir::Scalar s, llvm::Value* a, llvm::Value* b) { return nullptr; }
 
   // ---- elements (scalar_ops.h says how each type is held in registers)
   llvm::Type* reg_ty(EType e) const;

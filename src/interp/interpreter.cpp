@@ -1273,7 +1273,10 @@ Status Interp::exec_elementwise(Frame& fr, OpId o) {
           break;
         case Opcode::FPTrunc:
         case Opcode::FPExt:
-          out = encode_float(decode_float(x[0], is), os, rounding);
+          // bf16 -> f32 is exact, a signaling NaN staying signaling (docs/ir.md); every other
+          // conversion quiets it.
+          if (code == Opcode::FPExt && is == Scalar::BF16 && os == Scalar::F32) out = (x[0] & 0xffff) << 16;
+          else out = encode_float(decode_float(x[0], is), os, rounding);
           break;
         case Opcode::FPToSI:
         case Opcode::FPToUI:
