@@ -9,7 +9,8 @@ records every Triton launch and then replays each one through Tri on the same te
 Triton's own launch (outputs compared, both timed):
 
     TRI_LIBRARY=build/src/libtri.so.0 PYTHONPATH=bindings/python/src \\
-        python3 -m tri.triton.capture --json out.json bench/gpu/library_ops.py [liger] [fla] [flag_gems] [--small]
+        python3 -m tri.triton.capture --json out.json bench/libraries/library_ops.py [liger] [fla] [flag_gems] \
+            [--small] [--all-configs]
 
 Each op runs in its own try block: a library that is missing, or an op whose signature changed
 between versions, prints one line and the rest go on. The libraries travel to the GPU machine as
@@ -22,6 +23,19 @@ import traceback
 import torch
 
 SMALL = "--small" in sys.argv
+if "--all-configs" not in sys.argv:
+    # Autotuned kernels keep their first config only: fla's chunked kernels autotune dozens of
+    # configs per kernel at first use (minutes of compiling before one op has run). Tri and Triton
+    # then run that same config; --all-configs lets every library tune as it would.
+    import triton.runtime.autotuner as _at
+
+    _init = _at.Autotuner.__init__
+
+    def _first_config_only(self, *args, **kwargs):
+        _init(self, *args, **kwargs)
+        self.configs = self.configs[:1]
+
+    _at.Autotuner.__init__ = _first_config_only
 WANT = [a for a in sys.argv[1:] if not a.startswith("--")] or ["liger", "fla", "flag_gems"]
 DEV = "cuda"
 # LLM-ish sizes: 4096 tokens of a 4096-wide model (a 7B layer), a 32k vocabulary.
@@ -77,7 +91,7 @@ def liger_ops():
         (q2.float().sum() + k2.float().sum()).backward()
     run("liger rope", rope)
     run("liger cross_entropy", lambda: fwd_bwd(L.LigerCrossEntropyFunction.apply(
-        rand(TOK, VOCAB, grad=True), torch.randint(0, VOCAB, (TOK,), device=DEV))))
+        rand(TOK, VOCAB, grad=True), torch.randint(0, VOCAB, (TOK,), device=DEV), None)))
     run("liger fused_linear_cross_entropy", lambda: fwd_bwd(L.LigerFusedLinearCrossEntropyFunction.apply(
         rand(TOK, HID, grad=True), rand(VOCAB, HID, grad=True, scale=0.02),
         torch.randint(0, VOCAB, (TOK,), device=DEV))))

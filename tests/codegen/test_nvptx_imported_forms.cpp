@@ -148,6 +148,71 @@ kernel @k(%b: ptr<f16> {align=16}, %o: ptr<f16> {align=16}, %N: i32 {divisible=1
   assert_int_equal(count(ptx, "ld.global.b16") + count(ptx, "ld.global.nc.b16"), 0);
 }
 
+// A row (a bias, a weight, rope's cos) loaded, then broadcast over a tile and multiplied with
+// the tile: the row is loaded 16 bytes at a time in the layout whose registers the tile's layout
+// takes as they are, so nothing goes through shared memory, and the tile keeps its own layout
+// (not the broadcast's, which would hold its 32 rows in registers and load the tile again).
+void row_broadcast_over_a_tile_moves_nothing(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%q: ptr<bf16> {align=16}, %c: ptr<bf16> {align=16}, %o: ptr<bf16> {align=16}) {
+  %cols = arange[start=0, end=64] : <64 x i32>
+  %cb = splat %c : <64 x ptr<bf16>>
+  %cp = addptr %cb, %cols : <64 x ptr<bf16>>
+  %row = load %cp : <64 x bf16>
+  %rows = arange[start=0, end=32] : <32 x i32>
+  %re = expand_dims[axis=1] %rows : <32 x 1 x i32>
+  %c64 = const[value=64] : <32 x 1 x i32>
+  %ro = mul %re, %c64 : <32 x 1 x i32>
+  %rb = broadcast %ro : <32 x 64 x i32>
+  %ce = expand_dims[axis=0] %cols : <1 x 64 x i32>
+  %cb2 = broadcast %ce : <32 x 64 x i32>
+  %off = add %rb, %cb2 : <32 x 64 x i32>
+  %qb = splat %q : <32 x 64 x ptr<bf16>>
+  %qp = addptr %qb, %off : <32 x 64 x ptr<bf16>>
+  %tile = load %qp : <32 x 64 x bf16>
+  %r1 = expand_dims[axis=0] %row : <1 x 64 x bf16>
+  %rt = broadcast %r1 : <32 x 64 x bf16>
+  %p = mul %tile, %rt : <32 x 64 x bf16>
+  %ob = splat %o : <32 x 64 x ptr<bf16>>
+  %op = addptr %ob, %off : <32 x 64 x ptr<bf16>>
+  store %op, %p
+  return
+}
+)");
+  assert_int_equal(count(ptx, "st.shared"), 0);
+  assert_int_equal(count(ptx, "bar.sync"), 0);
+  assert_int_equal(count(ptx, "ld.global.b16"), 0);
+  assert_true(count(ptx, "ld.global.v4.b32") >= 2);  // the row and the tile, 16 bytes at a time
+}
+
+// f16 and bf16 add/sub/mul are one instruction in the type on sm_90 (the same bits as widening,
+// computing in f32 and rounding: f32 has more than twice their precision plus two bits).
+void half_arithmetic_is_native_on_sm90(void**) {
+  for (const char* t : {"f16", "bf16"}) {
+    const std::string T = t;
+    const std::string ptx = compile(R"(
+kernel @k(%x: ptr<)" + T + R"(> {align=16}, %y: ptr<)" + T + R"(> {align=16}) {
+  %r = arange[start=0, end=256] : <256 x i32>
+  %xb = splat %x : <256 x ptr<)" + T + R"(>>
+  %xp = addptr %xb, %r : <256 x ptr<)" + T + R"(>>
+  %xv = load %xp : <256 x )" + T + R"(>
+  %yb = splat %y : <256 x ptr<)" + T + R"(>>
+  %yp = addptr %yb, %r : <256 x ptr<)" + T + R"(>>
+  %yv = load %yp : <256 x )" + T + R"(>
+  %m = mul %xv, %yv : <256 x )" + T + R"(>
+  %s = add %m, %xv : <256 x )" + T + R"(>
+  %d = sub %s, %yv : <256 x )" + T + R"(>
+  store %xp, %d
+  return
+}
+)");
+    assert_true(count(ptx, "mul.rn." + T) > 0);
+    assert_true(count(ptx, "add.rn." + T) > 0);
+    assert_true(count(ptx, "sub.rn." + T) > 0);
+    assert_int_equal(count(ptx, "cvt.rn." + T + ".f32") + count(ptx, "cvt.rn." + T + "x2.f32"), 0);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -156,6 +221,8 @@ int main() {
       cmocka_unit_test(ordered_region_stays_in_order),
       cmocka_unit_test(approx_math_uses_the_approximate_instructions),
       cmocka_unit_test(signed_wrap_loads_vectors),
+      cmocka_unit_test(row_broadcast_over_a_tile_moves_nothing),
+      cmocka_unit_test(half_arithmetic_is_native_on_sm90),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -623,6 +623,9 @@ void Reader::op_extern(const std::string&) {
       std::vector<Attr> attrs;
       if (l.code == Opcode::FMin || l.code == Opcode::FMax) attrs.push_back(Attr::of_enum(l.nan_ignore));
       if (l.code == Opcode::MathCall) attrs.push_back(Attr::of_str(n));
+      // libdevice's rsqrtf and fast_expf are the approximate instructions (rsqrt.approx, and
+      // ex2.approx of x log2 e): approx=true says so (docs/import.md).
+      if ((n == "rsqrt" || n == "fast_exp") && approx_f32(t)) attrs.push_back(Attr::of_bool(true));
       set_results({make1(l.code, args, t, attrs)});
       return true;
     }
