@@ -127,6 +127,7 @@ def host_cases(ctx):
     emit("numpy arrays, plan", lambda: run(x, x, OUT, 3000, form="plan"), "fast")
     emit("read-only input", lambda: run(ro, ro, OUT, 2999), "fast")
     emit("2-d contiguous input", lambda: run(x.reshape(30, 100), x, OUT, 3000), "fast")
+    emit("empty arrays", lambda: run(x[:0], x[:0], OUT, 0, grid=1), "fast")
     emit("grid tuple", lambda: run(x, x, OUT, 3000, grid=(3,)), "fast")
     emit("grid list of 3", lambda: run(x, x, OUT, 3000, grid=[3, 1, 1]), "fast")
     emit("empty grid", lambda: run(x, x, OUT, 3000, grid=0), "fast")
