@@ -285,6 +285,10 @@ class FakeTorch:
             def element_size(self):
                 return self.dtype.itemsize
 
+            @property
+            def nbytes(self):
+                return self._numel * self.dtype.itemsize
+
             def stride(self):
                 if self._strides is not None:
                     return self._strides

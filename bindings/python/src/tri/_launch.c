@@ -77,7 +77,7 @@ static int g_torch_count;
 /* Interned attribute names. */
 static PyObject *s_address, *s_nbytes, *s_dtype, *s_cai, *s_mask, *s_typestr, *s_shape, *s_data, *s_strides,
     *s_version, *s_stream, *s_cuda_stream_proto, *s_cuda_stream, *s_ptr, *s_handle, *s_is_cuda, *s_requires_grad,
-    *s_is_contiguous, *s_numel, *s_data_ptr, *s_launch_py, *s_getitem_py, *s_plan_launch_py;
+    *s_is_contiguous, *s_data_ptr, *s_launch_py, *s_getitem_py, *s_plan_launch_py;
 
 /* NumPy's array object as its public ABI lays it out (numpy/ndarraytypes.h, PyArrayObject_fields,
  * unchanged since NumPy 1.7 and in 2.x); init() checks these reads against NumPy's own answers and
@@ -382,12 +382,14 @@ static int read_torch(PyObject* v, const Param* p, tri_arg* a) {
   if (t->dtype != p->dtype) goto done;
   Py_SETREF(o, PyObject_CallMethodNoArgs(v, s_is_contiguous));
   if (o != Py_True) goto done;
-  Py_SETREF(o, PyObject_CallMethodNoArgs(v, s_numel));
-  uint64_t count, address;
-  if (!o || !read_u64(o, &count) || count == 0) goto done;
+  /* nbytes (a property: cheaper than numel()) is numel() * element_size(), as the interface
+   * counts; an empty tensor, whose interface gives address 0, takes the Python path. */
+  Py_SETREF(o, PyObject_GetAttr(v, s_nbytes));
+  uint64_t nbytes, address;
+  if (!o || !read_u64(o, &nbytes) || nbytes == 0 || nbytes % (uint64_t)t->itemsize) goto done;
   if (!(ptr = PyObject_CallMethodNoArgs(v, s_data_ptr)) || !read_u64(ptr, &address)) goto done;
   a->value.p = (const void*)(uintptr_t)address;
-  a->extent = count * (uint64_t)t->itemsize;
+  a->extent = nbytes;
   ok = 1;
 done:
   Py_XDECREF(o);
@@ -1037,7 +1039,7 @@ PyMODINIT_FUNC PyInit__launch(void) {
       intern(&s_cuda_stream_proto, "__cuda_stream__") || intern(&s_cuda_stream, "cuda_stream") ||
       intern(&s_ptr, "ptr") || intern(&s_handle, "handle") || intern(&s_is_cuda, "is_cuda") ||
       intern(&s_requires_grad, "requires_grad") || intern(&s_is_contiguous, "is_contiguous") ||
-      intern(&s_numel, "numel") || intern(&s_data_ptr, "data_ptr") || intern(&s_launch_py, "_launch_py") ||
+      intern(&s_data_ptr, "data_ptr") || intern(&s_launch_py, "_launch_py") ||
       intern(&s_getitem_py, "_getitem_py") || intern(&s_plan_launch_py, "_plan_launch_py"))
     return NULL;
   PyTypeObject* types[] = {&HandleType, &LockType, &KernelBaseType, &BoundType, &PlanBaseType};
