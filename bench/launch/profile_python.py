@@ -10,7 +10,9 @@ the binding, and says which launch path is active (tri.launch_path(), where it e
 
 usage: python3 bench/launch/profile_python.py [--lib build/src/libtri.so]
                                                [--fake-libcuda build/tests/libfake_libcuda.so]
-                                               [--top 12] [--json FILE]
+                                               [--package DIR] [--top 12] [--json FILE]
+--package: the folder holding the `tri` package to profile (default bindings/python/src; an
+older one from `git archive COMMIT bindings/python/src | tar -x -C DIR` profiles that commit's).
 Prints Markdown."""
 import argparse
 import cProfile
@@ -83,6 +85,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=os.environ.get("TRI_LIBRARY", os.path.join(ROOT, "build/src/libtri.so")))
     ap.add_argument("--fake-libcuda", default=os.path.join(ROOT, "build/tests/libfake_libcuda.so"))
+    ap.add_argument("--package", default=os.path.join(ROOT, "bindings", "python", "src"))
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -90,7 +93,7 @@ def main():
     fake = os.path.exists(a.fake_libcuda)
     if fake:
         os.environ["TRI_LIBCUDA"] = os.path.abspath(a.fake_libcuda)
-    sys.path.insert(0, os.path.join(ROOT, "bindings", "python", "src"))
+    sys.path.insert(0, os.path.abspath(a.package))
     import numpy as np
     import tri
 

@@ -335,7 +335,8 @@ def main():
             print(f"skipped: no CUDA device ({e})")
             return
     print(json.dumps({"language": "python", "target": a.target, "launch_path": tri.launch_path(),
-                      "python": sys.version.split()[0], "rows": rows}, indent=1))
+                      "launch_path_note": tri._fast_missing, "python": sys.version.split()[0], "rows": rows},
+                     indent=1))
 
 
 if __name__ == "__main__":
