@@ -388,6 +388,12 @@ def cuda_cases(ctx, fake_path):
     emit("cuda: CAI list shape and data", lambda: seen(CAI(shape=[3000], data=[0x7000, False]), d, d, 3000), "fast")
     emit("cuda: CAI null data", lambda: seen(CAI(data=(None, False)), d, d, 3000), "fast")
     emit("cuda: CAI without version", lambda: seen(_no_version(), d, d, 3000), "fast")
+    emit("cuda: CAI with CuPy's descr", lambda: seen(CAI(descr=[("", "<f4")]), d, d, 3000), "fast")
+    built = {"".join(["type", "str"]): "<f4", "".join(["sha", "pe"]): (3000,), "".join(["da", "ta"]): (0x7000, False),
+             "".join(["ver", "sion"]): 3, "".join(["str", "eam"]): S2}  # keys that are not interned strings
+    emit("cuda: CAI with keys made at run time", lambda: seen(types.SimpleNamespace(__cuda_array_interface__=built),
+                                                              d, d, 3000), "fast")
+    emit("cuda: CAI with a key that is not a string", lambda: seen(_odd_key(), d, d, 3000), "python")
     emit("cuda: CAI contiguous strides", lambda: seen(CAI(shape=(30, 100), strides=(400, 4)), d, d, 3000), "fast")
     emit("cuda: CAI unit dimension with any stride", lambda: seen(CAI(shape=(1, 3000), strides=(7, 4)), d, d, 3000),
          "fast")
@@ -445,6 +451,12 @@ def cuda_cases(ctx, fake_path):
 
     # A subclass is read through its interface, as the Python path reads it.
     emit("torch: a subclass", lambda: seen(SubTensor(0xA000, (3000,), torch.float32), t, t, 3000), "fast")
+
+
+def _odd_key():
+    c = CAI()
+    c.__cuda_array_interface__[7] = "seven"
+    return c
 
 
 def _no_version():

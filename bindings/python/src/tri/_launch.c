@@ -21,6 +21,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pythread.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -62,6 +63,7 @@ static PyObject* g_typestr;        /* __cuda_array_interface__ typestr -> (dtype
 static PyTypeObject* g_torch_tensor; /* torch.Tensor once register_torch() was called */
 static PyObject* g_learn;             /* learn(value, dtype, itemsize): see read_pointer */
 static PyTypeObject* g_not_torch;     /* the last "Tensor" type learn() said is not torch's */
+static const PyTypeObject* g_plain_type; /* the last type seen whose name is not "Tensor" */
 static unsigned long long g_fast, g_fallback; /* launches each path took (counters()) */
 
 typedef struct {
@@ -182,7 +184,18 @@ static uintptr_t handle_enter(Handle* h) {
 
 static int handle_exit(Handle* h) {
   h->busy--;
-  return handle_destroy(h, handle_take(h));
+  uintptr_t p = handle_take(h);
+  if (!p) return 0;
+  /* The last use of a handle closed meanwhile: destroy it, keeping an error already raised (the
+   * launch's) in front of one the destroy might raise. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  int r = handle_destroy(h, p);
+  if (type) {
+    if (r < 0) PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+  }
+  return r;
 }
 
 static PyObject* Handle_acquire(Handle* self, PyObject* unused) {
@@ -314,12 +327,18 @@ static int fail(void) {
   return 0;
 }
 
-/* An exact int in [0, 2^64). */
+/* An exact int in [0, 2^64). (Where long is 64 bits PyLong_AsUnsignedLong is the quicker: the
+ * long long form goes through a byte array.) */
 static int read_u64(PyObject* v, uint64_t* out) {
   if (!PyLong_CheckExact(v)) return 0;
+#if ULONG_MAX == UINT64_MAX
+  unsigned long x = PyLong_AsUnsignedLong(v);
+  if (x == (unsigned long)-1 && PyErr_Occurred()) return fail();
+#else
   unsigned long long x = PyLong_AsUnsignedLongLong(v);
   if (x == (unsigned long long)-1 && PyErr_Occurred()) return fail();
-  *out = x;
+#endif
+  *out = (uint64_t)x;
   return 1;
 }
 
@@ -418,15 +437,30 @@ static int read_cai(PyObject* v, const Param* p, tri_arg* a, int64_t* wait, int*
   PyObject* cai = NULL;
   int ok = 0;
   if (lookup_attr(v, s_cai, &cai) <= 0 || !PyDict_CheckExact(cai)) goto done;
-  PyObject* x = PyDict_GetItemWithError(cai, s_mask);
-  if ((x && x != Py_None) || PyErr_Occurred()) goto done;
-  PyObject* typestr = PyDict_GetItemWithError(cai, s_typestr);
+  /* One pass over the dict (a handful of entries) in place of a lookup per field. */
+  PyObject *mask = NULL, *typestr = NULL, *shape = NULL, *data = NULL, *strides = NULL, *version = NULL,
+           *stream = NULL;
+  PyObject* const names[] = {s_mask, s_typestr, s_shape, s_data, s_strides, s_version, s_stream};
+  PyObject** const slots[] = {&mask, &typestr, &shape, &data, &strides, &version, &stream};
+  enum { NAMES = sizeof names / sizeof names[0] };
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(cai, &pos, &key, &value)) {
+    int i = 0;
+    while (i < NAMES && key != names[i]) ++i;
+    if (i == NAMES) {
+      if (!PyUnicode_CheckExact(key)) goto done; /* a key only dict.get's equality could match */
+      i = 0;
+      while (i < NAMES && PyUnicode_Compare(key, names[i]) != 0) ++i;
+    }
+    if (i < NAMES) *slots[i] = value;
+  }
+  if (mask && mask != Py_None) goto done;
   if (!typestr || !PyUnicode_CheckExact(typestr)) goto done;
   PyObject* known = PyDict_GetItemWithError(g_typestr, typestr);
   if (!known) goto done;
   long dtype = PyLong_AsLong(PyTuple_GET_ITEM(known, 0)), itemsize = PyLong_AsLong(PyTuple_GET_ITEM(known, 1));
   if (dtype != p->dtype) goto done;
-  PyObject* shape = PyDict_GetItemWithError(cai, s_shape);
   if (!shape || !is_seq(shape)) goto done;
   Py_ssize_t nd = seq_len(shape);
   if (nd > 64) goto done;
@@ -437,13 +471,10 @@ static int read_cai(PyObject* v, const Param* p, tri_arg* a, int64_t* wait, int*
     count *= (uint64_t)dims[i];
     if (count > ((uint64_t)1 << 56)) goto done;
   }
-  PyObject* data = PyDict_GetItemWithError(cai, s_data);
   if (!data || !is_seq(data) || seq_len(data) < 1) goto done;
   PyObject* d0 = PyTuple_CheckExact(data) ? PyTuple_GET_ITEM(data, 0) : PyList_GET_ITEM(data, 0);
   uint64_t address = 0;
   if (d0 != Py_None && !read_u64(d0, &address)) goto done;
-  PyObject* strides = PyDict_GetItemWithError(cai, s_strides);
-  if (PyErr_Occurred()) goto done;
   if (strides && strides != Py_None) {
     /* zip(reversed(shape), reversed(strides)): the shorter one decides. */
     if (!is_seq(strides)) goto done;
@@ -456,27 +487,19 @@ static int read_cai(PyObject* v, const Param* p, tri_arg* a, int64_t* wait, int*
       expect *= dim;
     }
   }
-  PyObject* version = PyDict_GetItemWithError(cai, s_version);
   int64_t ver = 0;
   if (version) {
     if (!PyLong_CheckExact(version)) goto done;
     int overflow;
     ver = PyLong_AsLongLongAndOverflow(version, &overflow);
     if (overflow) goto done;
-  } else if (PyErr_Occurred()) {
-    goto done;
   }
   *wait = NO_WAIT;
   *version_out = ver;
-  if (ver >= 3) {
-    PyObject* s = PyDict_GetItemWithError(cai, s_stream);
-    if (s && s != Py_None) {
-      uint64_t st;
-      if (!read_u64(s, &st) || st == 0 || st > INT64_MAX) goto done;
-      *wait = (int64_t)st;
-    } else if (PyErr_Occurred()) {
-      goto done;
-    }
+  if (ver >= 3 && stream && stream != Py_None) {
+    uint64_t st;
+    if (!read_u64(stream, &st) || st == 0 || st > INT64_MAX) goto done;
+    *wait = (int64_t)st;
   }
   a->value.p = (const void*)(uintptr_t)address;
   a->extent = count * (uint64_t)itemsize;
@@ -508,7 +531,11 @@ static int read_pointer(PyObject* v, const Param* p, int device, tri_arg* a, int
   if (!read_cai(v, p, a, wait, &itemsize, &version)) return 0;
   /* A torch tensor read through its interface (version 2: no stream) teaches read_torch its
    * dtype; the Python side checks that it is torch's own Tensor. */
-  if (version < 3 && g_learn && type != g_not_torch && strcmp(type->tp_name, "Tensor") == 0) {
+  if (version < 3 && g_learn && type != g_not_torch && type != g_plain_type) {
+    if (strcmp(type->tp_name, "Tensor") != 0) {
+      g_plain_type = type; /* compared by address only: never dereferenced */
+      return 1;
+    }
     PyObject* r = PyObject_CallFunction(g_learn, "Oii", v, (int)a->dtype, itemsize);
     if (!r) {
       PyErr_Clear();
