@@ -77,7 +77,16 @@ def python_extension(bin_dir, env):
     found = glob.glob(os.path.join(tmp, "tri", "_launch*.so"))
     if found:
         return found[0], ""
-    return None, f"no {made} and it could not be built here: {(p.stderr or p.stdout).strip()[-500:]}"
+    # Without setuptools: the compiler and Python's headers directly (what Triton's launcher stubs need too).
+    out = os.path.join(tmp, "_launch" + suffix)
+    cc = [os.environ.get("CC", "cc"), "-O2", "-std=c11", "-shared", "-fPIC",
+          "-I" + sysconfig.get_paths()["include"], os.path.join(ROOT, "bindings", "python", "src", "tri", "_launch.c"),
+          "-o", out]
+    q = subprocess.run(cc, capture_output=True, text=True)
+    if q.returncode == 0:
+        return out, ""
+    return None, (f"no {made}, and it could not be built here: setup.py said {(p.stderr or p.stdout).strip()[-300:]}; "
+                  f"{' '.join(cc)} said {q.stderr.strip()[-300:]}")
 
 
 def languages(bin_dir, target, env, batch, rounds):
