@@ -188,6 +188,14 @@ static int handle_exit(Handle* h) {
   if (!p) return 0;
   /* The last use of a handle closed meanwhile: destroy it, keeping an error already raised (the
    * launch's) in front of one the destroy might raise. */
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* raised = PyErr_GetRaisedException();
+  int r = handle_destroy(h, p);
+  if (raised) {
+    if (r < 0) PyErr_Clear();
+    PyErr_SetRaisedException(raised);
+  }
+#else
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   int r = handle_destroy(h, p);
@@ -195,6 +203,7 @@ static int handle_exit(Handle* h) {
     if (r < 0) PyErr_Clear();
     PyErr_Restore(type, value, tb);
   }
+#endif
   return r;
 }
 
