@@ -15,6 +15,7 @@
 #   cargo rustc golang-go          the Rust and Go bindings' tests (bindings/, tests/bindings.cmake)
 #   python3-numpy python3-pytest   the Python bindings' tests, and python3 for the binding checks;
 #   python3-pip python3-setuptools   building and installing the Python package's wheel offline
+#   python3-dev                      the Python package's compiled launch path (tri/_launch.c)
 set -euo pipefail
 
 packages=(
@@ -22,7 +23,7 @@ packages=(
   llvm-19-dev zlib1g-dev libzstd-dev libxml2-dev libz3-dev
   libxxhash-dev libcmocka-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev
-  cargo rustc golang-go python3-numpy python3-pytest python3-pip python3-setuptools
+  cargo rustc golang-go python3-numpy python3-pytest python3-pip python3-setuptools python3-dev
 )
 
 missing=()

@@ -2,8 +2,10 @@
 # (tests/bindings/run.sh finds the toolchain or fails saying which Debian package is missing),
 # plus the checks that keep them in step with include/tri/tri.h: tri-sys is generated from the
 # current header, every header function is bound in every language or listed as deliberately
-# unbound, and every Julia ccall matches the header.
-foreach(what rust rust-sys python go julia coverage tools)
+# unbound, and every Julia ccall matches the header. Python runs twice: with its compiled launch
+# path (tri/_launch.c) and on the pure-Python one. launch-bench builds and briefly runs the launch
+# benchmark of every language (bench/launch).
+foreach(what rust rust-sys python python-pure go julia coverage tools launch-bench)
   set(name bindings/${what})
   add_test(NAME ${name} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bindings/run.sh ${what})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"

@@ -2,7 +2,9 @@
 // cgo pointer rules. Go pointers (the slices given to Launch) reach C only as direct call
 // arguments, never stored inside Go or C memory, which Go 1.19 (no runtime.Pinner) requires.
 // Streams and device pointers are integers on the Go side (uintptr, uint64) and become void*
-// only in C, so no integer is ever converted to an unsafe.Pointer in Go.
+// only in C, so no integer is ever converted to an unsafe.Pointer in Go. The launch helpers take
+// C pointers (handles, C memory) as uintptr_t too: with Go 1.19's cgo every pointer-typed
+// argument of a call costs a heap allocation, an integer none.
 
 package tri
 
@@ -30,23 +32,32 @@ tri_result tri_go_set_log(tri_context_options* options, uintptr_t handle, int32_
 #define TRI_GO_MAX_BUFFERS 16
 
 // Launches on `stream` with the buffers given as arguments: buffer j is the pointer of argument
-// slot[j]. The arguments are copied to C memory and the pointers placed there, so neither Go
-// memory nor C memory keeps a Go pointer after the call.
-tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
-                                const tri_arg* args, uint32_t n, const uint32_t* slot, uint32_t nbuf,
-                                void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
-                                void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14,
-                                void* b15) {
+// slot[j]. The arguments (`args`, `slot`: C memory, see encodedCall) are copied and the pointers
+// placed in the copy, so neither Go memory nor C memory keeps a Go pointer after the call.
+tri_result tri_go_launch(uintptr_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
+                         uintptr_t args, uint32_t n, uintptr_t slots, uint32_t nbuf,
+                         void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
+                         void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14, void* b15) {
   void* b[TRI_GO_MAX_BUFFERS] = {b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15};
+  const uint32_t* slot = (const uint32_t*)slots;
   tri_arg local[32];
   tri_arg* a = n <= 32 ? local : (tri_arg*)malloc(sizeof(tri_arg) * n);
   if (!a) return TRI_ERROR_OUT_OF_MEMORY;
-  if (n) memcpy(a, args, sizeof(tri_arg) * n);
+  if (n) memcpy(a, (const tri_arg*)args, sizeof(tri_arg) * n);
   for (uint32_t j = 0; j < nbuf && j < TRI_GO_MAX_BUFFERS; ++j) a[slot[j]].value.p = b[j];
-  tri_result r = tri_launch(kernel, gx, gy, gz, (void*)stream, a, n);
+  tri_result r = tri_launch((const tri_kernel*)kernel, gx, gy, gz, (void*)stream, a, n);
   if (a != local) free(a);
   return r;
 }
+
+// A launch whose arguments hold no Go memory (device pointers, C memory, scalars): the arguments
+// are in C memory already and go to tri_launch as they are; every argument is an integer.
+tri_result tri_go_launch_c(uintptr_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
+                           uintptr_t args, uint32_t n) {
+  return tri_launch((const tri_kernel*)kernel, gx, gy, gz, (void*)stream, (const tri_arg*)args, n);
+}
+
+tri_result tri_go_plan_launch(uintptr_t plan) { return tri_launch_plan_launch((tri_launch_plan*)plan); }
 
 // Exported from tune.go.
 extern void triGoTuneGrid(void* user, uint32_t config, uint32_t* grid);

@@ -7,10 +7,12 @@ package tri
 /*
 #include <stdlib.h>
 #include <tri/tri.h>
-tri_result tri_go_launch(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
-                         const tri_arg* args, uint32_t n, const uint32_t* slot, uint32_t nbuf,
+tri_result tri_go_launch(uintptr_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
+                         uintptr_t args, uint32_t n, uintptr_t slots, uint32_t nbuf,
                          void* b0, void* b1, void* b2, void* b3, void* b4, void* b5, void* b6, void* b7,
                          void* b8, void* b9, void* b10, void* b11, void* b12, void* b13, void* b14, void* b15);
+tri_result tri_go_launch_c(uintptr_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
+                           uintptr_t args, uint32_t n);
 */
 import "C"
 
@@ -480,21 +482,25 @@ func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) 
 		return e, err
 	}
 	p := k.params[i]
-	where := fmt.Sprintf("argument %d (%%%s) of kernel @%s is %s", i, p.Name, k.name, p.TypeText)
+	// The messages are made only when an argument is refused: a launch that goes through
+	// formats nothing and allocates nothing here.
+	where := func() string {
+		return fmt.Sprintf("argument %d (%%%s) of kernel @%s is %s", i, p.Name, k.name, p.TypeText)
+	}
 	a := &e.raw
 	a.dtype = C.int32_t(p.DType)
 	switch p.Kind {
 	case Pointer:
 		a.kind = C.TRI_TYPE_POINTER
-		takes := "a slice of " + p.DType.String() + " (or a Buffer or HostMemory)"
-		if device {
-			takes = "a DevicePtr of " + p.DType.String() + " (the kernel runs on the GPU)"
-		} else if forPlan {
-			takes = "a HostMemory or Buffer of " + p.DType.String() + " (a plan keeps its pointers in C memory, " +
-				"where cgo forbids Go memory: a slice can only be passed to Launch)"
-		}
 		refuse := func() (encodedArg, error) {
-			return e, errorf(CodeLaunchArgs, "%s, so it takes %s, but %s was given", where, takes, describe(v))
+			takes := "a slice of " + p.DType.String() + " (or a Buffer or HostMemory)"
+			if device {
+				takes = "a DevicePtr of " + p.DType.String() + " (the kernel runs on the GPU)"
+			} else if forPlan {
+				takes = "a HostMemory or Buffer of " + p.DType.String() + " (a plan keeps its pointers in C memory, " +
+					"where cgo forbids Go memory: a slice can only be passed to Launch)"
+			}
+			return e, errorf(CodeLaunchArgs, "%s, so it takes %s, but %s was given", where(), takes, describe(v))
 		}
 		switch b := v.(type) {
 		case DevicePtr:
@@ -541,7 +547,7 @@ func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) 
 			case int:
 				f = float64(x)
 			default:
-				return e, errorf(CodeLaunchArgs, "%s, so it takes a float, but %s was given", where, describe(x))
+				return e, errorf(CodeLaunchArgs, "%s, so it takes a float, but %s was given", where(), describe(x))
 			}
 			*(*C.double)(unsafe.Pointer(&a.value[0])) = C.double(f)
 			break
@@ -550,7 +556,7 @@ func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) 
 		switch x := v.(type) {
 		case bool:
 			if p.DType != I1 {
-				return e, errorf(CodeLaunchArgs, "%s, so it takes an integer, but a bool was given", where)
+				return e, errorf(CodeLaunchArgs, "%s, so it takes an integer, but a bool was given", where())
 			}
 			if x {
 				n = 1
@@ -559,23 +565,23 @@ func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) 
 			n = toInt64(x)
 		case uint:
 			if uint64(x) > math.MaxInt64 {
-				return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
+				return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where(), x)
 			}
 			n = int64(x)
 		case uint64:
 			if x > math.MaxInt64 && p.DType != I64 {
-				return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, x)
+				return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where(), x)
 			}
 			n = int64(x)
 		default:
-			return e, errorf(CodeLaunchArgs, "%s, so it takes an integer, but %s was given", where, describe(x))
+			return e, errorf(CodeLaunchArgs, "%s, so it takes an integer, but %s was given", where(), describe(x))
 		}
 		if lo, hi := intRange(p.DType); n < lo || n > hi {
-			return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where, n)
+			return e, errorf(CodeLaunchArgs, "%s, and %d does not fit in it", where(), n)
 		}
 		*(*C.int64_t)(unsafe.Pointer(&a.value[0])) = C.int64_t(n)
 	default:
-		return e, errorf(CodeLaunchArgs, "%s, which a launch cannot pass", where)
+		return e, errorf(CodeLaunchArgs, "%s, which a launch cannot pass", where())
 	}
 	return e, nil
 }
@@ -613,27 +619,85 @@ func (k *Kernel) LaunchOn(stream Stream, grid Grid, args ...interface{}) error {
 	if err != nil {
 		return err
 	}
-	b := &c.bufs
 	err = k.use(func(kr *C.tri_kernel) error {
+		kp, ap := C.uintptr_t(uintptr(unsafe.Pointer(kr))), C.uintptr_t(uintptr(unsafe.Pointer(&c.raw[0])))
+		gx, gy, gz, n := C.uint32_t(grid.X), C.uint32_t(grid.Y), C.uint32_t(grid.Z), C.uint32_t(len(args))
+		if c.nbuf == 0 {
+			return call(func() C.tri_result { return C.tri_go_launch_c(kp, gx, gy, gz, C.uintptr_t(stream), ap, n) })
+		}
+		b := &c.bufs
+		sp := C.uintptr_t(uintptr(unsafe.Pointer(&c.slots[0])))
 		return call(func() C.tri_result {
-			return C.tri_go_launch(kr, C.uint32_t(grid.X), C.uint32_t(grid.Y), C.uint32_t(grid.Z), C.uintptr_t(stream),
-				&c.raw[0], C.uint32_t(len(args)), &c.slots[0], C.uint32_t(c.nbuf), b[0], b[1], b[2], b[3], b[4], b[5],
-				b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+			return C.tri_go_launch(kp, gx, gy, gz, C.uintptr_t(stream), ap, n, sp, C.uint32_t(c.nbuf), b[0], b[1], b[2],
+				b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
 		})
 	})
 	// The slices' memory must stay reachable until the C call has returned.
 	runtime.KeepAlive(args)
+	c.release()
 	return err
 }
 
 // encodedCall is a launch's arguments as tri_go_launch and tri_go_tune take them: the tri_args,
 // and the Go memory that reaches C only as direct call arguments (bufs[j] is argument slots[j]'s
-// pointer). raw and slots are never empty, so &raw[0] and &slots[0] exist.
+// pointer). raw and slots are never empty, so &raw[0] and &slots[0] exist. encodeCall's are C
+// memory (the launch passes their addresses as integers) and come from callPool when the launch
+// has at most maxPooledArgs arguments, so that a launch allocates nothing; release gives them
+// back. Team launches make theirs in Go memory.
 type encodedCall struct {
-	raw   []C.tri_arg
-	slots []C.uint32_t
-	bufs  [maxBuffers]unsafe.Pointer
-	nbuf  int
+	raw    []C.tri_arg
+	slots  []C.uint32_t
+	bufs   [maxBuffers]unsafe.Pointer
+	nbuf   int
+	cmem   unsafe.Pointer // the C memory behind raw and slots, or nil
+	pooled bool
+}
+
+const maxPooledArgs = 32
+
+// newCCall is an encodedCall whose raw (n+1 arguments) and slots are in C memory, freed by its
+// finalizer (pooled ones live as long as the pool keeps them) or by release.
+func newCCall(n int) *encodedCall {
+	rawBytes := C.size_t(n+1) * C.size_t(unsafe.Sizeof(C.tri_arg{}))
+	mem := C.calloc(1, rawBytes+C.size_t(maxBuffers+1)*C.size_t(unsafe.Sizeof(C.uint32_t(0))))
+	if mem == nil {
+		panic("tri: out of C memory for launch arguments")
+	}
+	c := &encodedCall{cmem: mem}
+	c.raw = unsafe.Slice((*C.tri_arg)(mem), n+1)
+	c.slots = unsafe.Slice((*C.uint32_t)(unsafe.Add(mem, rawBytes)), maxBuffers+1)[:0]
+	return c
+}
+
+func freeCCall(c *encodedCall) {
+	if c.cmem != nil {
+		C.free(c.cmem)
+		c.cmem = nil
+	}
+}
+
+var callPool = sync.Pool{New: func() interface{} {
+	c := newCCall(maxPooledArgs)
+	c.pooled = true
+	runtime.SetFinalizer(c, freeCCall)
+	return c
+}}
+
+// release gives a call's C memory back (to the pool, for pooled ones), dropping its references
+// to the caller's memory.
+func (c *encodedCall) release() {
+	if c.cmem == nil {
+		return
+	}
+	c.bufs = [maxBuffers]unsafe.Pointer{}
+	c.nbuf = 0
+	if !c.pooled {
+		freeCCall(c)
+		return
+	}
+	c.raw = unsafe.Slice((*C.tri_arg)(c.cmem), maxPooledArgs+1)
+	c.slots = c.slots[:0]
+	callPool.Put(c)
 }
 
 // encodeCall checks the count and every argument and encodes them for a direct call.
@@ -641,15 +705,23 @@ func (k *Kernel) encodeCall(args []interface{}) (*encodedCall, error) {
 	if err := k.checkCount(args); err != nil {
 		return nil, err
 	}
-	c := &encodedCall{raw: make([]C.tri_arg, len(args)+1)}
+	var c *encodedCall
+	if len(args) <= maxPooledArgs {
+		c = callPool.Get().(*encodedCall)
+		c.raw = c.raw[:len(args)+1]
+	} else {
+		c = newCCall(len(args))
+	}
 	for i, v := range args {
 		e, err := k.encode(i, v, false)
 		if err != nil {
+			c.release()
 			return nil, err
 		}
 		c.raw[i] = e.raw
 		if e.goPtr != nil {
 			if c.nbuf == maxBuffers {
+				c.release()
 				return nil, errorf(CodeLaunchArgs, "kernel @%s takes more than %d buffers, the most one Go launch passes",
 					k.name, maxBuffers)
 			}

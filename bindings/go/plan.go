@@ -10,12 +10,14 @@ package tri
 tri_result tri_go_plan_create(const tri_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
                               const tri_arg* args, uint32_t n, tri_launch_plan** out);
 tri_result tri_go_plan_set_stream(tri_launch_plan* plan, uintptr_t stream);
+tri_result tri_go_plan_launch(uintptr_t plan);
 */
 import "C"
 
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // LaunchPlan is a prepared launch (Kernel.Plan, Kernel.PlanOn). It keeps its kernel alive and
@@ -107,7 +109,8 @@ func (p *LaunchPlan) SetStream(stream Stream) error {
 // Launch launches as LaunchOn would with the plan's kernel, grid, stream and arguments.
 func (p *LaunchPlan) Launch() error {
 	return p.use(func(raw *C.tri_launch_plan) error {
-		return call(func() C.tri_result { return C.tri_launch_plan_launch(raw) })
+		h := C.uintptr_t(uintptr(unsafe.Pointer(raw))) // an integer: no allocation (see cgo.go)
+		return call(func() C.tri_result { return C.tri_go_plan_launch(h) })
 	})
 }
 

@@ -324,6 +324,7 @@ func (m *Module) Tune(name string, opts *CompileOptions, t TuneOptions, args ...
 	if err != nil {
 		return nil, nil, err
 	}
+	defer enc.release()
 	var space *C.tri_tune_space
 	if err := call(func() C.tri_result { return C.tri_tune_space_create(&space) }); err != nil {
 		return nil, nil, err

@@ -47,7 +47,8 @@ def allowed(h: triheader.Header, ctype: str, result: bool) -> Set[str]:
         if base in h.opaque:
             return {"Ptr{Cvoid}"}
         if base in STRUCTS:
-            return {f"Ptr{{{STRUCTS[base]}}}", f"Ref{{{STRUCTS[base]}}}"}
+            # Ref{NTuple{N,T}}: an array of N structs passed from an isbits tuple.
+            return {f"Ptr{{{STRUCTS[base]}}}", f"Ref{{{STRUCTS[base]}}}", f"Ref{{NTuple{{N,{STRUCTS[base]}}}}}"}
         if base in SCALAR and not result:
             return {f"{w}{{{t}}}" for t in SCALAR[base] for w in ("Ref", "Ptr")}
         return set()

@@ -3,12 +3,14 @@
 # (tests/bindings.cmake). Each toolchain comes from Debian's packages (scripts/install-deps.sh);
 # a missing one fails the test with the package to install, never skips it.
 #
-# usage: tests/bindings/run.sh rust|rust-sys|go|python|julia|coverage|tools
+# usage: tests/bindings/run.sh rust|rust-sys|go|python|python-pure|julia|coverage|tools|launch-bench
+# (python: the package with its compiled launch path, tri/_launch.c, built here into the build
+# tree; python-pure: the same tests on the pure-Python path, TRI_PYTHON_EXTENSION=0)
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (the library file, default
 # $TRI_BUILD_DIR/src/libtri.so); CARGO, GO, PYTHON override the tools found.
 set -euo pipefail
 
-what=${1:?usage: run.sh rust|rust-sys|go|python|julia|coverage|tools}
+what=${1:?usage: run.sh rust|rust-sys|go|python|python-pure|julia|coverage|tools|launch-bench}
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 build=${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}
@@ -68,12 +70,27 @@ case $what in
     "$go" vet ./...
     exec "$go" test -count=1 ./...
     ;;
-  python)
+  python | python-pure)
     py=$(python_with "numpy, pytest") ||
       fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest (bash scripts/install-deps.sh)"
-    echo "bindings/python: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
+    echo "bindings/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
     cd "$src/bindings/python"
     export TRI_LIBRARY=$lib PYTHONPATH=$src/bindings/python/src${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1
+    # The fake CUDA driver (tests/cuda/fake_libcuda.c) lets the launch-path tests run "cuda" launches.
+    fake=$build/tests/libfake_libcuda.so
+    [[ -f $fake ]] || fail "no fake CUDA driver at $fake (build the fake_libcuda target)"
+    export TRI_TEST_FAKE_LIBCUDA=$fake
+    if [[ $what == python-pure ]]; then
+      export TRI_PYTHON_EXTENSION=0
+    else
+      # The compiled launch path, built by setup.py (as a wheel builds it) into the build tree.
+      ext=$work/python-ext
+      "$py" setup.py -q build_ext --build-lib "$ext/lib" --build-temp "$ext/tmp" >"$ext.log" 2>&1 ||
+        fail "building tri/_launch.c failed (a C compiler and Debian's python3-dev are needed): $(tail -5 "$ext.log")"
+      so=$(ls "$ext"/lib/tri/_launch*.so 2>/dev/null | head -1)
+      [[ -n $so ]] || fail "setup.py build_ext made no tri/_launch*.so (install Debian's python3-dev): $(tail -5 "$ext.log")"
+      export TRI_PYTHON_EXTENSION=1 TRI_PYTHON_EXTENSION_PATH=$so
+    fi
     exec "$py" -m pytest -q -p no:cacheprovider tests
     ;;
   julia)
@@ -87,6 +104,30 @@ case $what in
   tools)
     py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
     exec "$py" "$src/bindings/tools/test_tools.py"
+    ;;
+  launch-bench)
+    # bench/launch builds and runs (a few launches per method): every language's benchmark on the
+    # "cpu" target and, through the fake driver, on "cuda", each giving its call and plan rows.
+    py=$(python_with "numpy") || fail "no python3 with numpy (bash scripts/install-deps.sh)"
+    [[ -z ${CARGO:-} && -x /usr/bin/cargo ]] && export CARGO=/usr/bin/cargo
+    PYTHON=$py bash "$src/bench/launch/build.sh" "$build"
+    out=$work/launch-results
+    rm -rf "$out"
+    "$py" "$src/bench/launch/run.py" --target cpu --lib "$lib" --bin "$build/launch-bench" \
+      --fake-libcuda "$build/tests/libfake_libcuda.so" --out "$out" --batch 20 --rounds 3 >/dev/null
+    exec "$py" - "$out" <<'CHECK'
+import glob, json, sys
+(path,) = glob.glob(sys.argv[1] + "/launch-bindings-cpu-*.json")
+rows = {r["workload"]: r for r in json.load(open(path))["rows"]}
+for lang in ("c", "rust", "go", "python"):
+    for kind in ("call", "plan"):
+        for label in ("", ", fake cuda driver"):
+            name = f"launch {lang} {kind}{label}"
+            assert name in rows and rows[name]["tri"] > 0, f"no {name!r} row in {path}: {sorted(rows)}"
+assert rows["launch python call"]["launch_path"] == "extension", rows["launch python call"]
+assert "launch python call, pure-Python path" in rows
+print(f"bench/launch: {len(rows)} rows")
+CHECK
     ;;
   *) fail "unknown binding '$what'" ;;
 esac

@@ -8,7 +8,10 @@
  * layer does right or wrong with contexts, modules, logs and errors shows up here; whether the PTX
  * itself is right only a GPU can tell.
  *
- * Counters (fake_cuda_counter) let a test check the warm path: module loads and context switches. */
+ * Counters (fake_cuda_counter) let a test check the warm path: module loads and context switches;
+ * and what the last launch was given: "launches", "last_stream", "last_arg0" (the first
+ * parameter's 8 bytes, a pointer for the kernels Tri's tests launch), "last_grid_x", and
+ * "stream_waits" (cuStreamWaitEvent calls). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -32,11 +35,16 @@ typedef struct Graph { Launch* rec; int nrec; } Graph;
 
 static _Thread_local Ctx* t_current;
 static Ctx g_primary[2] = {{0, 1, 0}, {1, 1, 0}};
-static long g_loads, g_switches;
+static long g_loads, g_switches, g_launches, g_last_stream, g_last_arg0, g_last_grid_x, g_stream_waits;
 
 long fake_cuda_counter(const char* name) {
   if (strcmp(name, "module_loads") == 0) return g_loads;
   if (strcmp(name, "context_switches") == 0) return g_switches;
+  if (strcmp(name, "launches") == 0) return g_launches;
+  if (strcmp(name, "last_stream") == 0) return g_last_stream;
+  if (strcmp(name, "last_arg0") == 0) return g_last_arg0;
+  if (strcmp(name, "last_grid_x") == 0) return g_last_grid_x;
+  if (strcmp(name, "stream_waits") == 0) return g_stream_waits;
   return -1;
 }
 
@@ -136,6 +144,20 @@ CUresult cuCtxSetCurrent(Ctx* c) {
   return OK;
 }
 CUresult cuCtxGetDevice(int* d) { NEED_CTX(); *d = t_current->device; return OK; }
+/* A one-deep stack is all the Python binding's stream ordering (tri/_device.py) needs. */
+static _Thread_local Ctx* t_pushed;
+CUresult cuCtxPushCurrent_v2(Ctx* c) {
+  if (!c || !c->alive) return INVALID_CONTEXT;
+  t_pushed = t_current;
+  t_current = c;
+  return OK;
+}
+CUresult cuCtxPopCurrent_v2(Ctx** c) {
+  if (c) *c = t_current;
+  t_current = t_pushed;
+  t_pushed = NULL;
+  return OK;
+}
 CUresult cuCtxSynchronize(void) { NEED_CTX(); return OK; }
 
 /* JIT: PTX that mentions "frobnicate" is rejected with a ptxas-like log. */
@@ -252,6 +274,10 @@ CUresult cuLaunchKernel(Fn* f, unsigned gx, unsigned gy, unsigned gz, unsigned b
   l.args[0] = *(unsigned long long*)params[0];
   l.args[1] = *(uint32_t*)params[1];
   l.args[2] = *(uint32_t*)params[2];
+  g_launches++;
+  g_last_stream = (long)(uintptr_t)s;
+  g_last_arg0 = (long)l.args[0];
+  g_last_grid_x = (long)gx;
   if (s && s->capturing) {
     s->rec = realloc(s->rec, sizeof(Launch) * (size_t)(s->nrec + 1));
     s->rec[s->nrec++] = l;
@@ -339,6 +365,12 @@ CUresult cuEventRecord(Event* e, Stream* s) {
   return OK;
 }
 CUresult cuEventSynchronize(Event* e) { return e->recorded ? OK : INVALID_VALUE; }
+CUresult cuStreamWaitEvent(Stream* s, Event* e, unsigned flags) {
+  NEED_CTX();
+  if (flags || !e->recorded || (s && s->ctx != t_current)) return INVALID_VALUE;
+  g_stream_waits++;
+  return OK;
+}
 CUresult cuEventElapsedTime(float* ms, Event* a, Event* b) {
   if (!a->recorded || !b->recorded) return INVALID_VALUE;
   *ms = 0.25f;

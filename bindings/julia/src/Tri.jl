@@ -657,8 +657,13 @@ function device_address(value)
     return reinterpret(UInt64, p)
 end
 
+# The bits of an integer dtype (I1 .. I64).
+intbits(d::DType) = d == I1 ? 1 : d == I8 ? 8 : d == I16 ? 16 : d == I32 ? 32 : 64
+
 function encode(k::Kernel, i::Int, p::Param, value)
-    where = "argument $(i - 1) (%$(p.name)) of kernel @$(k.name) is $(p.type_text)"
+    # The message is made only when the argument is refused: a launch that goes through
+    # builds no string.
+    where() = "argument $(i - 1) (%$(p.name)) of kernel @$(k.name) is $(p.type_text)"
     if p.type_kind == TRI_TYPE_POINTER
         if on_device(k)
             if value isa DevicePtr && value.dtype == p.dtype
@@ -668,29 +673,29 @@ function encode(k::Kernel, i::Int, p::Param, value)
             if addr !== nothing && haskey(JULIA_DTYPES, eltype(value)) && JULIA_DTYPES[eltype(value)] == p.dtype
                 return TriArg(addr, UInt64(sizeof(eltype(value)) * length(value)), TRI_TYPE_POINTER, Int32(p.dtype))
             end
-            throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, so it takes device memory of $(irname(p.dtype)) (a " *
+            throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), so it takes device memory of $(irname(p.dtype)) (a " *
                                                   "DevicePtr or a device array; the kernel runs on the GPU), but a $(typeof(value)) was given"))
         end
         if !(value isa Array) || !haskey(JULIA_DTYPES, eltype(value)) || JULIA_DTYPES[eltype(value)] != p.dtype
             throw(TriError(TRI_ERROR_LAUNCH_ARGS,
-                           "$where, so it takes an Array of $(irname(p.dtype)), but a $(typeof(value)) was given"))
+                           "$(where()), so it takes an Array of $(irname(p.dtype)), but a $(typeof(value)) was given"))
         end
         return TriArg(UInt64(UInt(pointer(value))), UInt64(sizeof(value)), TRI_TYPE_POINTER, Int32(p.dtype))
     elseif p.type_kind == TRI_TYPE_SCALAR
         if isfloat(p.dtype)
             value isa Real && !(value isa Bool) ||
-                throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, so it takes a number, but a $(typeof(value)) was given"))
+                throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), so it takes a number, but a $(typeof(value)) was given"))
             return TriArg(reinterpret(UInt64, Float64(value)), 0, TRI_TYPE_SCALAR, Int32(p.dtype))
         end
         value isa Integer ||
-            throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, so it takes an integer, but a $(typeof(value)) was given"))
-        bits = Dict(I1 => 1, I8 => 8, I16 => 16, I32 => 32, I64 => 64)[p.dtype]
+            throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), so it takes an integer, but a $(typeof(value)) was given"))
+        bits = intbits(p.dtype)
         lo, hi = bits == 1 ? (0, 1) : bits == 64 ? (typemin(Int64), typemax(Int64)) :
                  (-(Int64(1) << (bits - 1)), (Int64(1) << bits) - 1)
-        lo <= value <= hi || throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, and $value does not fit in it"))
+        lo <= value <= hi || throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), and $value does not fit in it"))
         return TriArg(reinterpret(UInt64, Int64(value)), 0, TRI_TYPE_SCALAR, Int32(p.dtype))
     end
-    throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$where, which a launch cannot pass"))
+    throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), which a launch cannot pass"))
 end
 
 # A CUstream: nothing (the default stream), a Ptr, an integer handle, or an object with a `handle`
@@ -707,14 +712,32 @@ function grid3(grid)
     return (g..., 1, 1)[1:3]
 end
 
-function encode_all(k::Kernel, args)
+function check_count(k::Kernel, args)
     on_device(k)
     if length(args) != length(k.params)
         sig = join(["%$(p.name): $(p.type_text)" for p in k.params], ", ")
         throw(TriError(TRI_ERROR_LAUNCH_ARGS,
                        "kernel @$(k.name) takes $(length(k.params)) arguments ($sig), but $(length(args)) were given"))
     end
-    return [encode(k, i, k.params[i], args[i]) for i in 1:length(args)]
+    return nothing
+end
+
+function encode_all(k::Kernel, args)
+    check_count(k, args)
+    return TriArg[encode(k, i, k.params[i], args[i]) for i in 1:length(args)]
+end
+
+# A launch's arguments as a tuple of TriArgs (an isbits value, so the launch allocates no array):
+# encode_tuple(k, 1, args...) after check_count.
+@inline encode_tuple(k::Kernel, i::Int) = ()
+@inline encode_tuple(k::Kernel, i::Int, v, rest...) = (encode(k, i, k.params[i], v), encode_tuple(k, i + 1, rest...)...)
+
+# tri_launch with the arguments passed by reference from the tuple (ccall places an isbits value
+# given for a Ref argument in a temporary of its own: no heap allocation).
+function launch_tuple(kp::Ptr{Cvoid}, gx, gy, gz, stream::Ptr{Cvoid}, raw::NTuple{N,TriArg}) where {N}
+    return ccall((:tri_launch, libtri), Int32,
+                 (Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{Cvoid}, Ref{NTuple{N,TriArg}}, UInt32),
+                 kp, gx, gy, gz, stream, raw, N)
 end
 
 """Runs the kernel over `grid` (an integer or a tuple of 1 to 3). Host kernels ("cpu", "interp")
@@ -724,10 +747,10 @@ finished; "cuda" kernels take DevicePtrs or device arrays (CUDA.jl's CuArray) an
 scalars."""
 function launch(k::Kernel, grid, args...; stream = nothing)
     gx, gy, gz = grid3(grid)
-    raw = encode_all(k, args)
-    GC.@preserve args raw begin
-        check(ccall((:tri_launch, libtri), Int32, (Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{Cvoid}, Ptr{TriArg}, UInt32),
-                    live(k.ptr, "the kernel"), gx, gy, gz, stream_ptr(stream), raw, length(raw)))
+    check_count(k, args)
+    raw = encode_tuple(k, 1, args...)
+    GC.@preserve args begin
+        check(launch_tuple(live(k.ptr, "the kernel"), gx, gy, gz, stream_ptr(stream), raw))
     end
     return nothing
 end

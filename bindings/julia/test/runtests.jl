@@ -107,6 +107,22 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         @test_throws TriError launch(p)
     end
 
+    @testset "launches allocate nothing" begin
+        # Julia's side of a launch: arguments encoded into an isbits tuple passed by reference, a
+        # plan's launch one ccall. Warmed up first, so compilation is not counted.
+        k = compile(load_module(ctx, joinpath(EXAMPLES, "vector_add.tri")), "vector_add")
+        x = Float32.(1:1000)
+        out = zeros(Float32, 1000)
+        direct(k, x, out) = launch(k, 1, x, x, out, Int32(1000))
+        direct(k, x, out)
+        @test out == 2 .* x
+        @test (@allocated direct(k, x, out)) == 0
+        p = plan(k, 1, x, x, out, Int32(1000))
+        launch(p)
+        @test (@allocated launch(p)) == 0
+        close(p)
+    end
+
     @testset "gpu code, variants, cancel, limits" begin
         m = load_module(ctx, joinpath(EXAMPLES, "vector_add.tri"))
         g = compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 8)

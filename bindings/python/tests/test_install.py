@@ -1,6 +1,7 @@
 """The package installs with pip: a wheel built from a copy of bindings/python (offline, with
-the system's setuptools) installs into a fresh folder, and the installed package finds libtri
-through TRI_LIBRARY and runs a kernel."""
+the system's setuptools, which compiles the launch path tri/_launch.c) installs into a fresh
+folder, and the installed package finds libtri through TRI_LIBRARY, loads its own compiled launch
+path and runs a kernel."""
 
 import os
 import shutil
@@ -23,6 +24,7 @@ def test_the_wheel_installs_and_runs(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "tri/__init__.py" in names and "tri/_capi.py" in names and "tri/py.typed" in names
     assert "tri/triton/__init__.py" in names and "tri/triton/capture.py" in names
+    assert any(n.startswith("tri/_launch") and n.endswith(".so") for n in names), names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(target),
                     str(wheel)], check=True, capture_output=True)
@@ -31,12 +33,17 @@ def test_the_wheel_installs_and_runs(tmp_path):
         f"ctx = tri.Context(); k = ctx.load({str(EXAMPLES / 'vector_add.tri')!r}).compile('vector_add')\n"
         "x = np.arange(7, dtype=np.float32); out = np.zeros_like(x); k[1](x, x, out, 7)\n"
         "assert (out == 2 * x).all(), out\n"
+        "assert tri.launch_path() == 'extension'\n"
         "print(tri.__file__)\n"
+        "print(tri._fast.__file__)\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(target))
+    # The installed package's own extension, required.
+    env = {k: v for k, v in os.environ.items() if k != "TRI_PYTHON_EXTENSION_PATH"}
+    env.update(PYTHONPATH=str(target), TRI_PYTHON_EXTENSION="1")
     run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert Path(run.stdout.strip()).is_relative_to(target)
+    package, extension = run.stdout.split()
+    assert Path(package).is_relative_to(target) and Path(extension).is_relative_to(target)
 
 
 def test_libtri_is_found_in_the_package_folder_or_named_by_the_environment(tmp_path):

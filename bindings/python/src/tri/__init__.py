@@ -31,13 +31,14 @@ import numpy as np
 
 from . import _capi as C
 from . import _device
+from . import _ext
 from ._capi import lib as _lib
 
 __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
     "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
     "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "Team", "TEAM_ID_BYTES", "version",
-    "last_error_message",
+    "last_error_message", "launch_path",
 ]
 
 __version__ = "0.2.0"
@@ -313,9 +314,14 @@ class CompileOptions:
     arg_specialization: Mapping[int, bool] = field(default_factory=dict)
 
 
-class _Handle:
+def _closed_error(what: str) -> TriError:
+    return TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"{what} is closed (close() or its with-block ended); make a new one")
+
+
+class _PyHandle:
     """A C handle that may be closed while other threads use it: close() marks it closed at once
-    and the handle is destroyed when the last call using it returns."""
+    and the handle is destroyed when the last call using it returns. (tri/_launch.c's Handle does
+    the same where the compiled launch path is loaded.)"""
 
     __slots__ = ("_ptr", "_destroy", "_what", "_lock", "_busy", "_closed")
 
@@ -328,8 +334,7 @@ class _Handle:
     def acquire(self) -> int:
         with self._lock:
             if self._closed:
-                raise TriError(C.TRI_ERROR_INVALID_ARGUMENT,
-                               f"{self._what} is closed (close() or its with-block ended); make a new one")
+                raise _closed_error(self._what)
             self._busy += 1
             return self._ptr
 
@@ -356,6 +361,26 @@ class _Handle:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+# The compiled launch path (tri/_launch.c), when it loads: its Handle replaces _PyHandle, its Lock
+# guards launch plans, and Kernel and LaunchPlan take their hot methods from its base classes.
+_fast, _fast_missing = _ext.load()
+if _fast is not None and not _ext.setup(_fast, _lib, ctypes.sizeof(C.Arg), _check, _closed_error, DevicePtr, Buffer,
+                                        _NUMPY_DTYPES):
+    _fast, _fast_missing = None, "the library's tri_arg is not the 24 bytes the extension was written for"
+_Handle = _fast.Handle if _fast is not None else _PyHandle
+_Lock = _fast.Lock if _fast is not None else threading.Lock
+_KernelBase = _fast.KernelBase if _fast is not None else type("_KernelBase", (), {"__slots__": ()})
+_PlanBase = _fast.PlanBase if _fast is not None else type("_PlanBase", (), {"__slots__": ()})
+
+
+def launch_path() -> str:
+    """Which launch path is active: "extension" (the compiled hot path, tri/_launch.c: a launch
+    costs about a microsecond of Python on top of the library's) or "python" (the pure-Python
+    path: the extension was not built, or TRI_PYTHON_EXTENSION=0 turned it off). Both check the
+    same things and raise the same errors."""
+    return "extension" if _fast is not None else "python"
 
 
 class _Owner:
@@ -885,6 +910,16 @@ def _stream(stream: Any) -> int:
         raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, f"stream: {e}") from None
 
 
+def _array_address(a: np.ndarray) -> int:
+    """The address NumPy's a.ctypes.data gives, the cheapest way there is: a ctypes view of a
+    writable array's buffer (a third of the cost of __array_interface__); the interface for
+    read-only and empty arrays."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return a.__array_interface__["data"][0]
+
+
 class _Encoded:
     """One argument as the C API takes it, with what must outlive its use: the objects that own
     the memory, and the stream a v3 __cuda_array_interface__ asked to be synchronized with."""
@@ -894,7 +929,7 @@ class _Encoded:
         self.arg, self.keep, self.wait = arg, keep, wait
 
 
-class Kernel(_Owner):
+class Kernel(_KernelBase, _Owner):
     """A kernel compiled for one target and specialization. Launch it with
     `kernel.launch(grid, *args, stream=None)` or `kernel[grid](*args, stream=None)`, or prepare
     a launch with `kernel.plan(grid, *args)`. Pointers: NumPy arrays (dtype the pointee's) or
@@ -915,7 +950,32 @@ class Kernel(_Owner):
         """A Kernel around a handle the library made (tri_tune's chosen kernel)."""
         k = cls._shell(module, name, options)
         k._h = _Handle(handle, _lib.tri_kernel_destroy, f"kernel @{name}")
+        k._setup_fast_path()
         return k
+
+    def _setup_fast_path(self) -> None:
+        """Tells the compiled launch path (tri/_launch.c) the handle and, per runtime parameter,
+        what it takes: (0: pointer; 1: integer in lo..hi; 2: float; 3: nothing it handles, dtype,
+        lo, hi). Kernels of targets this package does not launch are left to the Python path."""
+        if _fast is None:
+            return
+        if self._target not in _HOST_TARGETS and self._target not in _CUDA_TARGETS:
+            self._launch_setup(None, (), False)
+            return
+        spec = []
+        for p in self.params:
+            if p.type_kind == TypeKind.POINTER:
+                spec.append((0, int(p.dtype), 0, 0))
+            elif p.type_kind == TypeKind.SCALAR and p.dtype.is_float:
+                spec.append((2, int(p.dtype), 0, 0))
+            elif p.type_kind == TypeKind.SCALAR:
+                bits = _INT_BITS[p.dtype]
+                lo, hi = (0, 1) if bits == 1 else (-(1 << (bits - 1)), (1 << bits) - 1)
+                # Values past int64 (an i64 given as an unsigned 64-bit value) take the Python path.
+                spec.append((1, int(p.dtype), lo, min(hi, (1 << 63) - 1)))
+            else:
+                spec.append((3, int(p.dtype), 0, 0))
+        self._launch_setup(self._h, tuple(spec), self._on_device())
 
     def __init__(self, module: Module, name: str, options: CompileOptions):
         self.module = module
@@ -937,6 +997,7 @@ class Kernel(_Owner):
         if len(self.params) != count.value:
             raise TriError(C.TRI_ERROR_INTERNAL, f"kernel @{name} reflects {len(self.params)} runtime parameters "
                                                  f"but takes {count.value} arguments")
+        self._setup_fast_path()
 
     @property
     def arg_count(self) -> int:
@@ -945,6 +1006,17 @@ class Kernel(_Owner):
     @property
     def target(self) -> str:
         return self._target
+
+    @property
+    def _target(self) -> str:
+        """The target as compiled, whatever happens to `options` later."""
+        return self._target_name
+
+    @_target.setter
+    def _target(self, value: str) -> None:
+        self._target_name = value
+        if getattr(self, "_h", None) is not None:  # what the compiled launch path knows follows it
+            self._setup_fast_path()
 
     def _blob(self, fn, *args) -> bytes:
         out = _out_handle()
@@ -996,51 +1068,56 @@ class Kernel(_Owner):
                                                     f"({sig}), but {len(args)} were given")
 
     def _pointer(self, i: int, p: Param, value: Any, stream: int) -> _Encoded:
+        # The messages are made only when an argument is refused: a launch that goes through
+        # builds no string.
         a = C.Arg()
         a.kind, a.dtype = C.TRI_TYPE_POINTER, int(p.dtype)
-        where = self._where(i, p)
         device = self._on_device()
-        runs = self._runs()
         if isinstance(value, (np.ndarray, Buffer)):
             if device:
                 raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
-                               f"{where}, but a host {'array' if isinstance(value, np.ndarray) else 'Buffer'} was "
-                               f"given and {runs}: pass device memory (a torch/CuPy array on the GPU, or "
-                               "tri.DevicePtr)")
+                               f"{self._where(i, p)}, but a host "
+                               f"{'array' if isinstance(value, np.ndarray) else 'Buffer'} was given and "
+                               f"{self._runs()}: pass device memory (a torch/CuPy array on the GPU, or tri.DevicePtr)")
             if isinstance(value, Buffer):
                 if value.dtype != p.dtype:
-                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but a Buffer of {value.dtype.ir_name} was given")
+                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
+                                   f"{self._where(i, p)}, but a Buffer of {value.dtype.ir_name} was given")
                 a.value.p, a.extent = value.address, value.nbytes
                 return _Encoded(a)
             got = _NUMPY_DTYPES.get(value.dtype)
             if got != p.dtype:
-                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, so it takes an array of {p.dtype.ir_name}, "
-                                                        f"but an array of {value.dtype} was given")
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, so it takes an array of "
+                                                        f"{p.dtype.ir_name}, but an array of {value.dtype} was given")
             if not value.flags.c_contiguous:
-                raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
-                               f"{where}, but the array given is not contiguous (pass numpy.ascontiguousarray(a))")
-            a.value.p, a.extent = value.ctypes.data, value.nbytes
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but the array given is not contiguous "
+                                                        "(pass numpy.ascontiguousarray(a))")
+            a.value.p, a.extent = _array_address(value), value.nbytes
             return _Encoded(a, (value,))
         if isinstance(value, DevicePtr):
             if not device:
-                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but a DevicePtr was given and {runs}: pass host "
-                                                        "memory (a NumPy array or tri.Buffer)")
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but a DevicePtr was given and "
+                                                        f"{self._runs()}: pass host memory (a NumPy array or "
+                                                        "tri.Buffer)")
             if value.dtype != p.dtype:
-                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but a DevicePtr of {value.dtype.ir_name} was given")
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
+                               f"{self._where(i, p)}, but a DevicePtr of {value.dtype.ir_name} was given")
             a.value.p, a.extent = value.address, value.nbytes
             return _Encoded(a)
-        view = self._view(where, value, stream)
+        view = self._view(i, p, value, stream)
         if view.device != device:
-            raise self._wrong_memory(where, view.device, view.origin)
+            raise self._wrong_memory(self._where(i, p), view.device, view.origin)
         if view.np_dtype is not None:
             got = _NUMPY_DTYPES.get(view.np_dtype)
-            got_name = str(view.np_dtype) + (" (a type NumPy has no name for)" if view.np_dtype.kind == "V" else "")
         else:
             got = DType.BF16 if _device.dl_is_bf16(view) else None
-            got_name = "bfloat16" if got else f"DLPack type code {view.dl_dtype[0]} of {view.dl_dtype[1]} bits"
         if got != p.dtype:
-            raise TriError(C.TRI_ERROR_LAUNCH_ARGS,
-                           f"{where}, so it takes an array of {p.dtype.ir_name}, but an array of {got_name} was given")
+            if view.np_dtype is not None:
+                got_name = str(view.np_dtype) + (" (a type NumPy has no name for)" if view.np_dtype.kind == "V" else "")
+            else:
+                got_name = "bfloat16" if got else f"DLPack type code {view.dl_dtype[0]} of {view.dl_dtype[1]} bits"
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, so it takes an array of {p.dtype.ir_name}, "
+                                                    f"but an array of {got_name} was given")
         a.value.p, a.extent = view.address, view.nbytes
         return _Encoded(a, view.keep, view.stream)
 
@@ -1055,7 +1132,7 @@ class Kernel(_Owner):
                         + ("compile for \"cuda\" or pass a NumPy array" if on_device else
                            "move it to the GPU first (e.g. x.cuda())"))
 
-    def _view(self, where: str, value: Any, stream: int) -> "_device.View":
+    def _view(self, i: int, p: Param, value: Any, stream: int) -> "_device.View":
         """A __cuda_array_interface__ or DLPack view of value; TriError LAUNCH_ARGS otherwise."""
         problems = []
         try:
@@ -1066,7 +1143,7 @@ class Kernel(_Owner):
         except _device.NotAView:
             pass
         except _device.BadView as e:
-            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but {e}") from None
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but {e}") from None
         except Exception as e:  # torch: KeyError for bf16, RuntimeError for a tensor that requires grad
             problems.append(f"__cuda_array_interface__: {type(e).__name__}: {e}")
         if hasattr(value, "__dlpack__"):
@@ -1075,24 +1152,24 @@ class Kernel(_Owner):
                 origin = f"DLPack ({_device.dl_device_name(device_type)})"
                 on_gpu = device_type in (_device.DL_CUDA, _device.DL_CUDA_MANAGED)
                 if not on_gpu and device_type != _device.DL_CPU:
-                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but memory ({origin}) was given, which "
+                    raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but memory ({origin}) was given, which "
                                                             "Tri cannot launch on")
                 if on_gpu != self._on_device():
                     # Refused before the capsule is asked for: a producer may copy or synchronize for it.
-                    raise self._wrong_memory(where, on_gpu, origin)
+                    raise self._wrong_memory(self._where(i, p), on_gpu, origin)
                 return _device.from_dlpack(value, stream if on_gpu else None)
             except _device.BadView as e:
-                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but {e}") from None
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but {e}") from None
             except TriError:
                 raise
             except Exception as e:
                 problems.append(f"__dlpack__: {type(e).__name__}: {e}")
         if problems:
-            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, but the {type(value).__name__} given cannot be read: "
+            raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, but the {type(value).__name__} given cannot be read: "
                                                     + "; ".join(problems))
         takes = ("a device array (__cuda_array_interface__ or DLPack) or tri.DevicePtr" if self._on_device()
                  else "a NumPy array (or tri.Buffer)")
-        raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{where}, so it takes {takes}, but {type(value).__name__} was given")
+        raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, so it takes {takes}, but {type(value).__name__} was given")
 
     def _scalar(self, i: int, p: Param, value: Any) -> _Encoded:
         a = C.Arg()
@@ -1177,7 +1254,14 @@ class Kernel(_Owner):
 
     def __getitem__(self, grid: GridLike) -> Callable[..., None]:
         """Triton's form: kernel[grid](*args, stream=None)."""
-        return lambda *args, stream=None: self.launch(grid, *args, stream=stream)
+        return lambda *args, stream=None: self._launch_py(grid, *args, stream=stream)
+
+    # The pure-Python launch. Where the compiled path is loaded, its KernelBase.launch and
+    # kernel[grid] take these names' places and come back here for whatever they do not handle.
+    _launch_py = launch
+    _getitem_py = __getitem__
+    if _fast is not None:
+        del launch, __getitem__
 
     def plan(self, grid: GridLike, *args: Any, stream: Any = None) -> "LaunchPlan":
         """A prepared launch: the grid, stream and arguments checked and encoded once; the
@@ -1186,7 +1270,7 @@ class Kernel(_Owner):
         return LaunchPlan(self, grid, args, stream)
 
 
-class LaunchPlan(_Owner):
+class LaunchPlan(_PlanBase, _Owner):
     """A kernel bound to a grid, a stream and arguments (Kernel.plan). Hot loops update what
     changes in place and call launch(). It keeps its kernel (and the arrays it holds) alive. The
     C plan is not thread-safe; this object serializes its calls with a lock."""
@@ -1198,7 +1282,7 @@ class LaunchPlan(_Owner):
         encoded = kernel._encode_all(args, self._stream)
         self._args: List[_Encoded] = list(encoded)
         raw = (C.Arg * max(len(encoded), 1))(*(e.arg for e in encoded))
-        self._lock = threading.Lock()
+        self._lock = _Lock()
         out = _out_handle()
         k = kernel._h.acquire()
         try:
@@ -1207,6 +1291,16 @@ class LaunchPlan(_Owner):
         finally:
             kernel._h.release()
         self._h = _Handle(out.value, _lib.tri_launch_plan_destroy, f"launch plan of kernel @{kernel.name}")
+        if _fast is not None:
+            self._plan_setup(self._h, self._lock)
+            self._changed()
+
+    def _changed(self) -> None:
+        """Tells the compiled path (with the lock held, or before the plan is shared) whether a
+        launch must order its stream after the arrays' streams, which the Python path does."""
+        if _fast is not None:
+            self._plan_set_sync(self.kernel._on_device() and any(
+                e.wait is not None and not _device.same_stream(e.wait, self._stream) for e in self._args))
 
     def _call(self, fn, *args) -> None:
         p = self._h.acquire()
@@ -1224,6 +1318,7 @@ class LaunchPlan(_Owner):
             e = self.kernel._encode(index, value, self._stream)
             self._call(_lib.tri_launch_plan_set_arg, index, ctypes.byref(e.arg))
             self._args[index] = e
+            self._changed()
 
     def set_grid(self, grid: GridLike) -> None:
         gx, gy, gz = _grid(grid)
@@ -1237,6 +1332,7 @@ class LaunchPlan(_Owner):
         with self._lock:
             self._call(_lib.tri_launch_plan_set_stream, handle or None)
             self._stream = handle
+            self._changed()
 
     def launch(self) -> None:
         """Launches as Kernel.launch would with the plan's kernel, grid, stream and arguments."""
@@ -1246,6 +1342,11 @@ class LaunchPlan(_Owner):
             self._call(_lib.tri_launch_plan_launch)
 
     __call__ = launch
+    # The pure-Python launch; PlanBase.launch (tri/_launch.c) takes its place where it is loaded
+    # and comes back here when the stream must be ordered after the arrays'.
+    _plan_launch_py = launch
+    if _fast is not None:
+        del launch, __call__
 
 
 #: The size in bytes of a GPU team's unique id (Team.make_id, Team.join).

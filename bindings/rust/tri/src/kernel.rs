@@ -394,9 +394,15 @@ pub(crate) struct Signature {
     pub(crate) name: String,
     pub(crate) target: String,
     params: Vec<RuntimeParam>,
+    /// `on_device(target)`, worked out once: launches check it for every argument.
+    device: Option<bool>,
 }
 
 impl Signature {
+    fn new(name: &str, target: &str, params: Vec<RuntimeParam>) -> Signature {
+        Signature { name: name.to_string(), target: target.to_string(), params, device: on_device(target) }
+    }
+
     /// Kernel `name` of `module` as compiled for `target`: its runtime parameters, by reflection.
     pub(crate) fn of(module: &Module, name: &str, target: &str) -> Result<Signature> {
         let function = module.function(name)?;
@@ -411,7 +417,7 @@ impl Signature {
                 text: p.type_text.clone(),
             })
             .collect();
-        Ok(Signature { name: name.to_string(), target: target.to_string(), params })
+        Ok(Signature::new(name, target, params))
     }
 
     /// The index of runtime parameter `name` (without '%') among the runtime parameters.
@@ -421,7 +427,7 @@ impl Signature {
 
     /// Whether the kernel takes device memory; Unsupported for a target this crate does not know.
     pub(crate) fn on_device(&self) -> Result<bool> {
-        on_device(&self.target).ok_or_else(|| {
+        self.device.ok_or_else(|| {
             Error::new(
                 sys::TRI_ERROR_UNSUPPORTED,
                 format!(
@@ -527,7 +533,7 @@ impl Kernel {
     pub(crate) fn adopt(module: &Module, name: &str, target: &str, raw: *mut sys::tri_kernel) -> Result<Kernel> {
         let mut kernel = Kernel {
             raw,
-            sig: Arc::new(Signature { name: name.to_string(), target: target.to_string(), params: Vec::new() }),
+            sig: Arc::new(Signature::new(name, target, Vec::new())),
             ctx: module.context().clone(),
         };
         let mut count = 0u32;
@@ -625,8 +631,7 @@ impl Kernel {
     pub unsafe fn launch_on(&self, stream: Stream, grid: impl Into<Grid>, args: &[Arg]) -> Result<()> {
         self.check_args(args)?;
         let Grid(x, y, z) = grid.into();
-        let raw: Vec<sys::tri_arg> = args.iter().map(|a| a.raw).collect();
-        check(sys::tri_launch(self.raw, x, y, z, stream, raw.as_ptr(), raw.len() as u32))
+        with_raw_args(args, |raw| check(sys::tri_launch(self.raw, x, y, z, stream, raw.as_ptr(), raw.len() as u32)))
     }
 
     /// A prepared launch on the default stream: the grid and arguments checked and encoded once;
@@ -639,9 +644,27 @@ impl Kernel {
     /// A prepared launch on `stream` (see `launch_on`).
     pub fn plan_on<'a>(&self, stream: Stream, grid: impl Into<Grid>, args: &[Arg<'a>]) -> Result<LaunchPlan<'a>> {
         self.check_args(args)?;
-        let raw: Vec<sys::tri_arg> = args.iter().map(|a| a.raw).collect();
-        LaunchPlan::create(self.raw, self.sig.clone(), self.ctx.clone(), grid.into(), stream, &raw)
+        with_raw_args(args, |raw| {
+            LaunchPlan::create(self.raw, self.sig.clone(), self.ctx.clone(), grid.into(), stream, raw)
+        })
     }
+}
+
+/// Calls `f` with the arguments as the C API takes them, in a buffer on the stack for up to 32
+/// (a launch allocates nothing), on the heap beyond.
+pub(crate) fn with_raw_args<R>(args: &[Arg], f: impl FnOnce(&[sys::tri_arg]) -> R) -> R {
+    const STACK: usize = 32;
+    if args.len() > STACK {
+        let raw: Vec<sys::tri_arg> = args.iter().map(|a| a.raw).collect();
+        return f(&raw);
+    }
+    let mut buf = [std::mem::MaybeUninit::<sys::tri_arg>::uninit(); STACK];
+    for (slot, a) in buf.iter_mut().zip(args) {
+        *slot = std::mem::MaybeUninit::new(a.raw);
+    }
+    // SAFETY: the first args.len() elements were written just above; tri_arg is plain data.
+    let raw = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const sys::tri_arg, args.len()) };
+    f(raw)
 }
 
 #[cfg(test)]
@@ -656,7 +679,7 @@ mod tests {
         let module = Module::from_file(&ctx, path).unwrap();
         let mut kernel = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
         let params = kernel.sig.params.clone();
-        kernel.sig = Arc::new(Signature { name: "vector_add".to_string(), target: "tpu".to_string(), params });
+        kernel.sig = Arc::new(Signature::new("vector_add", "tpu", params));
         let x = vec![1.0f32; 4];
         let mut out = vec![0.0f32; 4];
         let args = [Arg::slice(&x), Arg::slice(&x), Arg::slice_mut(&mut out), Arg::i32(4)];

@@ -12,7 +12,7 @@ use tri_sys as sys;
 use crate::context::Context;
 use crate::device::Stream;
 use crate::error::{check, Error, Result};
-use crate::kernel::{Arg, Element, Grid, Kernel, Space};
+use crate::kernel::{with_raw_args, Arg, Element, Grid, Kernel, Space};
 
 /// The size of a GPU team's unique id (`TRI_TEAM_ID_BYTES`).
 pub const TEAM_ID_BYTES: usize = sys::TRI_TEAM_ID_BYTES as usize;
@@ -357,8 +357,9 @@ impl Team {
     ) -> Result<()> {
         kernel.check_args(args)?;
         let Grid(x, y, z) = grid.into();
-        let raw: Vec<sys::tri_arg> = args.iter().map(|a| *a.as_raw()).collect();
-        check(sys::tri_team_launch_async(kernel.as_raw(), self.raw, x, y, z, raw.as_ptr(), raw.len() as u32, stream))
+        with_raw_args(args, |raw| {
+            check(sys::tri_team_launch_async(kernel.as_raw(), self.raw, x, y, z, raw.as_ptr(), raw.len() as u32, stream))
+        })
     }
 
     /// Waits until this rank's GPU work is done and every rank of the team has called it; a host
