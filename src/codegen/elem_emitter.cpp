@@ -268,7 +268,13 @@ llvm::Value* ElemEmitter::math(const std::string& name, EType e, const std::vect
     if (name == "trunc") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, a[0]);
     if (name == "round") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, a[0]);
     if (name == "copysign") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a[0], a[1]);
-    return math_fn(name, a);
+    if (e.s != Scalar::BF16) return math_fn(name, a);
+    // A bf16 argument widens exactly, a signaling NaN staying signaling (docs/ir.md); the math
+    // functions see it quiet, as from every other type, since some absorb a quiet NaN alone
+    // (pow(1, NaN) = 1, hypot(inf, NaN) = inf).
+    std::vector<llvm::Value*> q;
+    for (llvm::Value* x : a) q.push_back(quiet_nan(b_, x));
+    return math_fn(name, q);
   });
 }
 

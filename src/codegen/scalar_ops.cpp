@@ -72,6 +72,13 @@ llvm::Value* from_mem(llvm::IRBuilder<>& b, llvm::Value* v, Scalar s) {
   return s == Scalar::I1 ? b.CreateICmpNE(v, b.getInt8(0)) : v;
 }
 
+llvm::Value* quiet_nan(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* w = b.CreateBitCast(x, i32);
+  llvm::Value* is_nan = b.CreateICmpUGT(b.CreateAnd(w, cint(i32, 0x7fffffffu)), cint(i32, 0x7f800000u));
+  return b.CreateBitCast(b.CreateSelect(is_nan, b.CreateOr(w, cint(i32, 0x00400000u)), w), b.getFloatTy());
+}
+
 llvm::Value* emit_small_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits, Scalar s) {
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Value* h = b.CreateZExt(bits, i32);

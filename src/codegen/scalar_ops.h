@@ -34,8 +34,11 @@ llvm::Value* to_mem(llvm::IRBuilder<>& b, llvm::Value* v, ir::Scalar s);
 llvm::Value* from_mem(llvm::IRBuilder<>& b, llvm::Value* v, ir::Scalar s);
 
 // Small float bits -> the same value as f32 (exact; a NaN keeps its payload and comes out
-// quiet, as IEEE 754 conversion makes it).
+// quiet, as IEEE 754 conversion makes it, except from bf16, whose bits just move up: docs/ir.md).
 llvm::Value* emit_small_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits, ir::Scalar s);
+// An f32 value with a signaling NaN made quiet (the quiet bit set, payload kept); others as
+// they are.
+llvm::Value* quiet_nan(llvm::IRBuilder<>& b, llvm::Value* x);
 // f32 or f64 value -> bits of small float `s`, correctly rounded (nearest-even, or toward zero
 // when `rtz`). Overflow gives inf (f16, bf16, f8e5m2; the largest finite value under rtz) and
 // saturates to +-448 for f8e4m3, which has no infinity (as NVIDIA's cvt.rn.satfinite does). A NaN
