@@ -279,6 +279,31 @@ class CfgStructurer {
 
   bool is_join(int b) const { return preds_[b].size() > 1; }
 
+  // A block that only exits (MLIR merges the `tt.return`s of early returns into one such block):
+  // an edge to it is the exit itself, with the block's arguments replaced by the edge's values.
+  bool only_exits(int b) const {
+    auto exit = exit_op_.find(b);
+    return exit != exit_op_.end() && f_.blocks[cfg_.blocks[b].block].ops.size() == 1;
+  }
+
+  // Where an edge leads when its target is not emitted in place: the exit, or the join.
+  Flow edge_flow(const CfgEdge& e) const {
+    Flow f;
+    if (only_exits(e.target)) {
+      const std::vector<ValueId>& args = f_.blocks[cfg_.blocks[e.target].block].args;
+      std::vector<ValueId> vals = f_.ops[exit_op_.at(e.target)].operands;
+      for (ValueId& v : vals)
+        for (size_t i = 0; i < args.size(); ++i)
+          if (v == args[i]) v = e.args[i];
+      f.targets = {exit_id()};
+      f.args[exit_id()] = std::move(vals);
+      return f;
+    }
+    f.targets = {e.target};
+    f.args[e.target] = e.args;
+    return f;
+  }
+
   std::vector<TypeId> target_types(int t) const {
     if (t == exit_id()) return exit_types_;
     std::vector<TypeId> out;
@@ -314,15 +339,14 @@ class CfgStructurer {
         flow.args[exit_id()] = f_.ops[exit->second].operands;
       } else if (blk.term == CfgBlock::Term::Branch) {
         const CfgEdge& e = blk.edges[0];
-        if (!is_join(e.target)) {
+        if (!is_join(e.target) && !only_exits(e.target)) {
           // A straight line: continue with the successor here (no recursion for long chains). b
           // dominates no join: its successor dominates whatever b does but b itself.
           bind_args(e.target, e.args);
           b = e.target;
           continue;
         }
-        flow.targets = {e.target};
-        flow.args[e.target] = e.args;
+        flow = edge_flow(e);
       } else {
         flow = emit_cond_branch(blk);
       }
@@ -334,7 +358,7 @@ class CfgStructurer {
   void emit_joins(int b, Flow* flow) {
     for (int j : joins_[b]) {
       auto at = std::find(flow->targets.begin(), flow->targets.end(), j);
-      if (at == flow->targets.end()) continue;  // cannot happen: j is reached only through b
+      if (at == flow->targets.end()) continue;  // every edge to j was an exit (only_exits)
       if (flow->targets.size() == 1) {
         bind_args(j, flow->args[j]);
         *flow = emit_block(j);
@@ -367,14 +391,11 @@ class CfgStructurer {
     r_.with_loc(blk.term_at, blk.term_loc, [&] { if_op = r_.make(Opcode::If, {blk.cond}, {}); });
     auto side = [&](const CfgEdge& e) {
       return [&, e]() -> Flow {
-        if (!is_join(e.target)) {
+        if (!is_join(e.target) && !only_exits(e.target)) {
           bind_args(e.target, e.args);
           return emit_block(e.target);
         }
-        Flow f;
-        f.targets = {e.target};
-        f.args[e.target] = e.args;
-        return f;
+        return edge_flow(e);
       };
     };
     return emit_if(if_op, blk.term_at, blk.term_loc, side(blk.edges[0]), side(blk.edges[1]));
@@ -433,7 +454,12 @@ class CfgStructurer {
     if (selector) out.sel = res[k++];
     for (int t : out.targets) {
       std::vector<ValueId>& a = out.args[t];
-      for (size_t i = 0; i < target_types(t).size(); ++i) a.push_back(res[k++]);
+      for (size_t i = 0; i < target_types(t).size(); ++i) {
+        // A join's arguments keep their names (made unique: several ifs may carry them).
+        if (t != exit_id())
+          f_.values[res[k]].name = r_.tri_value_name(f_.values[f_.blocks[cfg_.blocks[t].block].args[i]].name);
+        a.push_back(res[k++]);
+      }
     }
     return out;
   }
