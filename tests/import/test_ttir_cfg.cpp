@@ -65,29 +65,13 @@ void expect_error(const std::string& text, tri_result code, const std::string& s
 }
 
 // `if pid >= n: return` at the top of a kernel (liger-kernel's `if row_idx >= n_rows: return`).
-const char* kEarlyReturn = R"(module {
-  tt.func public @k(%out: !tt.ptr<i32>, %n: i32) {
-    %pid = tt.get_program_id x : i32
-    %two = arith.constant 2 : i32
-    %c = arith.cmpi sge, %pid, %n : i32
-    cf.cond_br %c, ^bb1, ^bb2
-  ^bb1:  // pred: ^bb0
-    tt.return
-  ^bb2:  // pred: ^bb0
-    %p = tt.addptr %out, %pid : !tt.ptr<i32>, i32
-    %v = arith.muli %pid, %two : i32
-    tt.store %p, %v : !tt.ptr<i32>
-    tt.return
-  }
-}
-)";
 
 void test_early_return(void**) {
   std::vector<int32_t> want(8, -777);
   for (int i = 0; i < 5; ++i) want[i] = 2 * i;
-  run_and_compare("early_return", kEarlyReturn, 8, want, {i32_arg(5)});
+  run_and_compare("early_return", snippet("early_return"), 8, want, {i32_arg(5)});
   // The rest of the kernel is the else of the if that returns; one return ends the kernel.
-  std::string t = imported_text(kEarlyReturn);
+  std::string t = imported_text(snippet("early_return"));
   assert_true(t.find("if %c {\n    yield\n  } {\n") != std::string::npos);
   size_t first = t.find("return"), last = t.rfind("return");
   assert_true(first != std::string::npos && first == last);
@@ -95,45 +79,6 @@ void test_early_return(void**) {
 
 // Joins with block arguments reached from two levels, selected among several (the `if`s yield
 // which join comes next), a join after joins, and a return taken inside a join.
-const char* kJoins = R"(module {
-  tt.func public @k(%out: !tt.ptr<i32>) {
-    %pid = tt.get_program_id x : i32
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %c2 = arith.constant 2 : i32
-    %c4 = arith.constant 4 : i32
-    %c10 = arith.constant 10 : i32
-    %c20 = arith.constant 20 : i32
-    %c30 = arith.constant 30 : i32
-    %c40 = arith.constant 40 : i32
-    %a0 = arith.andi %pid, %c1 : i32
-    %a = arith.cmpi ne, %a0, %c0 : i32
-    %b0 = arith.andi %pid, %c2 : i32
-    %b = arith.cmpi ne, %b0, %c0 : i32
-    %d0 = arith.andi %pid, %c4 : i32
-    %d = arith.cmpi ne, %d0, %c0 : i32
-    %p = tt.addptr %out, %pid : !tt.ptr<i32>, i32
-    cf.cond_br %a, ^bb1, ^bb2
-  ^bb1:
-    cf.cond_br %b, ^bb3(%c10 : i32), ^bb4(%c20 : i32)
-  ^bb2:
-    cf.cond_br %d, ^bb3(%c30 : i32), ^bb4(%c40 : i32)
-  ^bb3(%x: i32):  // 2 preds: ^bb1, ^bb2
-    %x1 = arith.addi %x, %c1 : i32
-    cf.br ^bb5(%x1 : i32)
-  ^bb4(%y: i32):  // 2 preds: ^bb1, ^bb2
-    %y2 = arith.muli %y, %c2 : i32
-    cf.cond_br %b, ^bb6, ^bb5(%y2 : i32)
-  ^bb6:
-    %y3 = arith.addi %y2, %c1 : i32
-    tt.store %p, %y3 : !tt.ptr<i32>
-    tt.return
-  ^bb5(%z: i32):  // 2 preds: ^bb3, ^bb4
-    tt.store %p, %z : !tt.ptr<i32>
-    tt.return
-  }
-}
-)";
 
 void test_joins(void**) {
   std::vector<int32_t> want(8);
@@ -143,8 +88,8 @@ void test_joins(void**) {
     int v = a ? (b ? 10 : 20) : (d ? 30 : 40);
     want[pid] = to3 ? v + 1 : (b ? 2 * v + 1 : 2 * v);
   }
-  run_and_compare("joins", kJoins, 8, want);
-  std::string t = imported_text(kJoins);
+  run_and_compare("joins", snippet("joins"), 8, want);
+  std::string t = imported_text(snippet("joins"));
   // The joins are selected by an i32 the ifs yield (one `cmp eq` per join dispatched).
   assert_true(t.find("cmp[pred=eq]") != std::string::npos);
 }
@@ -152,39 +97,6 @@ void test_joins(void**) {
 // A device function with several returns (the shape MLIR's inliner leaves when it cannot inline
 // a multi-block helper into a loop body), both successors of one cond_br being the same block
 // with other arguments, called from scf.for.
-const char* kFunctionReturns = R"(module {
-  tt.func private @f(%a: i32, %b: i32) -> i32 {
-    %c0 = arith.constant 0 : i32
-    %pa = arith.cmpi sgt, %a, %c0 : i32
-    cf.cond_br %pa, ^bb1, ^bb2
-  ^bb1:
-    %pb = arith.cmpi sgt, %b, %c0 : i32
-    cf.cond_br %pb, ^bb3(%a, %b : i32, i32), ^bb3(%b, %a : i32, i32)
-  ^bb2:
-    %c7 = arith.constant 7 : i32
-    tt.return %c7 : i32
-  ^bb3(%u: i32, %v: i32):  // 2 preds: ^bb1, ^bb1
-    %w = arith.subi %u, %v : i32
-    tt.return %w : i32
-  }
-  tt.func public @k(%out: !tt.ptr<i32>, %n: i32) {
-    %pid = tt.get_program_id x : i32
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %c3 = arith.constant 3 : i32
-    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %c0) -> (i32) : i32 {
-      %a = arith.subi %pid, %c3 : i32
-      %b = arith.subi %i, %c1 : i32
-      %r = tt.call @f(%a, %b) : (i32, i32) -> i32
-      %acc2 = arith.addi %acc, %r : i32
-      scf.yield %acc2 : i32
-    }
-    %p = tt.addptr %out, %pid : !tt.ptr<i32>, i32
-    tt.store %p, %s : !tt.ptr<i32>
-    tt.return
-  }
-}
-)";
 
 void test_function_returns(void**) {
   const int n = 4;
@@ -197,83 +109,30 @@ void test_function_returns(void**) {
     }
     want[pid] = acc;
   }
-  run_and_compare("function_returns", kFunctionReturns, 7, want, {i32_arg(n)});
-  std::string t = imported_text(kFunctionReturns);
+  run_and_compare("function_returns", snippet("function_returns"), 7, want, {i32_arg(n)});
+  std::string t = imported_text(snippet("function_returns"));
   assert_true(t.find("func @f(%a: i32, %b: i32) -> (i32)") != std::string::npos);
 }
 
 // Straight lines of cf.br, blocks written in another order than they run, a value of a
 // dominating block used two blocks later, and a block that no path reaches (dropped).
-const char* kChain = R"(module {
-  tt.func public @k(%out: !tt.ptr<i32>) {
-    %pid = tt.get_program_id x : i32
-    %c5 = arith.constant 5 : i32
-    %x = arith.addi %pid, %c5 : i32
-    cf.br ^bb2
-  ^bb3(%z: i32):  // pred: ^bb2
-    %p = tt.addptr %out, %pid : !tt.ptr<i32>, i32
-    %w = arith.addi %z, %x : i32
-    tt.store %p, %w : !tt.ptr<i32>
-    tt.return
-  ^bb9:  // no predecessors
-    %dead = arith.addi %x, %x : i32
-    cf.br ^bb3(%dead : i32)
-  ^bb2:  // pred: ^bb0
-    %y = arith.muli %x, %x : i32
-    cf.br ^bb3(%y : i32)
-  }
-}
-)";
 
 void test_chain(void**) {
   std::vector<int32_t> want(4);
   for (int pid = 0; pid < 4; ++pid) want[pid] = (pid + 5) * (pid + 5) + pid + 5;
-  run_and_compare("chain", kChain, 4, want);
-  std::string t = imported_text(kChain);
+  run_and_compare("chain", snippet("chain"), 4, want);
+  std::string t = imported_text(snippet("chain"));
   assert_true(t.find(" if ") == std::string::npos);  // no branch: one straight line
   assert_true(t.find("%dead") == std::string::npos);
 }
 
 // An early return inside a loop's helper: a function whose every path returns a value, and
 // branches nested three deep.
-const char* kNested = R"(module {
-  tt.func public @k(%out: !tt.ptr<i32>) {
-    %pid = tt.get_program_id x : i32
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %c2 = arith.constant 2 : i32
-    %c4 = arith.constant 4 : i32
-    %p = tt.addptr %out, %pid : !tt.ptr<i32>, i32
-    %a0 = arith.andi %pid, %c1 : i32
-    %a = arith.cmpi ne, %a0, %c0 : i32
-    cf.cond_br %a, ^bb1, ^bb2
-  ^bb1:
-    tt.store %p, %c1 : !tt.ptr<i32>
-    tt.return
-  ^bb2:
-    %b0 = arith.andi %pid, %c2 : i32
-    %b = arith.cmpi ne, %b0, %c0 : i32
-    cf.cond_br %b, ^bb3, ^bb4
-  ^bb3:
-    tt.store %p, %c2 : !tt.ptr<i32>
-    tt.return
-  ^bb4:
-    %d0 = arith.andi %pid, %c4 : i32
-    %d = arith.cmpi ne, %d0, %c0 : i32
-    cf.cond_br %d, ^bb5, ^bb6
-  ^bb5:
-    tt.return
-  ^bb6:
-    tt.store %p, %c4 : !tt.ptr<i32>
-    tt.return
-  }
-}
-)";
 
 void test_nested_returns(void**) {
   std::vector<int32_t> want(8);
   for (int pid = 0; pid < 8; ++pid) want[pid] = (pid & 1) ? 1 : (pid & 2) ? 2 : (pid & 4) ? -777 : 4;
-  run_and_compare("nested_returns", kNested, 8, want);
+  run_and_compare("nested_returns", snippet("nested_returns"), 8, want);
 }
 
 // ---------------------------------------------------------------- what is refused

@@ -445,6 +445,48 @@ void test_dropout(void**) {
   }
 }
 
+// ---------------------------------------------------------------- snippets of other Triton versions
+
+void test_descriptor_36(void**) {
+  // Triton 3.6's spelling of descriptors (tests/import/snippets/descriptor_36.ttir): a
+  // TensorDescriptor argument and one made on the device, blocks of 4 x 8 at (4 pid, -2).
+  const int M = 10, N = 6, stride = 8;
+  std::vector<float> x = random_floats(M * stride, -4, 4, 30);
+  for (const char* t : kTargets) {
+    Buffer bx = buffer(x, TRI_DTYPE_F32);
+    Buffer y = buffer(std::vector<float>(M * stride + kGuard, kSentinel), TRI_DTYPE_F32);
+    if (!launch_text(snippet("descriptor_36"), "descriptor_36.ttir", "k", t, 3, 1,
+                     {ptr_arg(bx), i32_arg(M), i32_arg(N), i64_arg(stride), i64_arg(1), ptr_arg(y)}))
+      continue;
+    std::vector<double> want(M * stride, kSentinel);
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < N; ++c) want[r * stride + c] = static_cast<double>(x[r * stride + c] + 1.0f);
+    expect_close("descriptor_36 y", t, y.as<float>(), want.data(), M * stride, 0, 0);
+    expect_guard("descriptor_36 y", t, y.as<float>(), M * stride, kSentinel);
+  }
+}
+
+void test_atomics_39(void**) {
+  // Triton 3.9's atomic_load / atomic_store / atomic_poll, approx_divf and grid-dependency ops.
+  const int n = 4;
+  std::vector<float> x = random_floats(n, 0, 3, 31);
+  for (const char* t : kTargets) {
+    Buffer bx = buffer(x, TRI_DTYPE_F32);
+    Buffer y = buffer(std::vector<float>(n + kGuard, kSentinel), TRI_DTYPE_F32);
+    Buffer flags = buffer(std::vector<int32_t>(n, 3), TRI_DTYPE_I32);
+    Buffer counts = buffer(std::vector<int32_t>{10, 20, 30, 40}, TRI_DTYPE_I32);
+    if (!launch_text(snippet("atomics_39"), "atomics_39.ttir", "k", t, n, 1,
+                     {ptr_arg(bx), ptr_arg(y), ptr_arg(flags), ptr_arg(counts)}))
+      continue;
+    for (int i = 0; i < n; ++i)
+      if (counts.as<int32_t>()[i] != 10 * (i + 1) + 2) fail_msg("atomics_39 [%s]: count %d is %d", t, i, counts.as<int32_t>()[i]);
+    std::vector<double> want(n);
+    for (int i = 0; i < n; ++i) want[i] = static_cast<double>(x[i] / (x[i] + 1.0f));
+    expect_close("atomics_39 y", t, y.as<float>(), want.data(), n, 0, 0);
+    expect_guard("atomics_39 y", t, y.as<float>(), n, kSentinel);
+  }
+}
+
 // ---------------------------------------------------------------- locations in reports
 
 void test_checked_sqrt(void**) {
@@ -532,6 +574,7 @@ int main(void) {
       cmocka_unit_test(test_layer_norm_bwd),
       cmocka_unit_test(test_checked_sqrt),
       cmocka_unit_test(test_checked_mode_location), cmocka_unit_test(test_reflection),
+      cmocka_unit_test(test_descriptor_36),         cmocka_unit_test(test_atomics_39),
   };
   int rc = cmocka_run_group_tests(tests, nullptr, nullptr);
   tri_context_destroy(g_ctx);

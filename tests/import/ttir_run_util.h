@@ -86,7 +86,7 @@ inline tri_arg ptr_arg(Buffer& b) {
   return a;
 }
 
-tri_arg i32_arg(int64_t v) {
+inline tri_arg i32_arg(int64_t v) {
   tri_arg a{};
   a.value.i = v;
   a.kind = TRI_TYPE_SCALAR;
@@ -94,7 +94,15 @@ tri_arg i32_arg(int64_t v) {
   return a;
 }
 
-tri_arg f32_arg(double v) {
+inline tri_arg i64_arg(int64_t v) {
+  tri_arg a{};
+  a.value.i = v;
+  a.kind = TRI_TYPE_SCALAR;
+  a.dtype = TRI_DTYPE_I64;
+  return a;
+}
+
+inline tri_arg f32_arg(double v) {
   tri_arg a{};
   a.value.f = v;
   a.kind = TRI_TYPE_SCALAR;
@@ -147,6 +155,13 @@ inline bool launch_text(const std::string& text, const std::string& source, cons
     fail_msg("%s @%s [%s]: launch returned %d, expected %d: %s", source.c_str(), kernel, target, r, want, msg.c_str());
   if (message) *message = msg;
   return true;
+}
+
+// TTIR snippet `name` of tests/import/snippets (also seeds of the TTIR fuzzer: fuzz/make_corpus.sh).
+inline std::string snippet(const std::string& name) {
+  std::string text = tri_test::read_file(tri_test::source_path("tests/import/snippets/" + name + ".ttir"));
+  if (text.empty()) fail_msg("cannot read tests/import/snippets/%s.ttir", name.c_str());
+  return text;
 }
 
 // The same for fixture `name` of tests/import/ttir.

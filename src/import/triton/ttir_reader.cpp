@@ -421,8 +421,22 @@ void Reader::parse_op() {
     unsupported("op '" + name + "' is not supported by the TTIR importer" +
                 (gap != gaps.end() ? ": " + gap->second : std::string(" (docs/import.md lists the ops it reads)")));
   }
-  (this->*(it->second))(name);
-  if (!cur_.results_set && !cur_.results.empty()) malformed("'" + name + "' has no results to name");
+  try {
+    (this->*(it->second))(name);
+    if (!cur_.results_set && !cur_.results.empty()) malformed("'" + name + "' has no results to name");
+  } catch (ImportError& e) {
+    // Say which op a type or an operand belongs to, once (the innermost op names it).
+    if (!e.op_named) {
+      e.op_named = true;
+      const std::string& msg = e.status.message();
+      if (msg.find("'" + name + "'") == std::string::npos && msg.find(name + " ") == std::string::npos) {
+        std::string add = " (in '" + name + "')";
+        if (msg.find(" (from ") == std::string::npos) add += python_suffix(peek_line_loc(c_, locs_));
+        e.status = Status(e.status.code(), msg + add);
+      }
+    }
+    throw;
+  }
   LocId l = maybe_loc();
   if (cur_.branch_block >= 0) {
     CfgBlock& blk = regions_.back().cfg->blocks[cur_.branch_block];
