@@ -57,6 +57,20 @@ void Reader::parse_desc_type_body(Desc* d) {
   c_.expect('>', "'>' closing the descriptor type");
 }
 
+std::vector<ValueId> Reader::bracketed_operands(const char* what) {
+  c_.expect('[', what);
+  std::vector<ValueId> out = operand_list();
+  c_.expect(']', "']'");
+  return out;
+}
+
+void Reader::skip_desc_type() {
+  c_.expect('!', "'!tt.tensordesc'");
+  c_.ident("!tt.tensordesc");
+  Desc ty;
+  parse_desc_type_body(&ty);
+}
+
 const Desc& Reader::desc_operand() {
   Loc at = c_.loc();
   std::string n = c_.value_ref("a tensor descriptor (%name)");
@@ -112,13 +126,9 @@ void Reader::op_make_descriptor(const std::string&) {
   // tt.make_tensor_descriptor %base, [%s0, %s1], [%t0, %t1] [{padding = 2 : i32}] : <f32>, <tensor<...>>
   ValueId base = operand();
   c_.expect(',', "','");
-  c_.expect('[', "'[' opening the shape");
-  std::vector<ValueId> shape = operand_list();
-  c_.expect(']', "']' closing the shape");
+  std::vector<ValueId> shape = bracketed_operands("'[' opening the shape");
   c_.expect(',', "','");
-  c_.expect('[', "'[' opening the strides");
-  std::vector<ValueId> strides = operand_list();
-  c_.expect(']', "']' closing the strides");
+  std::vector<ValueId> strides = bracketed_operands("'[' opening the strides");
   AttrDict attrs;
   if (c_.peek() == '{') attrs = parse_dict();
   c_.expect(':', "':' before the types");
@@ -196,16 +206,11 @@ void Reader::desc_addresses(const Desc& d, const std::vector<ValueId>& coords, c
 void Reader::op_descriptor_load(const std::string&) {
   // tt.descriptor_load %d[%o0, %o1] [{attrs}] : !tt.tensordesc<...> -> tensor<...>
   Desc d = desc_operand();
-  c_.expect('[', "'[' opening the offsets");
-  std::vector<ValueId> offs = operand_list();
-  c_.expect(']', "']' closing the offsets");
+  std::vector<ValueId> offs = bracketed_operands("'[' opening the offsets");
   AttrDict attrs;
   if (c_.peek() == '{') attrs = parse_dict();
   c_.expect(':', "':' before the types");
-  c_.expect('!', "'!tt.tensordesc'");
-  c_.ident("!tt.tensordesc");
-  Desc ty;
-  parse_desc_type_body(&ty);
+  skip_desc_type();
   if (!c_.eat_punct("->")) c_.fail_expected("'->'");
   TypeId rt = parse_type();
   std::vector<ValueId> coords = desc_block_coords(d, offs);
@@ -217,15 +222,10 @@ void Reader::op_descriptor_load(const std::string&) {
   ValueId other = d.nan_padding ? cst_float(rt, NAN) : filler(rt);
   std::string cache = "none", evict = "normal";
   for (const auto& [k, v] : attrs) {
-    if (v.kind != AttrVal::Kind::Int && v.kind != AttrVal::Kind::Word) continue;
-    static const char* caches[] = {"?", "none", "ca", "cg", "wb", "cs", "wt", "cv"};
-    static const char* evicts[] = {"?", "normal", "first", "last"};
-    if (k == "cache") cache = v.kind == AttrVal::Kind::Word ? v.s : (v.i >= 1 && v.i <= 7 ? caches[v.i] : "?");
-    if (k == "evict") {
-      evict = v.kind == AttrVal::Kind::Word ? v.s : (v.i >= 1 && v.i <= 3 ? evicts[v.i] : "?");
-      if (evict.rfind("evict_", 0) == 0) evict = evict.substr(6);
-    }
+    if (k == "cache") cache = modifier_word(v, false);
+    if (k == "evict") evict = modifier_word(v, true);
   }
+  if (evict.rfind("evict_", 0) == 0) evict = evict.substr(6);
   set_results({make1(Opcode::Load, {ptrs, mask, other}, rt,
                      {enum_attr(Opcode::Load, "cache", cache), enum_attr(Opcode::Load, "evict", evict),
                       Attr::of_bool(false)})});
@@ -254,17 +254,12 @@ void Reader::op_descriptor_store(const std::string& name) {
     c_.expect(',', "','");
   }
   Desc d = desc_operand();
-  c_.expect('[', "'[' opening the offsets");
-  std::vector<ValueId> offs = operand_list();
-  c_.expect(']', "']' closing the offsets");
+  std::vector<ValueId> offs = bracketed_operands("'[' opening the offsets");
   c_.expect(',', "','");
   ValueId value = operand();
   skip_trailing_attrs();
   c_.expect(':', "':' before the types");
-  c_.expect('!', "'!tt.tensordesc'");
-  c_.ident("!tt.tensordesc");
-  Desc ty;
-  parse_desc_type_body(&ty);
+  skip_desc_type();
   c_.expect(',', "','");
   parse_type();
   std::vector<Dim> dims;
@@ -309,10 +304,7 @@ void Reader::op_descriptor_gather(const std::string& name) {
   skip_trailing_attrs();
   c_.expect(':', "':' before the types");
   bool paren = c_.eat('(');
-  c_.expect('!', "'!tt.tensordesc'");
-  c_.ident("!tt.tensordesc");
-  Desc ty;
-  parse_desc_type_body(&ty);
+  skip_desc_type();
   while (c_.eat(',')) parse_type();
   if (paren) c_.expect(')', "')'");
   TypeId rt = kNoType;

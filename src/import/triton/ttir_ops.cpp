@@ -424,10 +424,6 @@ void Reader::op_addptr(const std::string&) {
 
 // ---------------------------------------------------------------- memory
 
-namespace {
-
-// Triton's cache modifier and eviction policy, as words (3.x) or as the enum numbers of older
-// printers (1 = none / evict_normal).
 std::string modifier_word(const AttrVal& v, bool eviction) {
   if (v.kind == AttrVal::Kind::Word) return v.s;
   if (v.kind == AttrVal::Kind::Int) {
@@ -439,7 +435,6 @@ std::string modifier_word(const AttrVal& v, bool eviction) {
   return "?";
 }
 
-}  // namespace
 
 void Reader::op_load(const std::string&) {
   std::vector<ValueId> ops = operand_list();

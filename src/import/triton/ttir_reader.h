@@ -30,6 +30,10 @@ struct AttrVal {
 };
 using AttrDict = std::map<std::string, AttrVal>;
 
+// Triton's cache modifier or eviction policy (`eviction`), as words (3.x) or as the enum numbers
+// of older printers (1 = none / evict_normal); "?" for anything else.
+std::string modifier_word(const AttrVal& v, bool eviction);
+
 // A region of several blocks (ttir_cfg.cpp): each block's ops are read into a Tri block of their
 // own, and the branches between them are recorded here until the region's '}', when the blocks
 // are arranged into structured control flow in the region's own block.
@@ -72,6 +76,7 @@ class CfgStructurer;
 
 // The Tri scalar an MLIR scalar type name stands for (i32, f16, f8E4M3FN, ...).
 bool mlir_scalar_type(const std::string& word, ir::Scalar* out);
+
 
 class Reader {
  public:
@@ -177,6 +182,10 @@ class Reader {
   void parse_desc_type_body(Desc* d);
   // The descriptor an operand names (an error if it names another value).
   const Desc& desc_operand();
+  // `[%a, %b, ...]`: the offsets of a descriptor access, or a descriptor's shape or strides.
+  std::vector<ir::ValueId> bracketed_operands(const char* what);
+  // `!tt.tensordesc<...>` in an op's list of types (the descriptor operand already says it).
+  void skip_desc_type();
   // Addresses and in-bounds mask of a descriptor access: element [i0, i1, ...] of the result is
   // at base + sum_d (coord_d[i_d]) * stride_d, in bounds where 0 <= coord_d < shape_d. `coords`
   // holds one 1-D i32 block (or scalar, for a dimension of one element) per dimension.
