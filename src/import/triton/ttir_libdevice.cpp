@@ -20,7 +20,8 @@ using namespace tri::ir;
 namespace {
 
 enum class Ld {
-  Op,          // one Tri op on the arguments (exp2 of f32 flushes, as __nv_exp2f does)
+  Op,          // one Tri op on the arguments (exp2 of f32 flushes, as __nv_exp2f does; flag 1: on
+               // f32, approx=true, where libdevice is the approximate instruction in Triton's mode)
   MathCall,    // math_call[name]
   IsNan,       // i32 1 where NaN
   IsInf,       // i32 1 where +-inf
@@ -62,12 +63,14 @@ struct LdEntry {
 
 const LdEntry kLibdevice[] = {
     // One Tri op (Tri's are at least as accurate as the approximations the fast_ ones name).
-    {"expf", Ld::Op, 1, Opcode::Exp}, {"exp", Ld::Op, 1, Opcode::Exp}, {"fast_expf", Ld::Op, 1, Opcode::Exp},
+    {"expf", Ld::Op, 1, Opcode::Exp}, {"exp", Ld::Op, 1, Opcode::Exp},
+    {"fast_expf", Ld::Op, 1, Opcode::Exp, nullptr, 1},
     {"exp2f", Ld::Op, 1, Opcode::Exp2}, {"exp2", Ld::Op, 1, Opcode::Exp2},
     {"logf", Ld::Op, 1, Opcode::Log}, {"log", Ld::Op, 1, Opcode::Log}, {"fast_logf", Ld::Op, 1, Opcode::Log},
     {"log2f", Ld::Op, 1, Opcode::Log2}, {"log2", Ld::Op, 1, Opcode::Log2}, {"fast_log2f", Ld::Op, 1, Opcode::Log2},
-    {"sqrtf", Ld::Op, 1, Opcode::Sqrt}, {"sqrt", Ld::Op, 1, Opcode::Sqrt}, {"fsqrt_rn", Ld::Op, 1, Opcode::Sqrt},
-    {"dsqrt_rn", Ld::Op, 1, Opcode::Sqrt}, {"rsqrtf", Ld::Op, 1, Opcode::Rsqrt}, {"rsqrt", Ld::Op, 1, Opcode::Rsqrt},
+    {"sqrtf", Ld::Op, 1, Opcode::Sqrt, nullptr, 1}, {"sqrt", Ld::Op, 1, Opcode::Sqrt},
+    {"fsqrt_rn", Ld::Op, 1, Opcode::Sqrt}, {"dsqrt_rn", Ld::Op, 1, Opcode::Sqrt},
+    {"rsqrtf", Ld::Op, 1, Opcode::Rsqrt, nullptr, 1}, {"rsqrt", Ld::Op, 1, Opcode::Rsqrt},
     {"sinf", Ld::Op, 1, Opcode::Sin}, {"sin", Ld::Op, 1, Opcode::Sin}, {"fast_sinf", Ld::Op, 1, Opcode::Sin},
     {"cosf", Ld::Op, 1, Opcode::Cos}, {"cos", Ld::Op, 1, Opcode::Cos}, {"fast_cosf", Ld::Op, 1, Opcode::Cos},
     {"tanhf", Ld::Op, 1, Opcode::Tanh}, {"tanh", Ld::Op, 1, Opcode::Tanh},
@@ -80,7 +83,7 @@ const LdEntry kLibdevice[] = {
     {"fmaf", Ld::Op, 3, Opcode::Fma}, {"fma", Ld::Op, 3, Opcode::Fma}, {"fmaf_rn", Ld::Op, 3, Opcode::Fma},
     {"fma_rn", Ld::Op, 3, Opcode::Fma},
     {"fdiv_rn", Ld::Op, 2, Opcode::FDiv}, {"ddiv_rn", Ld::Op, 2, Opcode::FDiv},
-    {"fast_fdividef", Ld::Op, 2, Opcode::FDiv},
+    {"fast_fdividef", Ld::Op, 2, Opcode::FDiv, nullptr, 1},
     {"fadd_rn", Ld::Op, 2, Opcode::Add}, {"dadd_rn", Ld::Op, 2, Opcode::Add},
     {"fsub_rn", Ld::Op, 2, Opcode::Sub}, {"dsub_rn", Ld::Op, 2, Opcode::Sub},
     {"fmul_rn", Ld::Op, 2, Opcode::Mul}, {"dmul_rn", Ld::Op, 2, Opcode::Mul},
@@ -262,8 +265,12 @@ ValueId Reader::libdevice_value(const void* entry, const std::string& symbol, co
   switch (e.kind) {
     case Ld::Op: {
       std::vector<Attr> attrs;
-      // __nv_exp2f is ex2.approx.ftz.f32 in the FTZ mode Triton links libdevice in.
+      // __nv_exp2f is ex2.approx.ftz.f32 in the FTZ mode Triton links libdevice in; __nv_sqrtf
+      // and __nv_rsqrtf are sqrt.approx.ftz.f32 and rsqrt.approx.ftz.f32 there (Triton leaves
+      // __CUDA_PREC_SQRT at 0), __nv_fast_expf ex2.approx.ftz of x log2 e, __nv_fast_fdividef
+      // div.approx.f32: Tri's approx=true ops (docs/ir.md, "Approximate math").
       if (e.code == Opcode::Exp2 && rs == Scalar::F32) attrs.push_back(enum_attr(Opcode::Exp2, "subnormal", "flush"));
+      if (e.flag == 1 && rs == Scalar::F32) attrs.push_back(Attr::of_bool(true));
       return make1(e.code, args, t, attrs);
     }
     case Ld::MathCall:

@@ -162,7 +162,8 @@ void Reader::op_binary(const std::string& name) {
   std::vector<Attr> attrs;
   if (name == "arith.maxnumf" || name == "arith.minnumf") attrs.push_back(Attr::of_enum(1));  // nan=ignore
   if (code == Opcode::MathCall) attrs.push_back(Attr::of_str(name.substr(5)));
-  if (name == "arith.divf" && approx_f32(t)) attrs.push_back(Attr::of_bool(true));  // Triton's div.full.f32
+  // Triton's div.full.f32 (and for tl.fdiv(approx=True), 3.9's tt.approx_divf, at least that).
+  if ((name == "arith.divf" || name == "tt.approx_divf") && approx_f32(t)) attrs.push_back(Attr::of_bool(true));
   set_results({make1(code, {a, b}, t, attrs)});
 }
 
