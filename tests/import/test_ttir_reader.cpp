@@ -303,6 +303,18 @@ void test_descriptor_syntax(void**) {
                        "%xd_3: i64)") != std::string::npos);
 }
 
+void test_descriptors_per_function(void**) {
+  // A descriptor's placeholder is a value id of its function: a later function's value of the
+  // same id is an ordinary value.
+  std::string kernel_a = "  tt.func public @a(%x: !tt.ptr<f32>, %n: i32) {\n    %c1 = arith.constant 1 : i64\n"
+                         "    %d = tt.make_tensor_descriptor %x, [%n], [%c1] : <f32>, <64xf32>\n    tt.return\n  }\n";
+  std::string kernel_b = "  tt.func public @b(%x: !tt.ptr<f32>, %n: i32) {\n";
+  for (int i = 0; i < 12; ++i) kernel_b += "    %v" + std::to_string(i) + " = arith.addi %n, %n : i32\n";
+  for (int i = 0; i < 12; ++i) kernel_b += "    %w" + std::to_string(i) + " = arith.addi %v" + std::to_string(i) + ", %n : i32\n";
+  kernel_b += "    tt.return\n  }\n";
+  imported("module {\n" + kernel_a + kernel_b + "}\n");
+}
+
 void test_refused_with_location(void**) {
   // Each class of what the importer refuses names the TTIR op, its line and column, and why.
   std::unique_ptr<ir::Module> m;
@@ -415,7 +427,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
       cmocka_unit_test(test_nesting_limit),     cmocka_unit_test(test_descriptor_syntax),
-      cmocka_unit_test(test_refused_with_location),
+      cmocka_unit_test(test_refused_with_location), cmocka_unit_test(test_descriptors_per_function),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

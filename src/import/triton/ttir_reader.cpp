@@ -216,6 +216,7 @@ void Reader::parse_func() {
   m_->functions.push_back(std::move(fn));
   b_ = std::make_unique<Builder>(m_.get(), f_);
   value_names_.clear();
+  descs_.clear();  // value ids are the function's own
   name_suffix_.clear();
   scopes_.clear();
   PendingFn pf{f_, kNoLoc, fn_at, {}};

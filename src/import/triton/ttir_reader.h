@@ -256,10 +256,12 @@ class Reader {
     std::unique_ptr<RegionCfg> cfg;
   };
   std::vector<RegionState> regions_;
-  // Functions that had a CFG: compacted after locations are applied (the blocks emptied by
-  // structuring, and the terminators replaced, stay in the tables until then).
+  // Functions that had a CFG or descriptors: compacted after locations are applied (the blocks
+  // emptied by structuring, the terminators replaced and the descriptor placeholders stay in the
+  // tables until then).
   std::vector<ir::Function*> structured_;
-  // Tensor descriptors by their placeholder value; `desc_use_` allows a use of one.
+  // Tensor descriptors of the function being read, by their placeholder value; `desc_use_` allows
+  // a use of one.
   std::unordered_map<ir::ValueId, Desc> descs_;
   bool desc_use_ = false;
 
