@@ -4,7 +4,9 @@
 #                        misses are good seeds), tests/golden/binary/v*/*.tri
 #   BUILD/corpus/binary  the binary forms of those that parse, and tests/golden/binary/v*/*.trib
 #   BUILD/text.dict      keywords, op, slot, attribute and enum names (from the op table)
-#   BUILD/corpus/ttir    tests/import/ttir/*.ttir (Triton's TTIR, for fuzz_ttir)
+#   BUILD/corpus/ttir    tests/import/ttir/*.ttir (Triton's TTIR, for fuzz_ttir) and the snippets of
+#                        tests/import/snippets (early returns as cf branches, Triton 3.6's and
+#                        3.9's spellings of descriptors and atomics)
 # Existing corpus files are kept: the corpora grow across runs.
 # usage: fuzz/make_corpus.sh BUILD_DIR
 set -euo pipefail
@@ -34,7 +36,7 @@ for f in "$root"/tests/golden/binary/v*/*.trib; do
   cp -n "$f" "$build/corpus/binary/${rel//\//_}" 2>/dev/null || true
 done
 "$seeds" dict "$build/text.dict"
-for f in "$root"/tests/import/ttir/*.ttir; do
+for f in "$root"/tests/import/ttir/*.ttir "$root"/tests/import/snippets/*.ttir; do
   cp -n "$f" "$build/corpus/ttir/" 2>/dev/null || true
 done
 echo "corpus: ${#texts[@]} text seeds; $(ls "$build/corpus/text" | wc -l) text, $(ls "$build/corpus/binary" | wc -l) binary inputs in $build/corpus"

@@ -112,6 +112,18 @@ def read_exports(corpus: str) -> Dict[str, Export]:
     raise SystemExit(f"{path} has no TRI_EXPORTS")
 
 
+def tri_param_names(signature: Dict[str, str]) -> List[str]:
+    """The parameters of the imported kernel: a TensorDescriptor argument ("tensordesc<fp32[8,
+    16]>") is its base pointer, then its shape and strides (Triton 3.9's names)."""
+    names = []
+    for n, ty in signature.items():
+        names.append(n)
+        if ty.startswith("tensordesc"):
+            rank = len(ty[ty.index("[") + 1:ty.index("]")].split(","))
+            names += [f"{n}.shape.{d}" for d in range(rank)] + [f"{n}.stride.{d}" for d in range(rank)]
+    return names
+
+
 def load_triton_module(corpus: str):
     """tests/CORPUS/kernels.py imported (it needs triton), under a name of its own."""
     path = CORPORA[corpus] / "kernels.py"
@@ -149,6 +161,9 @@ class Case:
     outs: Dict[str, Tol]  # the outputs among args, and how each is compared
     ref: Optional[Callable[[], Dict[str, np.ndarray]]] = None  # each output's expected full buffer
     note: str = ""
+    # Triton's arguments by name from the device tensors and scalars of args (default: args):
+    # where they differ, as for a TensorDescriptor argument (Tri takes its base, shape, strides).
+    triton_args: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None
 
 
 def cdiv(a, b):
@@ -495,6 +510,145 @@ def case_layer_norm_bwd_dwdb(size):
                  dict(DW=pdw, DB=pdb, FINAL_DW=fdw, FINAL_DB=fdb, M=M, N=N), {"FINAL_DW": tol, "FINAL_DB": tol}, ref)]
 
 
+@case
+def case_early_exit(size):
+    # Early returns: rows past n_rows, a store-and-return, an inlined helper with two returns, a
+    # return under an if on a reduction (test_corpus.py's case_early_returns).
+    rows, cols, stride = (6, 50, 64) if size == "test" else (65537, 50, 64)  # BLOCK 64
+    programs = rows + 2
+    x = uniform(40, rows * stride, 0.5, 2.0)
+    flags = (np.arange(rows) % 6 - 1).astype(np.int32)  # -1, 0, 1, 2, 3, 4, ...
+    flags[rows - 1] = 7
+    x[(rows - 1) * stride:] *= -1  # the last row: sum(2x) < 0, so it stores 2x + 100
+    o = out(rows * stride)
+
+    def ref():
+        v = x.reshape(rows, stride)[:, :cols]
+        f = flags[:, None]
+        y = np.where(f < 0, -v, np.where(f > 0, v * np.float32(2), v - np.float32(1)))
+        store = ~((f >= 2) & (y.sum(axis=1, keepdims=True) > 0))
+        y = np.where(f >= 2, y + np.float32(100), y)
+        return {"y_ptr": padded_rows(o, rows, stride, cols, np.where(store, y, SENTINEL))}
+
+    return [Case("import/early_exit", size, f"{rows}x{cols} ({programs} programs)", (programs,),
+                 dict(x_ptr=x, y_ptr=o, flags_ptr=flags, n_rows=rows, n_cols=cols, stride=stride),
+                 {"y_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_clipped_window(size):
+    n = 10 if size == "test" else (1 << 20) + 3  # one program per element, WINDOW 5
+    x = uniform(41, n, -1, 1)
+    o = out(n)
+
+    def ref():
+        idx = np.clip(np.arange(n)[:, None] + np.arange(5)[None, :] - 2, 0, n - 1)
+        acc = np.zeros(n, np.float32)
+        for k in range(5):  # in the kernel's order, in f32
+            acc = acc + x[idx[:, k]]
+        return {"out_ptr": filled(o, n, acc)}
+
+    return [Case("import/clipped_window", size, f"n={n}", (n,), dict(x_ptr=x, out_ptr=o, n=n),
+                 {"out_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_descriptor(size):
+    M, N, stride, shift = (13, 37, 40, 3) if size == "test" else (4099, 2053, 2056, 3)  # blocks 8 x 16
+    x = uniform(42, M * stride, -1, 1)
+    y = out(M * stride)
+    grid = (cdiv(M + shift, 8), cdiv(N + shift, 16))
+
+    def ref():
+        want = y.astype(np.float64)
+        m = want[:M * stride].reshape(M, stride)
+        m[:, :N] = x.reshape(M, stride)[:, :N] * np.float32(2) + np.float32(1)
+        return {"y_ptr": want}
+
+    return [Case("import/descriptor", size, f"{M}x{N}, offsets shifted by -{shift}", grid,
+                 dict(x_ptr=x, y_ptr=y, M=M, N=N, stride=stride, shift=shift), {"y_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_descriptor_gather(size):
+    M, N = 10, 40  # one program: 8 rows of 32
+    x = uniform(43, M * N, -1, 1)
+    rows = np.array([0, 3, 9, 10, -1, 5, 12, 2], np.int32)
+    y, z, sums = out(M * N), out(64), np.zeros(8 * 32 + GUARD, np.float32)
+
+    def ref():
+        x2 = x.reshape(M, N)
+        g = np.array([x2[r, :32] if 0 <= r < M else np.zeros(32, np.float32) for r in rows])
+        wy = y.astype(np.float64)
+        for r, row in zip(rows, g):
+            if 0 <= M - 1 - r < M:
+                wy[(M - 1 - r) * N:(M - 1 - r) * N + 32] = row
+        wz = np.full((4, 16), np.nan)
+        wz[:2, :8] = x2[8:10, 32:40]
+        return {"y_ptr": wy, "z_ptr": filled(z, 64, wz), "sums_ptr": filled(sums, 256, g)}
+
+    return [Case("import/descriptor_gather", size, "8 rows of 10x40", (1,),
+                 dict(x_ptr=x, rows_ptr=rows, y_ptr=y, z_ptr=z, sums_ptr=sums, M=M, N=N),
+                 {"y_ptr": Tol("exact"), "z_ptr": Tol("exact"), "sums_ptr": Tol("exact")}, ref)]
+
+
+@case
+def case_descriptor_arg(size):
+    M, N = (20, 16) if size == "test" else ((1 << 20) + 5, 16)  # blocks 8 x 16
+    x = uniform(44, M * N, -4, 4)
+    y = out(M * N)
+
+    def triton_args(a):
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        return {"xd": TensorDescriptor(a["xd"], [M, N], [N, 1], [8, 16]),
+                "yd": TensorDescriptor(a["yd"], [M, N], [N, 1], [8, 16])}
+
+    args = {"xd": x, "xd.shape.0": M, "xd.shape.1": N, "xd.stride.0": N, "xd.stride.1": 1,
+            "yd": y, "yd.shape.0": M, "yd.shape.1": N, "yd.stride.0": N, "yd.stride.1": 1}
+    return [Case("import/descriptor_arg", size, f"{M}x{N} (TensorDescriptor arguments)", (cdiv(M, 8),), args,
+                 {"yd": Tol("exact")}, lambda: {"yd": filled(y, M * N, x - np.float32(3))},
+                 triton_args=triton_args)]
+
+
+@case
+def case_gather_clamp(size):
+    B, lo, hi = 64, -0.5, 0.75  # one program
+    x = uniform(45, B, -2, 2)
+    x[[3, 17]] = np.nan
+    x[20:28] = np.linspace(-140, -120, 8)
+    x[0] = 1.0
+    idx = rng(46).integers(0, B, B).astype(np.int32)
+    o = out(6 * B)
+
+    def ref():
+        f32 = np.float32
+        e = np.exp2(x.astype(np.float64))
+        parts = [x[idx], np.take_along_axis(x.reshape(8, 8), idx.reshape(8, 8) % 8, 1).ravel(),
+                 np.fmin(np.fmax(x, f32(lo)), f32(hi)), np.minimum(np.maximum(x, f32(lo)), f32(hi)),
+                 np.where(e < 2.0 ** -126, 0, e), x * f32(0.5)]
+        return {"out_ptr": filled(o, 6 * B, np.concatenate(parts))}
+
+    # exp2: Triton's ex2.approx.ftz.f32 and Tri's exp2[subnormal=flush] (4 ulp) differ in the last bits.
+    return [Case("import/gather_clamp", size, "64 (one program)", (1,),
+                 dict(x_ptr=x, idx_ptr=idx, out_ptr=o, lo=lo, hi=hi), {"out_ptr": Tol("close", 0, 2e-6)}, ref)]
+
+
+@case
+def case_libdevice(size):
+    B = 64  # one program
+    x = uniform(47, B, -3, 3)
+    # No subnormal inputs here: Triton links libdevice in FTZ mode (they read as zero), Tri does not.
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -2.5, 1e10, -1e10, 8388609.0, -4194304.5,
+               0.49999997, 3.0]
+    x[:len(special)] = special
+    i = rng(48).integers(-2 ** 31, 2 ** 31, B, dtype=np.int64).astype(np.int32)
+    i[:6] = [0, -1, -2 ** 31, 1, 2 ** 31 - 1, 96]
+    fo, io = out(4 * B), out(9 * B, np.int32, -777)
+    # fout's last quarter is exp2 (approximations on both sides); the rest is exact.
+    return [Case("import/libdevice", size, "64 (one program)", (1,), dict(x_ptr=x, i_ptr=i, fout_ptr=fo, iout_ptr=io),
+                 {"fout_ptr": Tol("close", 0, 2e-6), "iout_ptr": Tol("exact")})]
+
+
 # ---------------------------------------------------------------- tests/triton/kernels.py
 
 @case
@@ -609,7 +763,7 @@ def compare(what: str, got: np.ndarray, want: np.ndarray, tol: Tol, initial: np.
         bad = (g != w) & ~both_nan
         how = "bit for bit"
     elif tol.kind == "close":
-        bad = ~(diff <= tol.atol + tol.rtol * np.abs(w))
+        bad = ~(diff <= tol.atol + tol.rtol * np.abs(w)) & ~both_nan
         how = f"atol {tol.atol:g}, rtol {tol.rtol:g}"
     elif tol.kind == "bound":
         bad = ~(diff <= tol.bound)
@@ -676,9 +830,12 @@ class Runner:
         self.triton_modules: Dict[str, Any] = {}
         if device == "cuda":
             import torch  # noqa: F401
+            import triton
             from triton.testing import do_bench
             self.torch = torch
             self.do_bench = do_bench
+            # tl.make_tensor_descriptor needs global scratch memory for the descriptors it makes.
+            triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
 
     # -- Tri
     def tri_kernel(self, ex: Export):
@@ -690,7 +847,7 @@ class Runner:
             else:
                 k = stage("compile", module.compile, ex.kernel, target="cpu")
             names = [p.name for p in k.params]
-            if names != list(ex.signature):
+            if names != tri_param_names(ex.signature):
                 raise Failed("compile", RuntimeError(f"the fixture's kernel takes {names}, TRI_EXPORTS says "
                                                      f"{list(ex.signature)}"))
             self.modules[ex.key], self.kernels[ex.key] = module, k
@@ -774,7 +931,8 @@ class Runner:
         # Triton's own kernel: the reference. Should it fail, Tri still runs, against NumPy.
         fn = None
         tt_args = fresh()
-        tt_launch = lambda: fn[c.grid](**tt_args, **ex.constexprs, num_warps=NUM_WARPS, **ex.options)  # noqa: E731
+        tt_kwargs = c.triton_args(tt_args) if c.triton_args else tt_args
+        tt_launch = lambda: fn[c.grid](**tt_kwargs, **ex.constexprs, num_warps=NUM_WARPS, **ex.options)  # noqa: E731
         tt_failed = None
         try:
             fn = self.triton_fn(ex)

@@ -322,6 +322,137 @@ def layer_norm_bwd_dwdb_kernel(DW, DB, FINAL_DW, FINAL_DB, M, N, BLOCK_SIZE_M: t
     tl.store(FINAL_DB + cols, sum_db, mask=cols < N)
 
 
+@triton.jit
+def _scale_or_shift(x, mode):
+    # Two returns: MLIR's inliner joins them in a block whose argument is the returned value.
+    if mode > 0:
+        return x * 2.0
+    return x - 1.0
+
+
+@triton.jit
+def early_exit_kernel(x_ptr, y_ptr, flags_ptr, n_rows, n_cols, stride, BLOCK: tl.constexpr):
+    # Early returns as Triton libraries write them (liger-kernel's `if row_idx >= n_rows:
+    # return`): Triton's frontend makes each `if` that returns into cf.cond_br between blocks.
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * stride + offs, mask=mask, other=0.0)
+    flag = tl.load(flags_ptr + row)
+    if flag < 0:
+        tl.store(y_ptr + row * stride + offs, -x, mask=mask)
+        return
+    y = _scale_or_shift(x, flag)
+    if flag >= 2:
+        if tl.sum(y, axis=0) > 0:
+            return
+        y = y + 100.0
+    tl.store(y_ptr + row * stride + offs, y, mask=mask)
+
+
+@triton.jit(noinline=True)
+def _clip_index(i, n):
+    # A device function with three returns (it stays a function: noinline).
+    if i < 0:
+        return 0
+    if i >= n:
+        return n - 1
+    return i
+
+
+@triton.jit
+def clipped_window_kernel(x_ptr, out_ptr, n, WINDOW: tl.constexpr):
+    # out[i] = sum of x over i-2 .. i+WINDOW-3, the indices clipped into [0, n).
+    i = tl.program_id(0)
+    acc = 0.0
+    for k in range(WINDOW):
+        j = _clip_index(i + k - 2, n)
+        acc += tl.load(x_ptr + j)
+    tl.store(out_ptr + i, acc)
+
+
+@triton.jit
+def descriptor_kernel(x_ptr, y_ptr, M, N, stride, shift, BM: tl.constexpr, BN: tl.constexpr):
+    # Tensor descriptors made on the device: the block at (pid_m * BM - shift, pid_n * BN - shift)
+    # of x, 2x + 1, stored to the same place of y. Blocks past any edge of the M x N tensor (or
+    # before its start, where shift makes offsets negative) read zeros and store nothing there.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride, 1], block_shape=[BM, BN])
+    v = xd.load([pid_m * BM - shift, pid_n * BN - shift])
+    yd.store([pid_m * BM - shift, pid_n * BN - shift], v * 2.0 + 1.0)
+
+
+@triton.jit
+def descriptor_gather_kernel(x_ptr, rows_ptr, y_ptr, z_ptr, sums_ptr, M, N, R: tl.constexpr, BN: tl.constexpr):
+    # desc.gather of R rows (some past the end: they read zeros), desc.scatter of them to y in
+    # reverse order, a NaN-padded load of the block at (M - 2, N - 8) kept whole in z, and
+    # desc.atomic_add of the gathered rows into one block of sums.
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BN])
+    rows = tl.load(rows_ptr + tl.arange(0, R))
+    g = xd.gather(rows, 0)
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BN])
+    yd.scatter(g, M - 1 - rows, 0)
+    nd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[4, 16], padding_option="nan")
+    b = nd.load([M - 2, N - 8])
+    tl.store(z_ptr + tl.arange(0, 4)[:, None] * 16 + tl.arange(0, 16)[None, :], b)
+    sd = tl.make_tensor_descriptor(sums_ptr, shape=[R, BN], strides=[BN, 1], block_shape=[R, BN])
+    sd.atomic_add([0, 0], g)
+
+
+@triton.jit
+def descriptor_arg_kernel(xd, yd, BM: tl.constexpr, BN: tl.constexpr):
+    # TensorDescriptor arguments (made on the host): each is a base pointer, its shape and strides.
+    pid = tl.program_id(0)
+    v = xd.load([pid * BM, 0])
+    yd.store([pid * BM, 0], v - 3.0)
+
+
+@triton.jit
+def gather_clamp_kernel(x_ptr, idx_ptr, out_ptr, lo, hi, BLOCK: tl.constexpr):
+    # tl.gather along either axis, tl.clamp with and without NaN propagation, tl.exp2 (which
+    # flushes subnormal results on NVIDIA GPUs), and an `if` on a one-element tensor (tt.unsplat).
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    idx = tl.load(idx_ptr + offs)
+    tl.store(out_ptr + offs, tl.gather(x, idx, 0))
+    x2 = tl.reshape(x, (BLOCK // 8, 8))
+    i2 = tl.reshape(idx, (BLOCK // 8, 8)) % 8
+    tl.store(out_ptr + BLOCK + offs, tl.reshape(tl.gather(x2, i2, 1), (BLOCK, )))
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.clamp(x, lo, hi))
+    tl.store(out_ptr + 3 * BLOCK + offs, tl.clamp(x, lo, hi, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(out_ptr + 4 * BLOCK + offs, tl.exp2(x))
+    first = tl.load(x_ptr + tl.arange(0, 1))
+    y = x
+    if first > 0:
+        y = x * 0.5
+    tl.store(out_ptr + 5 * BLOCK + offs, y)
+
+
+@triton.jit
+def libdevice_kernel(x_ptr, i_ptr, fout_ptr, iout_ptr, BLOCK: tl.constexpr):
+    # libdevice functions the importer builds from Tri ops, with libdevice's exact results.
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    i = tl.load(i_ptr + offs)
+    tl.store(fout_ptr + offs, libdevice.rint(x))
+    tl.store(fout_ptr + BLOCK + offs, libdevice.fdim(x, 0.5))
+    tl.store(fout_ptr + 2 * BLOCK + offs, libdevice.saturatef(x))
+    tl.store(fout_ptr + 3 * BLOCK + offs, libdevice.exp2(x))
+    tl.store(iout_ptr + offs, libdevice.isnan(x) + 2 * libdevice.isinf(x) + 4 * libdevice.signbit(x) +
+             8 * libdevice.finitef(x))
+    tl.store(iout_ptr + BLOCK + offs, libdevice.float2int_rn(x))
+    tl.store(iout_ptr + 2 * BLOCK + offs, libdevice.float2int_rd(x))
+    tl.store(iout_ptr + 3 * BLOCK + offs, libdevice.popc(i) + 64 * libdevice.clz(i))
+    tl.store(iout_ptr + 4 * BLOCK + offs, libdevice.ffs(i))
+    tl.store(iout_ptr + 5 * BLOCK + offs, libdevice.brev(i))
+    tl.store(iout_ptr + 6 * BLOCK + offs, libdevice.mulhi(i, i * 7 + 3))
+    tl.store(iout_ptr + 7 * BLOCK + offs, libdevice.hadd(i, i * 3) ^ libdevice.rhadd(i, 5))
+    tl.store(iout_ptr + 8 * BLOCK + offs, libdevice.float_as_int(x))
+
 # What `python3 -m tri.triton tests/import/kernels.py --ttir-only -o tests/import/ttir` writes (run
 # from the repository root, so that locations name tests/import/kernels.py): one TTIR fixture per
 # entry, for cuda sm_90, with tt.divisibility = 16 on every pointer as Triton's launcher finds it.
@@ -377,4 +508,26 @@ TRI_EXPORTS = {
                                 constexprs={"BLOCK_SIZE_M": 4, "BLOCK_SIZE_N": 32}),
     "control": dict(kernel=control_kernel, signature={"x_ptr": F32, "out_ptr": F32, "steps_ptr": "*i32", "n": "i32"},
                     constexprs={"BLOCK": 16}),
+    "early_exit": dict(kernel=early_exit_kernel,
+                       signature={"x_ptr": F32, "y_ptr": F32, "flags_ptr": "*i32", "n_rows": "i32", "n_cols": "i32",
+                                  "stride": "i32"},
+                       constexprs={"BLOCK": 64}),
+    "clipped_window": dict(kernel=clipped_window_kernel, signature={"x_ptr": F32, "out_ptr": F32, "n": "i32"},
+                           constexprs={"WINDOW": 5}),
+    "descriptor": dict(kernel=descriptor_kernel,
+                       signature={"x_ptr": F32, "y_ptr": F32, "M": "i32", "N": "i32", "stride": "i32", "shift": "i32"},
+                       constexprs={"BM": 8, "BN": 16}),
+    "descriptor_gather": dict(kernel=descriptor_gather_kernel,
+                              signature={"x_ptr": F32, "rows_ptr": "*i32", "y_ptr": F32, "z_ptr": F32, "sums_ptr": F32,
+                                         "M": "i32", "N": "i32"},
+                              constexprs={"R": 8, "BN": 32}),
+    "descriptor_arg": dict(kernel=descriptor_arg_kernel,
+                           signature={"xd": "tensordesc<fp32[8, 16]>", "yd": "tensordesc<fp32[8, 16]>"},
+                           constexprs={"BM": 8, "BN": 16}),
+    "gather_clamp": dict(kernel=gather_clamp_kernel,
+                         signature={"x_ptr": F32, "idx_ptr": "*i32", "out_ptr": F32, "lo": "fp32", "hi": "fp32"},
+                         constexprs={"BLOCK": 64}),
+    "libdevice": dict(kernel=libdevice_kernel,
+                      signature={"x_ptr": F32, "i_ptr": "*i32", "fout_ptr": F32, "iout_ptr": "*i32"},
+                      constexprs={"BLOCK": 64}),
 }

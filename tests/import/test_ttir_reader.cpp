@@ -63,7 +63,8 @@ void test_detection(void**) {
 void test_all_fixtures_verify(void**) {
   for (const char* name : {"vadd", "softmax", "layer_norm_fwd", "matmul", "gelu", "reduce_scan", "atomics", "attn_fwd",
                            "control", "checked_sqrt", "dropout", "layer_norm_bwd_dx", "layer_norm_bwd_dwdb",
-                           "matmul_tf32"}) {
+                           "matmul_tf32", "early_exit", "clipped_window", "descriptor", "descriptor_gather",
+                           "descriptor_arg", "gather_clamp", "libdevice"}) {
     std::unique_ptr<ir::Module> m;
     Status st = import(fixture(name), &m);
     if (!st) fail_msg("%s: %s", name, st.message().c_str());
@@ -253,10 +254,137 @@ void test_malformed(void**) {
                Code::Unsupported, "t.ttir:1:", "generic form");
 }
 
+// A kernel around `body` (TTIR ops), with arguments for the snippets below.
+std::string kernel_with(const std::string& body) {
+  return "module {\n  tt.func public @k(%x: !tt.ptr<f32>, %i: !tt.ptr<i32>, %n: i32, %f: f32) {\n" + body +
+         "    tt.return\n  }\n}\n";
+}
+
+std::string imported(const std::string& text) {
+  std::unique_ptr<ir::Module> m;
+  Status st = import(text, &m);
+  if (!st) fail_msg("%s", st.message().c_str());
+  st = ir::verify(*m);
+  if (!st) fail_msg("the import does not verify: %s", st.message().c_str());
+  return ir::print_text(*m);
+}
+
+void test_descriptor_syntax(void**) {
+  // Triton 3.6 writes the block type as a tensor (`!tt.tensordesc<tensor<8x32xf32>>`), 3.9
+  // without (`!tt.tensordesc<8x32xf32>`); both, with integer elements that say their sign.
+  for (const char* ty : {"tensor<8x32xf32>", "8x32xf32"}) {
+    std::string t(ty);
+    std::string body = "    %c1 = arith.constant 1 : i64\n    %c0 = arith.constant 0 : i32\n"
+                       "    %s = arith.extsi %n : i32 to i64\n"
+                       "    %d = tt.make_tensor_descriptor %x, [%n, %n], [%s, %c1] : <f32>, <" + t + ">\n"
+                       "    %v = tt.descriptor_load %d[%c0, %c0] : !tt.tensordesc<" + t + "> -> tensor<8x32xf32>\n"
+                       "    tt.descriptor_store %d[%c0, %c0], %v : !tt.tensordesc<" + t + ">, tensor<8x32xf32>\n"
+                       "    tt.descriptor_reduce max, %d[%c0, %c0], %v : !tt.tensordesc<" + t + ">, tensor<8x32xf32>\n";
+    std::string out = imported(kernel_with(body));
+    assert_true(out.find("= load %") != std::string::npos);
+    assert_true(out.find("atomic[kind=max, order=relaxed]") != std::string::npos);
+  }
+  // ui32 elements: min and max reductions compare unsigned.
+  std::string body = "    %c1 = arith.constant 1 : i64\n    %c0 = arith.constant 0 : i32\n"
+                     "    %d = tt.make_tensor_descriptor %i, [%n], [%c1] : <i32>, <tensor<64xui32>>\n"
+                     "    %v = tt.descriptor_load %d[%c0] : !tt.tensordesc<tensor<64xui32>> -> tensor<64xi32>\n"
+                     "    tt.descriptor_reduce min, %d[%c0], %v : !tt.tensordesc<tensor<64xui32>>, tensor<64xi32>\n";
+  assert_true(imported(kernel_with(body)).find("atomic[kind=umin, order=relaxed]") != std::string::npos);
+  // A TensorDescriptor argument as Triton 3.6 names its shape and strides (3.9 writes
+  // %xd.shape.0 ...): the descriptor's parameter becomes its base pointer, with the alignment
+  // Triton's TensorDescriptor asserts.
+  std::string text = "module {\n  tt.func public @k(%xd: !tt.tensordesc<tensor<16x32xf32>>, %xd_0: i32, %xd_1: i32, "
+                     "%xd_2: i64, %xd_3: i64) {\n    %c0 = arith.constant 0 : i32\n"
+                     "    %v = tt.descriptor_load %xd[%c0, %c0] : !tt.tensordesc<tensor<16x32xf32>> -> tensor<16x32xf32>\n"
+                     "    tt.descriptor_store %xd[%c0, %c0], %v : !tt.tensordesc<tensor<16x32xf32>>, tensor<16x32xf32>\n"
+                     "    tt.return\n  }\n}\n";
+  std::string out = imported(text);
+  assert_true(out.find("kernel @k(%xd: ptr<f32> {align=16}, %xd_0: i32, %xd_1: i32, %xd_2: i64 {divisible=4}, "
+                       "%xd_3: i64)") != std::string::npos);
+}
+
+void test_descriptors_per_function(void**) {
+  // A descriptor's placeholder is a value id of its function: a later function's value of the
+  // same id is an ordinary value.
+  std::string kernel_a = "  tt.func public @a(%x: !tt.ptr<f32>, %n: i32) {\n    %c1 = arith.constant 1 : i64\n"
+                         "    %d = tt.make_tensor_descriptor %x, [%n], [%c1] : <f32>, <64xf32>\n    tt.return\n  }\n";
+  std::string kernel_b = "  tt.func public @b(%x: !tt.ptr<f32>, %n: i32) {\n";
+  for (int i = 0; i < 12; ++i) kernel_b += "    %v" + std::to_string(i) + " = arith.addi %n, %n : i32\n";
+  for (int i = 0; i < 12; ++i) kernel_b += "    %w" + std::to_string(i) + " = arith.addi %v" + std::to_string(i) + ", %n : i32\n";
+  kernel_b += "    tt.return\n  }\n";
+  imported("module {\n" + kernel_a + kernel_b + "}\n");
+}
+
+void test_refused_with_location(void**) {
+  // Each class of what the importer refuses names the TTIR op, its line and column, and why.
+  std::unique_ptr<ir::Module> m;
+  auto at = [](int line, int col) { return "t.ttir:" + std::to_string(line) + ":" + std::to_string(col) + ": error: "; };
+  // An unknown op, and a known one Tri lacks.
+  expect_error(import(kernel_with("    %h = tt.frobnicate %n : i32\n"), &m), Code::Unsupported, at(3, 5),
+               "op 'tt.frobnicate' is not supported by the TTIR importer");
+  expect_error(import(kernel_with("    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>\n"
+                                  "    %h = tt.histogram %r : tensor<64xi32> -> tensor<8xi32>\n"),
+                      &m),
+               Code::Unsupported, at(4, 5), "op 'tt.histogram' is not supported by the TTIR importer: Tri has no histogram op");
+  // An attribute value Tri has no counterpart for.
+  expect_error(import(kernel_with("    %y = tt.clampf %f, %f, %f, propagateNan = some : f32\n"), &m), Code::Unsupported,
+               at(3, 5), "tt.clampf with propagateNan = some");
+  expect_error(import(kernel_with("    %c1 = arith.constant 1 : i64\n"
+                                  "    %d = tt.make_tensor_descriptor %x, [%n], [%c1] {padding = 3 : i32} : <f32>, <64xf32>\n"),
+                      &m),
+               Code::Unsupported, at(4, 5), "a padding option other than zero (1) and nan (2)");
+  expect_error(import(kernel_with("    %c1 = arith.constant 1 : i64\n    %c0 = arith.constant 0 : i32\n"
+                                  "    %d = tt.make_tensor_descriptor %i, [%n], [%c1] : <i32>, <64xi32>\n"
+                                  "    %v = tt.descriptor_load %d[%c0] : !tt.tensordesc<64xi32> -> tensor<64xi32>\n"
+                                  "    tt.descriptor_reduce inc, %d[%c0], %v : !tt.tensordesc<64xi32>, tensor<64xi32>\n"),
+                      &m),
+               Code::Unsupported, at(7, 5), "tt.descriptor_reduce inc is not imported");
+  expect_error(import(kernel_with("    %c3 = arith.constant 3 : i32\n    %c9 = arith.constant 9 : i64\n"
+                                  "    %ok = tt.atomic_poll acquire, gpu, %i, %c3 timeout %c9 : !tt.ptr<i32>, i32 -> i1\n"),
+                      &m),
+               Code::Unsupported, at(5, 5), "tt.atomic_poll with a timeout");
+  expect_error(import(kernel_with("    %y = tt.extern_elementwise %f {libname = \"\", libpath = \"\", pure = true, "
+                                  "symbol = \"__nv_erfinvf\"} : (f32) -> f32\n"),
+                      &m),
+               Code::Unsupported, at(3, 5), "libdevice function '__nv_erfinvf' has no Tri counterpart");
+  // Types: a descriptor of rank 5, a gather that would need rank 5, a descriptor passed on.
+  expect_error(import(kernel_with("    %c1 = arith.constant 1 : i64\n"
+                                  "    %d = tt.make_tensor_descriptor %x, [%n, %n, %n, %n, %n], [%c1, %c1, %c1, %c1, %c1] "
+                                  ": <f32>, <2x2x2x2x16xf32>\n"),
+                      &m),
+               Code::Unsupported, at(4, 97), "a tensor descriptor of rank 5 (Tri's blocks have rank 1 to 4) (in 'tt.make_tensor_descriptor')");
+  expect_error(import(kernel_with("    %s = tt.splat %f : f32 -> tensor<2x2x2x4xf32>\n"
+                                  "    %j = tt.splat %n : i32 -> tensor<2x2x2x4xi32>\n"
+                                  "    %g = tt.gather %s[%j] {axis = 3 : i32} : (tensor<2x2x2x4xf32>, tensor<2x2x2x4xi32>) "
+                                  "-> tensor<2x2x2x4xf32>\n"),
+                      &m),
+               Code::Unsupported, at(5, 5), "tt.gather of a rank-4 tensor");
+  expect_error(import(kernel_with("    %c1 = arith.constant 1 : i64\n"
+                                  "    %d = tt.make_tensor_descriptor %x, [%n], [%c1] : <f32>, <64xf32>\n"
+                                  "    %e = arith.select %true, %d, %d : !tt.tensordesc<64xf32>\n"),
+                      &m),
+               Code::Parse, at(5, 23), "use of undefined value %true");
+  expect_error(import(kernel_with("    %c1 = arith.constant 1 : i64\n    %t = arith.constant true\n"
+                                  "    %d = tt.make_tensor_descriptor %x, [%n], [%c1] : <f32>, <64xf32>\n"
+                                  "    %e = arith.select %t, %d, %d : !tt.tensordesc<64xf32>\n"),
+                      &m),
+               Code::Unsupported, at(6, 27), "tensor descriptor %d used by 'arith.select'");
+  expect_error(import("module {\n  tt.func private @f(%d: !tt.tensordesc<64xf32>) {\n    tt.return\n  }\n}\n", &m),
+               Code::Unsupported, at(2, 3), "tensor descriptor parameter %d is not followed by its shape");
+  expect_error(import(kernel_with("    %c1 = arith.constant 1 : i64\n"
+                                  "    %d = tt.make_tensor_descriptor %x, [%n], [%c1] : <f32>, <64xf8E4M3FNUZ>\n"),
+                      &m),
+               Code::Unsupported, at(4, 61), "a tensor descriptor of element type 'f8E4M3FNUZ' (in 'tt.make_tensor_descriptor')");
+  // Inline PTX imports (GPU only); a dot on microscaling formats does not.
+  std::string asm_text = imported(kernel_with("    %y = tt.elementwise_inline_asm \"mov.b32 $0, $1;\" {constraints = "
+                                              "\"=r,r\", packed_element = 1 : i32, pure = true} %f : f32 -> f32\n"));
+  assert_true(asm_text.find("inline_asm[asm=\"mov.b32 $0, $1;\", constraints=\"=r,r\"] %f : f32") != std::string::npos);
+}
+
 void test_prefixes_never_crash(void**) {
   // Every prefix of a real fixture (at a stride, and around each line start) either imports or
   // fails with a located error of a reader's code; never a crash or another code.
-  for (const char* name : {"control", "reduce_scan"}) {
+  for (const char* name : {"control", "reduce_scan", "early_exit", "descriptor_gather"}) {
     std::string text = fixture(name);
     for (size_t n = 0; n < text.size(); n += (n % 97 == 0 ? 1 : 13)) {
       std::unique_ptr<ir::Module> m;
@@ -298,7 +426,8 @@ int main(void) {
       cmocka_unit_test(test_dot_precision),     cmocka_unit_test(test_bitcast_arrow),
       cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
-      cmocka_unit_test(test_nesting_limit),
+      cmocka_unit_test(test_nesting_limit),     cmocka_unit_test(test_descriptor_syntax),
+      cmocka_unit_test(test_refused_with_location), cmocka_unit_test(test_descriptors_per_function),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -365,6 +365,173 @@ def case_device_assert(run):
     assert "tests/import/kernels.py:242:" in e.value.message and "negative input" in e.value.message, e.value.message
 
 
+@case("import/early_exit")
+def case_early_returns(run):
+    # `if row >= n_rows: return`, a store-and-return in the middle, a helper with two returns
+    # (inlined: a block argument), and a return nested in an if that depends on a reduction.
+    rows, cols, stride, programs = 6, 50, 64, 8  # BLOCK 64; programs 6 and 7 return at once
+    x = uniform(40, rows * stride, 0.5, 2.0)
+    x[5 * stride:6 * stride] *= -1  # row 5: sum(2x) < 0, so it stores 2x + 100
+    flags = np.array([-1, 0, 1, 2, 3, 7], np.int32)
+    o = out(rows * stride)
+    run("import/early_exit", "early_exit_kernel", programs, x, o, flags, rows, cols, stride)
+    want = np.full((rows, stride), SENTINEL, np.float32)
+    v = x.reshape(rows, stride)[:, :cols]
+    want[0, :cols] = -v[0]
+    want[1, :cols] = v[1] - np.float32(1)
+    want[2, :cols] = v[2] * np.float32(2)
+    want[5, :cols] = v[5] * np.float32(2) + np.float32(100)  # rows 3 and 4 (sum(2x) > 0) store nothing
+    np.testing.assert_array_equal(o[:rows * stride], want.ravel())
+    expect_guard("early_exit", o, rows * stride)
+
+
+@case("import/clipped_window")
+def case_device_function_with_returns(run):
+    # A noinline device function with three returns, called in a loop.
+    n = 10
+    x = uniform(41, n, -1, 1)
+    o = out(n)
+    run("import/clipped_window", "clipped_window_kernel", n, x, o, n)
+    want = [sum(np.float32(x[min(max(i + k - 2, 0), n - 1)]) for k in range(5)) for i in range(n)]
+    expect_close("clipped_window", o[:n], want, 1e-6, 1e-6)
+    expect_guard("clipped_window", o, n)
+
+
+@case("import/descriptor")
+def case_tensor_descriptors(run):
+    # Blocks of 8 x 16 at (8 pid_m - shift, 16 pid_n - shift): with shift 3 the first blocks start
+    # before the tensor (negative offsets) and the last ones end past it; only elements in bounds
+    # are read (others are zero) and written.
+    M, N, stride, shift = 13, 37, 40, 3
+    x = uniform(42, M * stride, -1, 1)
+    for sh, grid in ((shift, (cdiv(M + shift, 8), cdiv(N + shift, 16))), (-2, (1, 2))):
+        y = out(M * stride)
+        run("import/descriptor", "descriptor_kernel", grid, x, y, M, N, stride, sh)
+        want = np.full((M, stride), SENTINEL, np.float32)
+        r0, c0 = max(-sh, 0), max(-sh, 0)  # with a negative shift the blocks start inside
+        r1, c1 = min(M, grid[0] * 8 - sh), min(N, grid[1] * 16 - sh)
+        want[r0:r1, c0:c1] = x.reshape(M, stride)[r0:r1, c0:c1] * np.float32(2) + np.float32(1)
+        np.testing.assert_array_equal(y[:M * stride], want.ravel(), err_msg=f"shift {sh}")
+        expect_guard("descriptor", y, M * stride)
+
+
+@case("import/descriptor_gather")
+def case_descriptor_gather_scatter(run):
+    # desc.gather of 8 rows (three outside the tensor: zeros), desc.scatter of them to rows
+    # M - 1 - row (three outside: not written), a NaN-padded 4 x 16 load at (M - 2, N - 8), and
+    # desc.atomic_add of the gathered rows.
+    M, N = 10, 40
+    x = uniform(43, M * N, -1, 1)
+    rows = np.array([0, 3, 9, 10, -1, 5, 12, 2], np.int32)
+    y, z, sums = out(M * N), out(64), np.zeros(8 * 32 + GUARD, np.float32)
+    run("import/descriptor_gather", "descriptor_gather_kernel", 1, x, rows, y, z, sums, M, N)
+    x2 = x.reshape(M, N)
+    g = np.array([x2[r, :32] if 0 <= r < M else np.zeros(32, np.float32) for r in rows])
+    want_y = np.full((M, N), SENTINEL, np.float32)
+    for r, row in zip(rows, g):
+        if 0 <= M - 1 - r < M:
+            want_y[M - 1 - r, :32] = row
+    np.testing.assert_array_equal(y[:M * N], want_y.ravel())
+    want_z = np.full((4, 16), np.nan, np.float32)
+    want_z[:2, :8] = x2[8:10, 32:40]
+    np.testing.assert_array_equal(z[:64], want_z.ravel())  # NaN where out of bounds
+    np.testing.assert_array_equal(sums[:256], g.ravel())
+    expect_guard("descriptor_gather y", y, M * N)
+    expect_guard("descriptor_gather z", z, 64)
+    expect_guard("descriptor_gather sums", sums, 256, 0)
+
+
+@case("import/descriptor_arg")
+def case_descriptor_arguments(run):
+    # A TensorDescriptor argument is its base pointer, shape (i32) and strides (i64).
+    M, N = 20, 16
+    x = uniform(44, M * N, -4, 4)
+    y = out(M * N)
+    run("import/descriptor_arg", "descriptor_arg_kernel", cdiv(M, 8), x, M, N, N, 1, y, M, N, N, 1)
+    np.testing.assert_array_equal(y[:M * N], x - np.float32(3))
+    expect_guard("descriptor_arg", y, M * N)
+
+
+def exp2_flushed(x):
+    """tl.exp2 on NVIDIA GPUs: ex2.approx.ftz.f32, subnormal results flushed to zero."""
+    e = np.exp2(x.astype(np.float64))
+    return np.where(e < 2.0 ** -126, 0.0, e)
+
+
+@case("import/gather_clamp")
+def case_gather_clamp_exp2(run):
+    B, lo, hi = 64, -0.5, 0.75
+    x = uniform(45, B, -2, 2)
+    x[[3, 17]] = np.nan
+    x[20:28] = np.linspace(-140, -120, 8)  # exp2: subnormal results, flushed
+    idx = rng(46).integers(0, B, B).astype(np.int32)
+    for first in (1.0, -1.0):  # the `if` on a one-element tensor takes either side
+        x[0] = first
+        o = out(6 * B)
+        run("import/gather_clamp", "gather_clamp_kernel", 1, x, idx, o, lo, hi)
+        np.testing.assert_array_equal(o[:B], x[idx])  # NaN compares equal here
+        np.testing.assert_array_equal(o[B:2 * B], np.take_along_axis(x.reshape(8, 8), idx.reshape(8, 8) % 8, 1).ravel())
+        f32 = np.float32
+        np.testing.assert_array_equal(o[2 * B:3 * B], np.fmin(np.fmax(x, f32(lo)), f32(hi)))  # NaN gives lo
+        np.testing.assert_array_equal(o[3 * B:4 * B], np.minimum(np.maximum(x, f32(lo)), f32(hi)))  # NaN stays
+        e, want = o[4 * B:5 * B], exp2_flushed(x)
+        flushed = want == 0
+        assert flushed.sum() >= 3 and (e[flushed] == 0).all(), f"exp2 did not flush: {e[flushed]}"
+        ok = ~np.isnan(x)
+        expect_close("exp2", e[ok], want[ok], 0, 1e-6)
+        np.testing.assert_array_equal(o[5 * B:6 * B], x * f32(0.5) if first > 0 else x)
+        expect_guard("gather_clamp", o, 6 * B)
+
+
+def float_to_i32(v):
+    """libdevice's float2int: saturating, NaN to 0."""
+    v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=2.0 ** 31, neginf=-2.0 ** 31)
+    return np.clip(v, -2.0 ** 31, 2.0 ** 31 - 1).astype(np.int64).astype(np.int32)
+
+
+@case("import/libdevice")
+def case_libdevice_compositions(run):
+    B = 64
+    x = uniform(47, B, -3, 3)
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -2.5, 1e10, -1e10, 1e-40, -1e-40, 8388609.0,
+               -4194304.5, 0.49999997, 3.0]
+    x[:len(special)] = special
+    i = rng(48).integers(-2 ** 31, 2 ** 31, B, dtype=np.int64).astype(np.int32)
+    i[:6] = [0, -1, -2 ** 31, 1, 2 ** 31 - 1, 96]
+    fo, io = out(4 * B), out(9 * B, np.int32, -777)
+    run("import/libdevice", "libdevice_kernel", 1, x, i, fo, io)
+    f32 = np.float32
+    np.testing.assert_array_equal(fo[:B], np.rint(x), err_msg="rint")
+    np.testing.assert_array_equal(fo[B:2 * B], np.where(x <= f32(0.5), f32(0), x - f32(0.5)), err_msg="fdim")
+    np.testing.assert_array_equal(fo[2 * B:3 * B], np.where(np.isnan(x), f32(0), np.clip(x, 0, 1)), err_msg="saturatef")
+    e, want = fo[3 * B:4 * B], exp2_flushed(x)
+    finite = np.isfinite(want)
+    expect_close("libdevice exp2", e[finite], want[finite], 0, 1e-6)
+    np.testing.assert_array_equal(e[~finite], want[~finite].astype(np.float32), err_msg="libdevice exp2")
+    flags = np.isnan(x) + 2 * np.isinf(x) + 4 * np.signbit(x) + 8 * np.isfinite(x)
+    np.testing.assert_array_equal(io[:B], flags, err_msg="isnan/isinf/signbit/finitef")
+    np.testing.assert_array_equal(io[B:2 * B], float_to_i32(np.rint(x)), err_msg="float2int_rn")
+    np.testing.assert_array_equal(io[2 * B:3 * B], float_to_i32(np.floor(x)), err_msg="float2int_rd")
+    u = i.view(np.uint32).astype(np.uint64)
+    popc = np.array([bin(int(v)).count("1") for v in u])
+    clz = np.array([32 - int(v).bit_length() for v in u])
+    np.testing.assert_array_equal(io[3 * B:4 * B], popc + 64 * clz, err_msg="popc, clz")
+    ffs = np.array([(int(v) & -int(v)).bit_length() for v in u])
+    np.testing.assert_array_equal(io[4 * B:5 * B], ffs, err_msg="ffs")
+    brev = np.array([int(f"{int(v):032b}"[::-1], 2) for v in u], np.uint32).view(np.int32)
+    np.testing.assert_array_equal(io[5 * B:6 * B], brev, err_msg="brev")
+    i64 = i.astype(np.int64)
+    b = (i64 * 7 + 3).astype(np.int32).astype(np.int64)  # i * 7 + 3 wraps in i32
+    np.testing.assert_array_equal(io[6 * B:7 * B], ((i64 * b) >> 32).astype(np.int32), err_msg="mulhi")
+    b3 = (i64 * 3).astype(np.int32).astype(np.int64)
+    hadd = ((i64 + b3) >> 1).astype(np.int32)
+    rhadd = ((i64 + 5 + 1) >> 1).astype(np.int32)
+    np.testing.assert_array_equal(io[7 * B:8 * B], hadd ^ rhadd, err_msg="hadd, rhadd")
+    np.testing.assert_array_equal(io[8 * B:9 * B], x.view(np.int32), err_msg="float_as_int")
+    expect_guard("libdevice f", fo, 4 * B)
+    expect_guard("libdevice i", io, 9 * B, -777)
+
+
 # ---------------------------------------------------------------- tests/triton/kernels.py
 
 @case("triton/histogram")

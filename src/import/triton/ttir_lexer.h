@@ -17,6 +17,7 @@ namespace tri::import {
 // How the importer leaves a failed parse: thrown, caught in import_ttir, returned as Status.
 struct ImportError {
   Status status;
+  bool op_named = false;  // the message names the TTIR op it happened in (Reader::parse_op)
 };
 
 // A numeric literal as MLIR prints it: an integer, a float, or a hex bit pattern (`0xFF800000`,

@@ -30,6 +30,7 @@ const Mapped kBinary[] = {
     {"arith.minui", Opcode::UMin},   {"arith.maximumf", Opcode::FMax},   {"arith.minimumf", Opcode::FMin},
     {"arith.maxnumf", Opcode::FMax}, {"arith.minnumf", Opcode::FMin},    {"tt.mulhiui", Opcode::UMulHi},
     {"arith.mulhiui", Opcode::UMulHi}, {"tt.precise_divf", Opcode::FDiv}, {"math.powf", Opcode::Pow},
+    {"tt.approx_divf", Opcode::FDiv},
     {"math.copysign", Opcode::MathCall}, {"math.atan2", Opcode::MathCall},
 };
 
@@ -59,34 +60,6 @@ Opcode lookup(const Mapped* table, size_t n, const std::string& name) {
   for (size_t i = 0; i < n; ++i)
     if (name == table[i].ttir) return table[i].code;
   return Opcode::Yield;  // unreachable: handlers are registered from these tables
-}
-
-// libdevice functions (tt.extern_elementwise symbol = "__nv_NAME", with an `f` suffix for f32)
-// and the Tri op each becomes. Names from Tri's math_call table (math_fns.def) become math_call.
-struct Libdevice {
-  const char* name;
-  Opcode code;
-  int arity;
-  int nan_ignore;  // fmin/fmax: IEEE minNum/maxNum
-};
-const Libdevice kLibdevice[] = {
-    {"exp", Opcode::Exp, 1, 0},     {"fast_exp", Opcode::Exp, 1, 0},   {"exp2", Opcode::Exp2, 1, 0},
-    {"log", Opcode::Log, 1, 0},     {"fast_log", Opcode::Log, 1, 0},   {"log2", Opcode::Log2, 1, 0},
-    {"fast_log2", Opcode::Log2, 1, 0}, {"sqrt", Opcode::Sqrt, 1, 0},   {"rsqrt", Opcode::Rsqrt, 1, 0},
-    {"sin", Opcode::Sin, 1, 0},     {"fast_sin", Opcode::Sin, 1, 0},   {"cos", Opcode::Cos, 1, 0},
-    {"fast_cos", Opcode::Cos, 1, 0}, {"tanh", Opcode::Tanh, 1, 0},     {"erf", Opcode::Erf, 1, 0},
-    {"floor", Opcode::Floor, 1, 0}, {"ceil", Opcode::Ceil, 1, 0},      {"fabs", Opcode::Abs, 1, 0},
-    {"pow", Opcode::Pow, 2, 0},     {"fast_pow", Opcode::Pow, 2, 0},   {"fma", Opcode::Fma, 3, 0},
-    {"fmin", Opcode::FMin, 2, 1},   {"fmax", Opcode::FMax, 2, 1},      {"fdiv_rn", Opcode::FDiv, 2, 0},
-    {"div_rn", Opcode::FDiv, 2, 0}, {"sqrt_rn", Opcode::Sqrt, 1, 0},   {"fmod", Opcode::MathCall, 2, 0},
-};
-
-int math_fn_arity(const std::string& n) {
-#define TRI_MATH_FN(name, arity) \
-  if (n == #name) return arity;
-#include "ir/math_fns.def"
-#undef TRI_MATH_FN
-  return 0;
 }
 
 double half_bits_to_double(uint64_t h) {
@@ -147,6 +120,23 @@ const std::unordered_map<std::string, Reader::Handler>& Reader::handlers() {
     t["scf.condition"] = &Reader::op_condition;
     t["ttg.barrier"] = &Reader::op_barrier;
     t["gpu.barrier"] = &Reader::op_barrier;
+    t["cf.br"] = &Reader::op_branch;
+    t["cf.cond_br"] = &Reader::op_branch;
+    t["tt.clampf"] = &Reader::op_clampf;
+    t["tt.gather"] = &Reader::op_gather;
+    t["tt.unsplat"] = &Reader::op_unsplat;
+    t["tt.elementwise_inline_asm"] = &Reader::op_inline_asm;
+    t["tt.atomic_load"] = &Reader::op_atomic_load_store;
+    t["tt.atomic_store"] = &Reader::op_atomic_load_store;
+    t["tt.atomic_poll"] = &Reader::op_atomic_load_store;
+    t["tt.grid_dependency_wait"] = &Reader::op_grid_dependency;
+    t["tt.grid_dependency_launch_dependents"] = &Reader::op_grid_dependency;
+    t["tt.make_tensor_descriptor"] = &Reader::op_make_descriptor;
+    t["tt.descriptor_load"] = &Reader::op_descriptor_load;
+    t["tt.descriptor_store"] = &Reader::op_descriptor_store;
+    t["tt.descriptor_reduce"] = &Reader::op_descriptor_store;
+    t["tt.descriptor_gather"] = &Reader::op_descriptor_gather;
+    t["tt.descriptor_scatter"] = &Reader::op_descriptor_scatter;
     return t;
   }();
   return table;
@@ -172,7 +162,8 @@ void Reader::op_binary(const std::string& name) {
   std::vector<Attr> attrs;
   if (name == "arith.maxnumf" || name == "arith.minnumf") attrs.push_back(Attr::of_enum(1));  // nan=ignore
   if (code == Opcode::MathCall) attrs.push_back(Attr::of_str(name.substr(5)));
-  if (name == "arith.divf" && approx_f32(t)) attrs.push_back(Attr::of_bool(true));  // Triton's div.full.f32
+  // Triton's div.full.f32 (and for tl.fdiv(approx=True), 3.9's tt.approx_divf, at least that).
+  if ((name == "arith.divf" || name == "tt.approx_divf") && approx_f32(t)) attrs.push_back(Attr::of_bool(true));
   set_results({make1(code, {a, b}, t, attrs)});
 }
 
@@ -189,6 +180,10 @@ void Reader::op_unary(const std::string& name) {
   // is the correctly rounded one.
   if ((name == "math.sqrt" || name == "math.rsqrt" || name == "math.exp") && approx_f32(t))
     attrs.push_back(Attr::of_bool(true));
+  // Triton's NVIDIA backend computes an f32 math.exp2 with ex2.approx.ftz.f32, which flushes
+  // subnormal results to zero: Tri's exp2[subnormal=flush] says the same.
+  if (code == Opcode::Exp2 && elem_scalar_type(t) == scalar(Scalar::F32))
+    attrs.push_back(enum_attr(Opcode::Exp2, "subnormal", "flush"));
   set_results({make1(code, {a}, t, attrs)});
 }
 
@@ -430,10 +425,6 @@ void Reader::op_addptr(const std::string&) {
 
 // ---------------------------------------------------------------- memory
 
-namespace {
-
-// Triton's cache modifier and eviction policy, as words (3.x) or as the enum numbers of older
-// printers (1 = none / evict_normal).
 std::string modifier_word(const AttrVal& v, bool eviction) {
   if (v.kind == AttrVal::Kind::Word) return v.s;
   if (v.kind == AttrVal::Kind::Int) {
@@ -445,7 +436,6 @@ std::string modifier_word(const AttrVal& v, bool eviction) {
   return "?";
 }
 
-}  // namespace
 
 void Reader::op_load(const std::string&) {
   std::vector<ValueId> ops = operand_list();
@@ -602,47 +592,6 @@ void Reader::op_dot(const std::string&) {
   set_results({make1(Opcode::Dot, {a, b, acc}, t, {enum_attr(Opcode::Dot, "precision", p)})});
 }
 
-void Reader::op_extern(const std::string&) {
-  std::vector<ValueId> args = operand_list();
-  AttrDict d = parse_dict();
-  c_.expect(':', "':' before the types");
-  parse_type_list();
-  if (!c_.eat_punct("->")) c_.fail_expected("'->'");
-  TypeId t = parse_type();
-  auto sym = d.find("symbol");
-  if (sym == d.end() || sym->second.kind != AttrVal::Kind::Str) malformed("tt.extern_elementwise needs symbol = \"...\"");
-  const std::string& symbol = sym->second.s;
-  std::string base = symbol.rfind("__nv_", 0) == 0 ? symbol.substr(5) : std::string();
-  if (base.empty())
-    unsupported("extern function '" + symbol + "' is not a libdevice function (__nv_*); the importer maps only those");
-  auto try_map = [&](const std::string& n) -> bool {
-    for (const Libdevice& l : kLibdevice) {
-      if (n != l.name) continue;
-      if (static_cast<int>(args.size()) != l.arity)
-        malformed("libdevice '" + symbol + "' takes " + std::to_string(l.arity) + " argument(s)");
-      std::vector<Attr> attrs;
-      if (l.code == Opcode::FMin || l.code == Opcode::FMax) attrs.push_back(Attr::of_enum(l.nan_ignore));
-      if (l.code == Opcode::MathCall) attrs.push_back(Attr::of_str(n));
-      // libdevice's rsqrtf and fast_expf are the approximate instructions (rsqrt.approx, and
-      // ex2.approx of x log2 e): approx=true says so (docs/import.md).
-      if ((n == "rsqrt" || n == "fast_exp") && approx_f32(t)) attrs.push_back(Attr::of_bool(true));
-      set_results({make1(l.code, args, t, attrs)});
-      return true;
-    }
-    if (int arity = math_fn_arity(n)) {
-      if (static_cast<int>(args.size()) != arity)
-        malformed("libdevice '" + symbol + "' takes " + std::to_string(arity) + " argument(s)");
-      set_results({make1(Opcode::MathCall, args, t, {Attr::of_str(n)})});
-      return true;
-    }
-    return false;
-  };
-  // f32 variants end in `f` (__nv_tanhf); f64 ones do not (__nv_tanh).
-  if (try_map(base)) return;
-  if (base.size() > 1 && base.back() == 'f' && try_map(base.substr(0, base.size() - 1))) return;
-  unsupported("libdevice function '" + symbol + "' has no Tri counterpart (docs/import.md lists the ones mapped)");
-}
-
 void Reader::op_fp_to_fp(const std::string&) {
   ValueId a = operand();
   std::string rounding;
@@ -749,6 +698,241 @@ void Reader::op_barrier(const std::string&) {
   }
   skip_trailing_attrs();
   make(Opcode::DebugBarrier, {}, {});
+}
+
+void Reader::op_grid_dependency(const std::string&) {
+  // tl.extra.cuda.gdc_wait / gdc_launch_dependents (Triton 3.9): programmatic dependent launch.
+  // Tri does not launch kernels as dependents of others, and without that both are no-ops.
+  skip_trailing_attrs();
+}
+
+// ---------------------------------------------------------------- clamp, gather, unsplat, asm
+
+ValueId Reader::const_i32(int64_t v) { return cst_int(scalar(Scalar::I32), v); }
+
+ValueId Reader::filler(TypeId t) {
+  Scalar s;
+  if (m_->types.elem_scalar(t, &s)) return is_float(s) ? cst_float(t, 0.0) : cst_int(t, 0);
+  ValueId p = make1(Opcode::IntToPtr, {cst_int(scalar(Scalar::I64), 0)}, elem_scalar_type(t));
+  return m_->types.is_block(t) ? make1(Opcode::Splat, {p}, t) : p;
+}
+
+void Reader::op_clampf(const std::string&) {
+  // tt.clampf %x, %lo, %hi, propagateNan = none|all : T
+  ValueId x = operand();
+  c_.expect(',', "','");
+  ValueId lo = operand();
+  c_.expect(',', "','");
+  ValueId hi = operand();
+  std::string prop = "none";
+  if (c_.eat(',')) {
+    c_.expect_word("propagateNan", "'propagateNan'");
+    c_.expect('=', "'='");
+    prop = c_.ident("none or all");
+  }
+  skip_trailing_attrs();
+  c_.expect(':', "':' before the type");
+  TypeId t = parse_type();
+  if (prop != "none" && prop != "all") unsupported("tt.clampf with propagateNan = " + prop);
+  // Triton lowers clampf to minnum(maxnum(x, lo), hi) (NaN in x gives lo) or, with
+  // propagate_nan=ALL, to minimum(maximum(x, lo), hi) (NaN in x gives NaN): fmin/fmax with
+  // nan=ignore or nan=propagate.
+  Attr nan = enum_attr(Opcode::FMax, "nan", prop == "all" ? "propagate" : "ignore");
+  ValueId v = make1(Opcode::FMax, {x, lo}, t, {nan});
+  set_results({make1(Opcode::FMin, {v, hi}, t, {nan})});
+}
+
+void Reader::op_gather(const std::string&) {
+  // tt.gather %src[%idx] {axis = A : i32} : (tensor<S x E>, tensor<I x iN>) -> tensor<I x E>
+  ValueId src = operand();
+  c_.expect('[', "'['");
+  ValueId idx = operand();
+  c_.expect(']', "']'");
+  AttrDict d = parse_dict();
+  c_.expect(':', "':' before the types");
+  parse_type_list();
+  if (!c_.eat_punct("->")) c_.fail_expected("'->'");
+  TypeId rt = parse_type();
+  auto ax = d.find("axis");
+  if (ax == d.end() || ax->second.kind != AttrVal::Kind::Int) malformed("tt.gather needs an integer axis");
+  TypeId st = f_->type_of(src), it = f_->type_of(idx);
+  Scalar ss, is;
+  if (!m_->types.is_block(st) || !m_->types.is_block(it) || !m_->types.elem_scalar(it, &is) || !is_int(is) ||
+      is == Scalar::I1)
+    malformed("tt.gather takes a tensor and a tensor of integer indices");
+  if (!m_->types.elem_scalar(st, &ss)) unsupported("tt.gather of pointers is not imported");
+  std::vector<Dim> sdims = m_->types.get(st).dims, idims = m_->types.get(it).dims;
+  int r = static_cast<int>(sdims.size());
+  int64_t a = ax->second.i;
+  if (a < 0 || a >= r || static_cast<int>(idims.size()) != r || rt != m_->types.with_elem(it, scalar(ss)))
+    malformed("tt.gather's types do not fit its axis");
+  for (int k = 0; k < r; ++k)
+    if (k != a && sdims[k] != idims[k]) malformed("tt.gather's index has another shape than its source off the axis");
+  if (r + 1 > kMaxBlockRank)
+    unsupported("tt.gather of a rank-4 tensor: the importer gathers through a block of one more dimension, and Tri's "
+                "blocks have rank 1 to 4");
+  // out[i] = src[i with i[a] := idx[i]], as an or-reduction over the K candidates of the axis of
+  // one-hot selections of src's bits (exact for every value, -0.0 and NaN payloads included;
+  // indices outside [0, K), whose result Triton leaves undefined, give 0).
+  int64_t K = sdims[a].value;
+  Scalar cs = scalar_bits(is) < 32 ? Scalar::I32 : is;
+  if (cs != is) idx = make1(Opcode::SExt, {idx}, m_->types.with_elem(it, scalar(cs)));
+  std::vector<Dim> full = idims;
+  full.push_back(Dim::lit(K));
+  std::vector<Dim> col = idims;
+  col.push_back(Dim::lit(1));
+  TypeId full_c = m_->types.block(full, scalar(cs));
+  ValueId ie = make1(Opcode::ExpandDims, {idx}, m_->types.block(col, scalar(cs)), {Attr::of_int(r)});
+  ie = make1(Opcode::Broadcast, {ie}, full_c);
+  ValueId kr = make1(Opcode::Arange, {}, m_->types.block({Dim::lit(K)}, scalar(Scalar::I32)),
+                     {Attr::of_int(0), Attr::of_int(K)});
+  if (cs != Scalar::I32) kr = make1(Opcode::SExt, {kr}, m_->types.block({Dim::lit(K)}, scalar(cs)));
+  std::vector<Dim> row(r, Dim::lit(1));
+  row.push_back(Dim::lit(K));
+  kr = make1(Opcode::Reshape, {kr}, m_->types.block(row, scalar(cs)));
+  kr = make1(Opcode::Broadcast, {kr}, full_c);
+  ValueId hit = make1(Opcode::Cmp, {ie, kr}, m_->types.block(full, scalar(Scalar::I1)), {enum_attr(Opcode::Cmp, "pred", "eq")});
+  Scalar bs = ss;
+  if (is_float(ss)) {
+    int bits = scalar_bits(ss);
+    bs = bits == 64 ? Scalar::I64 : bits == 32 ? Scalar::I32 : bits == 16 ? Scalar::I16 : Scalar::I8;
+    src = make1(Opcode::Bitcast, {src}, m_->types.with_elem(st, scalar(bs)));
+  }
+  // src with axis a moved last, then a dimension of 1 at a: <.. x 1 (at a) x .. x K>.
+  std::vector<int64_t> order;
+  std::vector<Dim> moved;
+  for (int k = 0; k < r; ++k)
+    if (k != a) order.push_back(k), moved.push_back(sdims[k]);
+  order.push_back(a);
+  moved.push_back(sdims[a]);
+  if (a != r - 1) src = make1(Opcode::Permute, {src}, m_->types.block(moved, scalar(bs)), {Attr::of_ints(order)});
+  std::vector<Dim> expanded = moved;
+  expanded.insert(expanded.begin() + a, Dim::lit(1));
+  src = make1(Opcode::ExpandDims, {src}, m_->types.block(expanded, scalar(bs)), {Attr::of_int(a)});
+  TypeId full_b = m_->types.block(full, scalar(bs));
+  src = make1(Opcode::Broadcast, {src}, full_b);
+  ValueId pick = make1(Opcode::Select, {hit, src, cst_int(full_b, 0)}, full_b);
+  ValueId v = make1(Opcode::Reduce, {pick}, m_->types.with_elem(it, scalar(bs)),
+                    {Attr::of_int(r), enum_attr(Opcode::Reduce, "kind", "or")});
+  if (bs != ss) v = make1(Opcode::Bitcast, {v}, rt);
+  set_results({v});
+}
+
+void Reader::op_unsplat(const std::string&) {
+  // tt.unsplat %t : tensor<1xT> (an `if` on a one-element tensor): the element, as a scalar.
+  ValueId x = operand();
+  skip_trailing_attrs();
+  c_.expect(':', "':' before the type");
+  TypeId t = parse_type();
+  if (!m_->types.is_block(t) || f_->type_of(x) != t || m_->types.num_elements(t) != 1)
+    malformed("tt.unsplat takes a tensor of one element");
+  TypeId e = elem_scalar_type(t);
+  Scalar s;
+  if (!m_->types.elem_scalar(t, &s)) unsupported("tt.unsplat of a pointer is not imported");
+  if (m_->types.rank(t) > 1) x = make1(Opcode::Reshape, {x}, m_->types.block({Dim::lit(1)}, e));
+  // A reduction whose combine region keeps its first operand: the one element, bit for bit.
+  OpId o = make(Opcode::Reduce, {x}, {e}, {Attr::of_int(0), Attr::none()});
+  BlockId saved = b_->insertion_block();
+  BlockId region = b_->add_region(o, {e, e});
+  b_->set_insertion_block(region);
+  make(Opcode::Yield, {f_->blocks[region].args[0]}, {});
+  b_->set_insertion_block(saved);
+  set_results({f_->ops[o].results[0]});
+}
+
+void Reader::op_inline_asm(const std::string&) {
+  // tt.elementwise_inline_asm "asm" {constraints = "...", packed_element = N : i32, pure = B} %a, ... : Ts -> Rs
+  std::string asm_text = c_.string_lit("the asm text");
+  AttrDict d = parse_dict();
+  std::vector<ValueId> args = operand_list();
+  c_.expect(':', "':' before the types");
+  if (!args.empty()) parse_type_list();
+  if (!c_.eat_punct("->")) c_.fail_expected("'->'");
+  std::vector<TypeId> rts = parse_type_list();
+  auto cons = d.find("constraints");
+  if (cons == d.end() || cons->second.kind != AttrVal::Kind::Str) malformed("tt.elementwise_inline_asm needs constraints");
+  auto pack = d.find("packed_element");
+  auto pure = d.find("pure");
+  int64_t packed = pack != d.end() && pack->second.kind == AttrVal::Kind::Int ? pack->second.i : 1;
+  bool is_pure = pure == d.end() || (pure->second.kind == AttrVal::Kind::Bool && pure->second.i);
+  // Tri's inline_asm: the same PTX, run by the GPU backend only (interp and cpu refuse it).
+  OpId o = make(Opcode::InlineAsm, args, rts,
+                {Attr::of_str(asm_text), Attr::of_str(cons->second.s), Attr::of_bool(is_pure), Attr::of_int(packed)});
+  set_results(f_->ops[o].results);
+}
+
+void Reader::op_atomic_load_store(const std::string& name) {
+  // tt.atomic_load acquire, gpu, %p, %mask : (P, M) -> T
+  // tt.atomic_store release, gpu, %p, %v, %mask : P
+  // tt.atomic_poll acquire, gpu, %p, %expected [timeout %t] : P, T -> R      (Triton 3.9)
+  std::string sem = c_.ident("a memory order");
+  c_.expect(',', "','");
+  std::string scope = c_.ident("a scope");
+  c_.expect(',', "','");
+  std::vector<ValueId> ops = operand_list();
+  bool timeout = c_.eat_word("timeout");
+  if (timeout) operand();
+  skip_trailing_attrs();
+  c_.expect(':', "':' before the types");
+  parse_type_list();
+  TypeId rt = kNoType;
+  if (c_.eat_punct("->")) rt = parse_type();
+  size_t want = name == "tt.atomic_store" ? 3 : 2;
+  if (ops.size() != want) malformed("'" + name + "' takes " + std::to_string(want) + " operands");
+  TypeId pt = f_->type_of(ops[0]);
+  TypeId pe = elem_scalar_type(pt);
+  if (!m_->types.is_ptr(pe)) malformed("'" + name + "' needs pointers");
+  TypeId et = m_->types.get(pe).pointee;
+  Scalar es;
+  m_->types.elem_scalar(et, &es);
+  int bits = scalar_bits(es);
+  if (bits != 32 && bits != 64)
+    unsupported("'" + name + "' on " + scalar_name(es) + ": the importer makes it an atomic of 32 or 64 bits");
+  Attr order = enum_attr(Opcode::Atomic, "order", sem), sc = enum_attr(Opcode::Atomic, "scope", scope);
+  ValueId mask = name == "tt.atomic_poll" ? kNoValue : ops.back();
+  // An atomic load is an atomic or with 0 (it returns the value and writes it back unchanged);
+  // floats go through an integer view of the same bits.
+  auto atomic_read = [&](ValueId ptrs, ValueId m) {
+    TypeId ity = scalar(bits == 32 ? Scalar::I32 : Scalar::I64);
+    TypeId vt = m_->types.with_elem(pt, et);
+    ValueId p = ptrs;
+    if (is_float(es)) p = make1(Opcode::Bitcast, {p}, m_->types.with_elem(pt, m_->types.ptr(ity)));
+    TypeId iv = m_->types.with_elem(pt, ity);
+    ValueId v = make1(Opcode::Atomic, {p, cst_int(iv, 0), m}, iv, {enum_attr(Opcode::Atomic, "kind", "or"), order, sc});
+    return is_float(es) ? make1(Opcode::Bitcast, {v}, vt) : v;
+  };
+  if (name == "tt.atomic_store") {
+    // An atomic store is an exchange whose old value is not used.
+    make(Opcode::Atomic, {ops[0], ops[1], mask}, {m_->types.with_elem(pt, et)},
+         {enum_attr(Opcode::Atomic, "kind", "xchg"), order, sc});
+    return;
+  }
+  if (name == "tt.atomic_load") {
+    set_results({atomic_read(ops[0], mask)});
+    return;
+  }
+  // tt.atomic_poll: spin until every lane holds the expected value, then true.
+  if (timeout) unsupported("tt.atomic_poll with a timeout: Tri has no clock to time it out by");
+  if (rt == kNoType) malformed("tt.atomic_poll needs a result type");
+  ValueId expected = ops[1];
+  OpId w = make(Opcode::While, {}, {});
+  BlockId saved = b_->insertion_block();
+  BlockId before = b_->add_region(w, {});
+  b_->set_insertion_block(before);
+  ValueId v = atomic_read(ops[0], kNoValue);
+  ValueId ne = make1(Opcode::Cmp, {v, expected}, m_->types.with_elem(pt, scalar(Scalar::I1)),
+                     {enum_attr(Opcode::Cmp, "pred", "ne")});
+  if (m_->types.is_block(pt)) {
+    TypeId flat = m_->types.block({Dim::lit(m_->types.num_elements(pt))}, scalar(Scalar::I1));
+    if (m_->types.rank(pt) > 1) ne = make1(Opcode::Reshape, {ne}, flat);
+    ne = make1(Opcode::Reduce, {ne}, scalar(Scalar::I1), {Attr::of_int(0), enum_attr(Opcode::Reduce, "kind", "or")});
+  }
+  make(Opcode::Condition, {ne}, {});
+  BlockId after = b_->add_region(w, {});
+  b_->set_insertion_block(after);
+  make(Opcode::Yield, {}, {});
+  b_->set_insertion_block(saved);
+  set_results({cst_int(rt, 1)});
 }
 
 // ---------------------------------------------------------------- regions

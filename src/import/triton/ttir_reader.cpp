@@ -8,6 +8,7 @@
 
 #include "import/triton/ttir.h"
 #include "ir/limits.h"
+#include "passes/rewrite.h"
 
 namespace tri::import {
 
@@ -42,6 +43,10 @@ static LocId peek_line_loc(Cursor& c, LocTable& locs) {
 void Reader::unsupported(const std::string& what) {
   LocId l = peek_line_loc(c_, locs_);
   throw ImportError{error_at(Code::Unsupported, source_, cur_.at, what + python_suffix(l))};
+}
+
+void Reader::unsupported_at(Loc at, const std::string& what) {
+  throw ImportError{error_at(Code::Unsupported, source_, at, what)};
 }
 
 void Reader::malformed(const std::string& what) {
@@ -110,6 +115,9 @@ Status Reader::run(std::unique_ptr<ir::Module>* out) {
     // it would fuse are fused here, so every Tri target computes what Triton's code computes.
     for (auto& fn : m_->functions)
       if (passes::contract_fma(*m_, *fn)) passes::dce(*fn);
+    // Structuring left emptied blocks, replaced terminators and descriptor placeholders in the
+    // tables; later stages expect none.
+    for (Function* f : structured_) passes::compact(*f);
     *out = std::move(m_);
     return Status::ok();
   } catch (const ImportError& e) {
@@ -208,12 +216,15 @@ void Reader::parse_func() {
   m_->functions.push_back(std::move(fn));
   b_ = std::make_unique<Builder>(m_.get(), f_);
   value_names_.clear();
+  descs_.clear();  // value ids are the function's own
   name_suffix_.clear();
   scopes_.clear();
   PendingFn pf{f_, kNoLoc, fn_at, {}};
 
   // Arguments: %name: type {attrs} loc(...)
   std::vector<std::string> names;
+  std::vector<int> desc_params;  // indices of !tt.tensordesc arguments
+  std::vector<Desc> descs;
   c_.expect('(', "'(' opening the argument list");
   if (!c_.eat(')')) {
     do {
@@ -221,7 +232,18 @@ void Reader::parse_func() {
       Param p;
       names.push_back(c_.value_ref("an argument (%name)"));
       c_.expect(':', "':' after an argument name");
-      p.type = parse_type();
+      if (c_.peek() == '!' && c_.text().substr(c_.pos(), 14) == "!tt.tensordesc") {
+        // A descriptor made on the host: its base pointer takes its place (bind_descriptor_params).
+        c_.expect('!', "'!'");
+        c_.ident("!tt.tensordesc");
+        Desc d;
+        parse_desc_type_body(&d);
+        p.type = m_->types.ptr(d.elem);
+        desc_params.push_back(static_cast<int>(f_->params.size()));
+        descs.push_back(std::move(d));
+      } else {
+        p.type = parse_type();
+      }
       if (c_.peek() == '{') {
         AttrDict attrs = parse_dict();
         auto div = attrs.find("tt.divisibility");
@@ -275,8 +297,8 @@ void Reader::parse_func() {
     if (!scopes_.back().emplace(names[i], f_->params[i].value).second)
       c_.fail(fn_at, "argument %" + names[i] + " is declared twice");
   }
+  if (!desc_params.empty()) bind_descriptor_params(names, desc_params, descs, fn_at);
   c_.expect('{', "'{' opening the function body");
-  if (c_.peek() == '^') c_.fail(c_.loc(), "a function body with several blocks (unstructured control flow) is not supported");
   parse_ops_until_brace(f_->body, false);
   pop_scope();
   const BlockData& body = f_->blocks[f_->body];
@@ -301,20 +323,36 @@ void Reader::pop_scope() {
 void Reader::parse_ops_until_brace(BlockId b, bool implicit_yield) {
   BlockId saved = b_->insertion_block();
   b_->set_insertion_block(b);
+  regions_.push_back(RegionState{b, c_.loc(), nullptr});  // no CFG unless a branch appears
   while (!c_.eat('}')) {
     if (c_.at_end()) c_.fail_expected("'}' closing a region");
-    if (c_.peek() == '^') c_.fail(c_.loc(), "a region with several blocks (unstructured control flow) is not supported");
+    if (c_.peek() == '^') {
+      parse_cfg_label();
+      continue;
+    }
+    const RegionCfg* cfg = regions_.back().cfg.get();
+    if (cfg && cfg->blocks[cfg->current].term != CfgBlock::Term::None)
+      c_.fail(c_.loc(), "an op after the branch that ends block " +
+                            (cfg->current ? "^" + cfg->blocks[cfg->current].label : std::string("0")) +
+                            " (a block ends with its terminator)");
     parse_op();
   }
-  const BlockData& blk = f_->blocks[b];
-  bool terminated = !blk.ops.empty() && op_info(f_->ops[blk.ops.back()].code).is_terminator();
-  if (!terminated && implicit_yield) b_->create(Opcode::Yield, {}, {}, {}, Loc{});
+  std::unique_ptr<RegionCfg> cfg = std::move(regions_.back().cfg);
+  regions_.pop_back();
+  if (cfg) {
+    structure(*cfg);
+  } else {
+    const BlockData& blk = f_->blocks[b];
+    bool terminated = !blk.ops.empty() && op_info(f_->ops[blk.ops.back()].code).is_terminator();
+    if (!terminated && implicit_yield) b_->create(Opcode::Yield, {}, {}, {}, Loc{});
+  }
   b_->set_insertion_block(saved);
 }
 
-void Reader::parse_block_header(std::vector<std::string>* names, std::vector<TypeId>* types) {
+void Reader::parse_block_header(std::vector<std::string>* names, std::vector<TypeId>* types, std::string* label) {
   c_.expect('^', "a block label (^bb0)");
-  c_.ident("a block label");
+  std::string l = c_.ident("a block label");
+  if (label) *label = l;
   if (c_.eat('(')) {
     if (!c_.eat(')')) {
       do {
@@ -384,9 +422,28 @@ void Reader::parse_op() {
     unsupported("op '" + name + "' is not supported by the TTIR importer" +
                 (gap != gaps.end() ? ": " + gap->second : std::string(" (docs/import.md lists the ops it reads)")));
   }
-  (this->*(it->second))(name);
-  if (!cur_.results_set && !cur_.results.empty()) malformed("'" + name + "' has no results to name");
+  try {
+    (this->*(it->second))(name);
+    if (!cur_.results_set && !cur_.results.empty()) malformed("'" + name + "' has no results to name");
+  } catch (ImportError& e) {
+    // Say which op a type or an operand belongs to, once (the innermost op names it).
+    if (!e.op_named) {
+      e.op_named = true;
+      const std::string& msg = e.status.message();
+      if (msg.find("'" + name + "'") == std::string::npos && msg.find(name + " ") == std::string::npos) {
+        std::string add = " (in '" + name + "')";
+        if (msg.find(" (from ") == std::string::npos) add += python_suffix(peek_line_loc(c_, locs_));
+        e.status = Status(e.status.code(), msg + add);
+      }
+    }
+    throw;
+  }
   LocId l = maybe_loc();
+  if (cur_.branch_block >= 0) {
+    CfgBlock& blk = regions_.back().cfg->blocks[cur_.branch_block];
+    blk.term_at = cur_.at;
+    blk.term_loc = l;
+  }
   for (OpId o : cur_.made) pending_.push_back(PendingLoc{f_, o, l, cur_.at});
   cur_ = std::move(saved);
 }
@@ -440,7 +497,14 @@ void Reader::set_results(const std::vector<ValueId>& vals) {
 ValueId Reader::use(const std::string& name, Loc at) {
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
     auto v = it->find(name);
-    if (v != it->end()) return v->second;
+    if (v == it->end()) continue;
+    if (!desc_use_ && !descs_.empty() && descs_.count(v->second))
+      throw ImportError{error_at(Code::Unsupported, source_, at,
+                                 "tensor descriptor %" + name + " used by '" + cur_.name +
+                                     "': the importer lowers descriptors to pointer arithmetic, so they may only be "
+                                     "used by tt.descriptor_load/store/gather/scatter/reduce (not passed to calls, "
+                                     "carried by loops or chosen between)")};
+    return v->second;
   }
   throw ImportError{error_at(Code::Parse, source_, at, "use of undefined value %" + name)};
 }
@@ -516,6 +580,20 @@ void Reader::skip_type() {
   if (c_.peek() == '<') c_.skip_balanced();
 }
 
+bool mlir_scalar_type(const std::string& w, Scalar* out) {
+  static const std::pair<const char*, Scalar> kScalars[] = {
+      {"i1", Scalar::I1},   {"i8", Scalar::I8},         {"i16", Scalar::I16},         {"i32", Scalar::I32},
+      {"i64", Scalar::I64}, {"f16", Scalar::F16},       {"bf16", Scalar::BF16},       {"f32", Scalar::F32},
+      {"f64", Scalar::F64}, {"f8E4M3FN", Scalar::F8E4M3}, {"f8E5M2", Scalar::F8E5M2},
+  };
+  for (const auto& [n, s] : kScalars)
+    if (w == n) {
+      *out = s;
+      return true;
+    }
+  return false;
+}
+
 TypeId Reader::elem_scalar_type(TypeId t) const {
   return m_->types.is_block(t) ? m_->types.get(t).elem : t;
 }
@@ -584,13 +662,8 @@ TypeId Reader::parse_type() {
     c_.expect('>', "'>' closing tensor<");
     return m_->types.block(dims, elem);
   }
-  static const std::pair<const char*, Scalar> kScalars[] = {
-      {"i1", Scalar::I1},   {"i8", Scalar::I8},         {"i16", Scalar::I16},         {"i32", Scalar::I32},
-      {"i64", Scalar::I64}, {"f16", Scalar::F16},       {"bf16", Scalar::BF16},       {"f32", Scalar::F32},
-      {"f64", Scalar::F64}, {"f8E4M3FN", Scalar::F8E4M3}, {"f8E5M2", Scalar::F8E5M2},
-  };
-  for (const auto& [n, s] : kScalars)
-    if (w == n) return m_->types.scalar(s);
+  Scalar s;
+  if (mlir_scalar_type(w, &s)) return m_->types.scalar(s);
   throw ImportError{error_at(Code::Unsupported, source_, at,
                              "type '" + w + "' has no Tri counterpart (Tri has i1 i8 i16 i32 i64 f16 bf16 f32 f64 "
                              "f8E4M3FN f8E5M2)")};
