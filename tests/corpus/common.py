@@ -174,13 +174,17 @@ def rng(seed: int) -> np.random.Generator:
 def uniform(seed: int, shape, lo: float, hi: float, dtype: str = "f32") -> Arr:
     if LAZY:
         return _lazy(shape, dtype)
-    return arr(rng(seed).uniform(lo, hi, _n(shape)).astype(np.float32), dtype)
+    return arr(rng(seed).uniform(lo, hi, _n(shape)).astype(np.float32), dtype)  # float64 draws: the
+    # same values on every machine (NumPy's float32 uniform draws differ in the last bit)
 
 
 def normal(seed: int, shape, std: float = 1.0, dtype: str = "f32", mean: float = 0.0) -> Arr:
     if LAZY:
         return _lazy(shape, dtype)
-    return arr((rng(seed).standard_normal(_n(shape)) * std + mean).astype(np.float32), dtype)
+    x = rng(seed).standard_normal(_n(shape), dtype=np.float32)  # float32 draws: fast at 2^26
+    x *= np.float32(std)
+    x += np.float32(mean)
+    return arr(x, dtype)
 
 
 def integers(seed: int, shape, lo: int, hi: int, dtype: str = "i32") -> Arr:

@@ -113,6 +113,7 @@ def load_kernels(path: Path) -> ModuleType:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", required=True, type=Path, help="python/tutorials of a Triton 3.6 checkout")
+    ap.add_argument("--revision", default="", help="which Triton tree --source is (recorded in manifest.json)")
     ap.add_argument("-k", "--only", action="append", default=[], help="only this export (repeatable)")
     args = ap.parse_args(argv)
     modules: Dict[str, ModuleType] = {}
@@ -134,6 +135,8 @@ def main(argv=None) -> int:
     provenance = {"source": "Triton's tutorials (python/tutorials of triton-lang/triton)",
                   "regenerate": "python3 tests/corpus/tutorials/make_fixtures.py --source TRITON/python/tutorials",
                   "source_sha256": digests}
+    if args.revision:
+        provenance["revision"] = args.revision
     failed = generate.generate(TUTORIALS, cases.REGISTRY.exports, resolve, [(args.source, "python/tutorials")],
                                provenance, args.only)
     return 1 if failed else 0
