@@ -216,6 +216,14 @@ def out(shape, dtype: str = "f32", fill=None) -> Arr:
     return full(n, fill, dtype)
 
 
+H100_SMS = 132  # the bench sizes' GPU: persistent kernels launch this many programs
+
+
+def T(size: str, test, bench):
+    """test or bench, by the size a case is built for."""
+    return test if size == "test" else bench
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -475,6 +483,20 @@ def expected_failure(failures: Dict[str, Dict[str, str]], key: str, target: str)
 
 
 # ---------------------------------------------------------------- references shared by corpora
+
+def attention_reference(q: Arr, k: Arr, v: Arr, heads: int, S: int, D: int, sm_scale: float, causal: bool):
+    """Softmax attention of heads x S x D operands in float64: the output, the base-2 log-sum-exp
+    of the scaled scores per query (what flash-attention kernels keep for the backward) and the
+    probabilities."""
+    q64, k64, v64 = (a.values().reshape(heads, S, D) for a in (q, k, v))
+    s = q64 @ k64.transpose(0, 2, 1) * sm_scale
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    mx = s.max(axis=2, keepdims=True)
+    e = np.exp(s - mx)
+    p = e / e.sum(axis=2, keepdims=True)
+    return p @ v64, (mx[..., 0] + np.log(e.sum(axis=2))) / math.log(2), p
+
 
 def philox(seed: int, c0, c1, c2, c3, rounds: int = 10):
     """Triton's tl.philox: Philox 4x32 on counters (c0, c1, c2, c3) (uint32 arrays) and key

@@ -36,7 +36,8 @@ class _Pointer:
 def _tl_dtype(name: str):
     import triton.language as tl
     return {"fp32": tl.float32, "fp16": tl.float16, "bf16": tl.bfloat16, "fp64": tl.float64,
-            "fp8e5": tl.float8e5, "fp8e4nv": tl.float8e4nv, "i64": tl.int64, "i32": tl.int32, "u32": tl.uint32, "i16": tl.int16,
+            "fp8e5": tl.float8e5, "fp8e4nv": tl.float8e4nv, "i64": tl.int64, "i32": tl.int32, "u32": tl.uint32,
+            "i16": tl.int16,
             "i8": tl.int8, "u8": tl.uint8, "u1": tl.int1}[name]
 
 

@@ -13,16 +13,12 @@ import math
 
 import numpy as np
 
-from corpus.common import (EXACT, Registry, Tol, arr, bools, case, cdiv, close, expect, full, integers, next_pow2,
-                           normal, out, philox, round_to, uint_to_uniform_float, uniform)
+from corpus.common import (arr, attention_reference, bools, case, cdiv, close, EXACT, expect, full, H100_SMS,
+                           integers, next_pow2, normal, out, philox, Registry, round_to, T, Tol,
+                           uint_to_uniform_float, uniform)
 
 REGISTRY = Registry("flaggems")
 export = REGISTRY.export
-H100_SMS = 132
-
-
-def T(size, test, bench):
-    return test if size == "test" else bench
 
 
 def warps_for_tile(tile: int) -> int:
@@ -293,7 +289,8 @@ def _log_softmax(size):
                 {"output_ptr": close(2e-3, 0, ulp=1)}, reference)
 
 
-@export("amax_rows", "amax_kernel", "ops/amax.py", dict(BLOCK_M=4, BLOCK_N=1024), num_stages=2, what="amax over the last dim")
+@export("amax_rows", "amax_kernel", "ops/amax.py", dict(BLOCK_M=4, BLOCK_N=1024), num_stages=2,
+        what="amax over the last dim")
 def _amax(size):
     M, N = T(size, (16, 3008), (4096, 4096))
     x = normal(230, M * N, 1.0, BF)
@@ -312,7 +309,8 @@ def _argmax(size):
                 lambda: {"out_index": expect(o, np.argmax(x.values().reshape(M, N), axis=1))})
 
 
-@export("var_mean", "var_mean_welford_kernel", "ops/var_mean.py", dict(BLOCK_M=1, BLOCK_N=2048), num_warps=8, num_stages=2,
+@export("var_mean", "var_mean_welford_kernel", "ops/var_mean.py", dict(BLOCK_M=1, BLOCK_N=2048), num_warps=8,
+        num_stages=2,
         what="var_mean over the last dim (Welford, a tl.reduce of three values)")
 def _var_mean(size):
     M, N = T(size, (16, 5008), (4096, 4096))
@@ -385,7 +383,8 @@ def size_is_real(a) -> bool:
 
 
 @export("layer_norm_backward", "layer_norm_backward_kernel", "ops/layernorm.py",
-        dict(BLOCK_ROW_SIZE=4, BLOCK_COL_SIZE=2048), num_warps=8, num_stages=2, what="layer norm backward: dx, 4 rows a program")
+        dict(BLOCK_ROW_SIZE=4, BLOCK_COL_SIZE=2048), num_warps=8, num_stages=2,
+        what="layer norm backward: dx, 4 rows a program")
 def _layer_norm_bwd(size):
     M, N = T(size, (16, 3008), (4096, 4096))
     x, w, dy, mean, rstd = _ln_bwd_inputs(M, N)
@@ -589,6 +588,17 @@ def _order_key(values_f32: np.ndarray, descending: bool) -> np.ndarray:
 SORT_BITS, SORT_PASSES = 4, 8  # radix_sort: 4 bits a pass over f32 keys
 
 
+def _digit_histogram(x, m, n):
+    """Per row and pass, how many keys (descending order) have each 4-bit digit."""
+    key = _order_key(x.values().reshape(m, n), True)
+    hist = np.zeros((m, SORT_PASSES, 16), np.int64)
+    for p in range(SORT_PASSES):
+        digit = (key >> np.uint32(p * SORT_BITS)) & np.uint32(15)
+        for r in range(m):
+            hist[r, p] = np.bincount(digit[r], minlength=16)
+    return hist
+
+
 @export("sort_histogram", "compute_global_hist_kernel", "ops/sort.py",
         dict(TILE_N=1024, TILE_R=16, num_bits_per_pass=SORT_BITS, descending=True),
         what="sort (radix): every pass's digit histogram per row, counted with atomic_add")
@@ -599,13 +609,7 @@ def _sort_hist(size):
     grid_n = cdiv(n, 8 * 1024)
 
     def reference():
-        key = _order_key(x.values().reshape(m, n), True)
-        want = np.zeros((m, SORT_PASSES, 16), np.int64)
-        for p in range(SORT_PASSES):
-            digit = (key >> np.uint32(p * SORT_BITS)) & np.uint32(15)
-            for r in range(m):
-                want[r, p] = np.bincount(digit[r], minlength=16)
-        return {"out_ptr": want.ravel()}
+        return {"out_ptr": _digit_histogram(x, m, n).ravel()}
 
     return case(f"{m}x{n} f32 descending", (m * grid_n, 1, 1),
                 dict(arr_ptr=x, out_ptr=hist, num_passes=SORT_PASSES, m=m, n=n, tiles_n_per_cta=8),
@@ -623,12 +627,7 @@ def _sort_sweep(size):
     excl = full(m * SORT_PASSES * 16, 0, "u32")
     if size_is_real(x):
         idx.data[:] = np.tile(np.arange(n), m)
-        key = _order_key(x.values().reshape(m, n), True)
-        hist = np.zeros((m, SORT_PASSES, 16), np.int64)
-        for p in range(SORT_PASSES):
-            digit = (key >> np.uint32(p * SORT_BITS)) & np.uint32(15)
-            for r in range(m):
-                hist[r, p] = np.bincount(digit[r], minlength=16)
+        hist = _digit_histogram(x, m, n)
         excl.data[:] = (np.cumsum(hist, axis=2) - hist).ravel().astype(np.uint32)
     xo, io = out(m * n), out(m * n, "i64")
     status = full(m * 16 * grid_n, 0, "u32")
@@ -903,14 +902,8 @@ def _sdpa(size, D, causal):
     sd = S * D
 
     def reference():
-        q64, k64, v64 = (t.values().reshape(Z * H, S, D) for t in (q, k, v))
-        s = q64 @ k64.transpose(0, 2, 1) * sm_scale
-        if causal:
-            s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-        mx = s.max(axis=2, keepdims=True)
-        p = np.exp(s - mx)
-        return {"Out": expect(o, (p / p.sum(axis=2, keepdims=True)) @ v64),
-                "M": expect(m, (mx[..., 0] + np.log(p.sum(axis=2))) / math.log(2))}
+        o64, lse2, _ = attention_reference(q, k, v, Z * H, S, D, sm_scale, causal)
+        return {"Out": expect(o, o64), "M": expect(m, lse2)}
 
     strides = dict(zip(("batch", "head", "seqlen", "headsize"), (H * sd, sd, D, 1)))
     args = dict(Q=q, K=k, V=v, attn_mask=None, sm_scale=sm_scale, M=m, Out=o)

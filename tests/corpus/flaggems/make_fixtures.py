@@ -62,7 +62,8 @@ def verify(e, fn, args: Dict[str, Any]) -> None:
         if kind == "Heuristics":
             for key, heur in w.values.items():
                 want = heur(dict(named))
-                have = {"num_warps": e.num_warps, "num_stages": e.num_stages}.get(key, e.constexprs.get(key, named.get(key)))
+                launch = {"num_warps": e.num_warps, "num_stages": e.num_stages}
+                have = launch.get(key, e.constexprs.get(key, named.get(key)))
                 named[key] = want
                 if want != have:
                     problems.append(f"FlagGems' heuristic gives {key}={want!r}, cases.py says {have!r}")

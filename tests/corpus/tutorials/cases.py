@@ -15,16 +15,11 @@ import math
 
 import numpy as np
 
-from corpus.common import (EXACT, Addrs, Desc, Registry, Tol, case, cdiv, close, expect, expect_rows, full, integers,
-                           normal, out, philox_uniform, round_to, uniform)
+from corpus.common import (Addrs, attention_reference, case, cdiv, close, Desc, EXACT, expect, full, H100_SMS,
+                           integers, normal, out, philox_uniform, Registry, round_to, T, Tol, uniform)
 
 REGISTRY = Registry("tutorials")
 export = REGISTRY.export
-H100_SMS = 132
-
-
-def T(size, test, bench):
-    return test if size == "test" else bench
 
 
 # ---------------------------------------------------------------- 01 vector add
@@ -245,19 +240,7 @@ def _layer_norm_bwd_dwdb(size):
 
 # ---------------------------------------------------------------- 06 fused attention
 
-RCP_LN2, LN2 = 1.4426950408889634, 0.6931471824645996
-
-
-def _attn_ref(q, k, v, Z, H, S, D, sm_scale, causal):
-    """O and M (the base-2 log-sum-exp of the scaled scores), as the forward kernel writes them."""
-    q64, k64, v64 = (a.values().reshape(Z * H, S, D) for a in (q, k, v))
-    s = q64 @ k64.transpose(0, 2, 1) * sm_scale
-    if causal:
-        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-    mx = s.max(axis=2, keepdims=True)
-    p = np.exp(s - mx)
-    lse = mx[..., 0] + np.log(p.sum(axis=2))
-    return (p / p.sum(axis=2, keepdims=True)) @ v64, lse * RCP_LN2, p / p.sum(axis=2, keepdims=True)
+RCP_LN2 = 1.4426950408889634
 
 
 def _attn_fwd(size, D, causal):
@@ -270,7 +253,7 @@ def _attn_fwd(size, D, causal):
     o, m = out(Z * H * S * D, "f16"), out(Z * H * S)
 
     def ref():
-        o64, lse2, _ = _attn_ref(q, k, v, Z, H, S, D, sm_scale, causal)
+        o64, lse2, _ = attention_reference(q, k, v, Z * H, S, D, sm_scale, causal)
         return {"desc_o": expect(o, o64), "M": expect(m, lse2)}
 
     return case(f"Z{Z} H{H} S{S} D{D} f16" + (" causal" if causal else ""), (cdiv(S, 128), Z * H, 1),
@@ -317,7 +300,7 @@ def _attn_bwd(size, D, causal):
     if size == "test":
         from corpus.common import arr
         arg_k.data[:] = arr(k.values() * (sm_scale * RCP_LN2), "f16").data
-        o64, lse2, p = _attn_ref(q, k, v, Z, H, S, D, sm_scale, causal)
+        o64, lse2, p = attention_reference(q, k, v, Z * H, S, D, sm_scale, causal)
         o16 = round_to(o64, "f16")
         mm.data[:] = lse2.ravel()
         delta.data[:] = (o16.reshape(-1, D) * do.values().reshape(-1, D)).sum(axis=1)
@@ -492,9 +475,9 @@ def _block_scaled(size):
     M = N = K = 8192
     return case("8192^3 mxfp8", cdiv(M, 128) * cdiv(N, 256),
                 dict(a_desc=Desc("f8e4m3", (M, K), (K, 1), (128, 128)),
-                     a_scale_desc=Desc("u8", (1, M // 128, K // 128, 2, 256), (M * K // 32, K // 128 * 512, 512, 256, 1),
-                                       (1, 1, 1, 2, 256)),
+                     a_scale_desc=Desc("u8", (1, M // 128, K // 128, 2, 256),
+                                       (M * K // 32, K // 128 * 512, 512, 256, 1), (1, 1, 1, 2, 256)),
                      b_desc=Desc("f8e4m3", (N, K), (K, 1), (256, 128)),
-                     b_scale_desc=Desc("u8", (1, N // 128, K // 128, 2, 256), (N * K // 32, K // 128 * 512, 512, 256, 1),
-                                       (1, 2, 1, 2, 256)),
+                     b_scale_desc=Desc("u8", (1, N // 128, K // 128, 2, 256),
+                                       (N * K // 32, K // 128 * 512, 512, 256, 1), (1, 2, 1, 2, 256)),
                      c_desc=Desc("f16", (M, N), (N, 1), (128, 256))), {})

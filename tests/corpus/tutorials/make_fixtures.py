@@ -43,7 +43,8 @@ def _jit_decorator(decorator: ast.expr) -> ast.expr:
     specialization (do_not_specialize*); launch_metadata and repr name host functions."""
     if not isinstance(decorator, ast.Call):
         return decorator
-    keep = [k for k in decorator.keywords if k.arg in ("noinline", "do_not_specialize", "do_not_specialize_on_alignment")]
+    wanted = ("noinline", "do_not_specialize", "do_not_specialize_on_alignment")
+    keep = [k for k in decorator.keywords if k.arg in wanted]
     if not keep:
         return decorator.func
     return ast.Call(func=decorator.func, args=[], keywords=keep)
