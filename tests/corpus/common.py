@@ -77,10 +77,18 @@ def to_bits(values, dtype: str) -> np.ndarray:
     """values (any float array) rounded to nearest even in dtype, as dtype's storage."""
     v = np.asarray(values)
     if dtype == "bf16":
-        b = v.astype(np.float32).view(np.uint32).astype(np.uint64)
-        nan = np.isnan(v.astype(np.float32))
-        r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-        return np.where(nan, np.uint16(0x7FC0), r).astype(np.uint16)
+        f = np.ascontiguousarray(v, dtype=np.float32)
+        b = f.view(np.uint32)
+        r = b >> np.uint32(16)
+        r &= np.uint32(1)
+        r += np.uint32(0x7FFF)
+        r += b  # wraps only for NaN patterns, replaced below
+        r >>= np.uint32(16)
+        out = r.astype(np.uint16)
+        nan = np.isnan(f)
+        if nan.any():
+            out[nan] = 0x7FC0
+        return out
     if dtype in _F8:
         table = _F8[dtype]
         finite = np.where(np.isfinite(table), table, np.inf)
@@ -159,6 +167,12 @@ def arr(values, dtype: str) -> Arr:
     return Arr(to_bits(np.asarray(values).reshape(-1), dtype), dtype)
 
 
+def size_is_real() -> bool:
+    """False while a generator builds the bench-size arguments for their types only (LAZY):
+    values computed from inputs can be skipped then."""
+    return not LAZY
+
+
 def _n(shape) -> int:
     return int(np.prod(shape)) if isinstance(shape, (tuple, list)) else int(shape)
 
@@ -203,8 +217,8 @@ def bools(seed: int, shape, p_true: float) -> Arr:
 def full(shape, value, dtype: str) -> Arr:
     if LAZY:
         return _lazy(shape, dtype)
-    return arr(np.full(_n(shape), value, np.float64), dtype) if dtype in FLOATS else \
-        Arr(np.full(_n(shape), value, DTYPES[dtype][0]), dtype)
+    bits = to_bits(np.array([value], np.float64), dtype)[0] if dtype in FLOATS else value
+    return Arr(np.full(_n(shape), bits, DTYPES[dtype][0]), dtype)
 
 
 def out(shape, dtype: str = "f32", fill=None) -> Arr:
