@@ -1,27 +1,38 @@
-"""The Triton corpus on a GPU: every kernel of TRI_EXPORTS in tests/import/kernels.py and
-tests/triton/kernels.py run twice on the same torch CUDA tensors, once by Triton itself (the
-@triton.jit function, launched with the export's constexprs and the grid tests/triton/test_corpus.py
-uses) and once by Tri (the committed TTIR fixture, tests/*/ttir/NAME.ttir, imported and compiled
-for target "cuda", launched on torch's current stream), and Tri's outputs are compared with
-Triton's: bit for bit for integer outputs and for outputs both compute exactly, within a
+"""The Triton corpus on a GPU, every kernel run twice on the same torch CUDA tensors, once by
+Triton and once by Tri (a committed TTIR fixture imported and compiled for target "cuda",
+launched on torch's current stream), Tri's outputs compared with Triton's and both timed. Four
+corpora (--corpus):
+
+  import, triton  our own kernels: TRI_EXPORTS of tests/import/kernels.py and tests/triton/kernels.py
+                  (fixtures tests/*/ttir/NAME.ttir), Triton launching the @triton.jit function with the
+                  export's constexprs and the grid tests/triton/test_corpus.py uses; cases below.
+  tutorials, flaggems
+                  kernels written elsewhere, as their authors launch them: Triton's tutorials and FlagGems'
+                  operators (tests/corpus; cases in tests/corpus/*/cases.py, the GPU side in
+                  bench/gpu/triton_corpus_elsewhere.py, which says what Triton's side is for each).
+
+Outputs are compared bit for bit for integer outputs and for outputs both compute exactly, within a
 tolerance chosen per output otherwise (Tri's exp, div and sqrt are correctly rounded or close to
 it where Triton uses the hardware approximations; summation orders differ). The dropout kernel
-(Philox through tl.rand) is also checked bit for bit against the NumPy Philox of test_corpus.py.
-Each kernel runs at the sizes test_corpus.py uses ("test") and at larger ones for timing
-("bench"); none is a multiple of the block, and every output carries guard elements (and row
-padding) that no kernel may write, which the comparison covers.
+(Philox through tl.rand) is also checked bit for bit against NumPy's Philox. Each kernel runs at a
+"test" size (small, odd shapes, as the CPU tests use) and a "bench" size (realistic, for timing);
+every output carries guard elements (and row padding) that no kernel may write, which the
+comparison covers.
 
 Times are medians of triton.testing.do_bench (CUDA events, L2 flushed between repetitions): Tri
-through a prepared LaunchPlan, Triton through kernel[grid](...). Ratio is Tri ms / Triton ms (below
-1: Tri is faster). A kernel that fails to import, compile, launch or compare is a row with its
-error, the script goes on, and it exits with status 1 at the end.
+through a prepared LaunchPlan, Triton through its launcher. Ratio is Tri ms / Triton ms (below 1:
+Tri is faster). A kernel that fails to import, compile, launch or compare is a row with its error,
+the script goes on, and it exits with status 1 at the end; a tests/corpus fixture that fails to
+import exactly as tests/corpus/expected_failures.json says is an XFAIL row (Triton still timed).
+JSON rows are named "triton corpus <kernel> <size>" with "tri" and "triton" fields (PERF.md).
 
 --device cpu runs the Tri side alone on NumPy arrays (target "cpu"; no torch or Triton needed) and
 compares with NumPy references, which shakes out the argument lists here without a GPU.
 
 usage (from the repository root):
   TRI_LIBRARY=build/src/libtri.so.0 PYTHONPATH=bindings/python/src \\
-      python3 bench/gpu/triton_corpus.py [--out DIR] [--sizes test,bench] [--only NAME,...] [--device cuda|cpu]
+      python3 bench/gpu/triton_corpus.py [--out DIR] [--corpus import,triton,tutorials,flaggems]
+          [--sizes test,bench] [--only NAME,...] [--device cuda|cpu] [--timeout S]
 Writes DIR/triton-corpus.json and DIR/triton-corpus.md (DIR default .), and prints the table.
 """
 
@@ -49,6 +60,10 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "bindings" / "python" / "src"))
 
 import tri  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+import triton_corpus_elsewhere as elsewhere  # noqa: E402  (tests/corpus: Triton's tutorials, FlagGems)
+from corpus.common import Mismatch, Tol, compare, philox_uniform  # noqa: E402
 
 CORPORA = {"import": ROOT / "tests" / "import", "triton": ROOT / "tests" / "triton"}
 GUARD = 8
@@ -134,21 +149,6 @@ def load_triton_module(corpus: str):
 
 
 # ---------------------------------------------------------------- cases
-
-@dataclass
-class Tol:
-    """How one output is compared. kind: "exact" (bit for bit; NaN equals NaN), "close"
-    (|got - want| <= atol + rtol * |want|), "bound" (|got - want| <= bound, an array), "range"
-    (element 0 in [lo, hi], the rest as initialized: a result the order of programs picks).
-    ref_exact: also bit for bit against the NumPy reference on the GPU."""
-    kind: str = "exact"
-    atol: float = 0.0
-    rtol: float = 0.0
-    bound: Optional[np.ndarray] = None
-    lo: int = 0
-    hi: int = 0
-    ref_exact: bool = False
-
 
 @dataclass
 class Case:
@@ -414,29 +414,6 @@ def case_checked_sqrt(size):
     return [Case("import/checked_sqrt", size, f"n={n}", (cdiv(n, 32),), dict(x_ptr=x, out_ptr=o, n=n),
                  {"out_ptr": Tol("close", 0, 1e-6)}, lambda: {"out_ptr": filled(o, n, np.sqrt(x))},
                  note="assert not triggered")]
-
-
-def philox_uniform(offsets, seed):
-    """Triton's tl.rand (as test_corpus.py has it): Philox 4x32 with 10 rounds on counter (offset,
-    0, 0, 0) and key (seed lo, seed hi), first output to a uniform float in [0, 1)."""
-    mask = np.uint64(0xFFFFFFFF)
-    c0 = offsets.astype(np.uint64)
-    c1 = np.zeros_like(c0)
-    c2 = np.zeros_like(c0)
-    c3 = np.zeros_like(c0)
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
-    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(10):
-        p0, p2 = c0, c2
-        c0 = ((B * p2) >> np.uint64(32)) ^ c1 ^ k0
-        c2 = ((A * p0) >> np.uint64(32)) ^ c3 ^ k1
-        c1 = (B * p2) & mask
-        c3 = (A * p0) & mask
-        k0 = (k0 + np.uint64(0x9E3779B9)) & mask
-        k1 = (k1 + np.uint64(0xBB67AE85)) & mask
-    x = c0.astype(np.uint32).view(np.int32)
-    x = np.where(x < 0, ~x, x)
-    return x.astype(np.float32) * np.float32(4.6566127342e-10)
 
 
 @case
@@ -727,57 +704,6 @@ def case_transpose(size):
                  {"out_ptr": Tol("exact")}, lambda: {"out_ptr": filled(o, M * N, x.reshape(M, N).T)})]
 
 
-# ---------------------------------------------------------------- comparing
-
-class Mismatch(Exception):
-    pass
-
-
-def compare(what: str, got: np.ndarray, want: np.ndarray, tol: Tol, initial: np.ndarray) -> float:
-    """Raises Mismatch naming the first bad element; returns the largest absolute difference
-    (0 for outputs compared bit for bit)."""
-    got = np.asarray(got).ravel()
-    if tol.kind == "range":
-        if not tol.lo <= int(got[0]) <= tol.hi:
-            raise Mismatch(f"{what}: element 0 is {got[0]}, expected {tol.lo}..{tol.hi}")
-        if not np.array_equal(got[1:], initial.ravel()[1:]):
-            raise Mismatch(f"{what}: an element past 0 (a guard) was written")
-        return 0.0
-    want = np.asarray(want).ravel()
-    if got.shape != want.shape:
-        raise Mismatch(f"{what}: {got.size} elements, expected {want.size}")
-    if got.dtype.kind in "iu" and want.dtype.kind in "iu":
-        bad = got.astype(np.int64) != want.astype(np.int64)
-        err = 0.0
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise Mismatch(f"{what}: {int(bad.sum())} of {bad.size} elements differ; element {i} is {got[i]}, "
-                           f"expected {want[i]}")
-        return err
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    both_nan = np.isnan(g) & np.isnan(w)
-    diff = np.where(both_nan, 0.0, np.abs(g - w))
-    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN on one side only
-    if tol.kind == "exact":
-        bad = (g != w) & ~both_nan
-        how = "bit for bit"
-    elif tol.kind == "close":
-        bad = ~(diff <= tol.atol + tol.rtol * np.abs(w)) & ~both_nan
-        how = f"atol {tol.atol:g}, rtol {tol.rtol:g}"
-    elif tol.kind == "bound":
-        bad = ~(diff <= tol.bound)
-        how = "tf32 bound"
-    else:
-        raise ValueError(tol.kind)
-    err = float(diff.max()) if diff.size else 0.0
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise Mismatch(f"{what}: {int(bad.sum())} of {bad.size} elements off ({how}); element {i} is {g[i]!r}, "
-                       f"expected {w[i]!r}; max |diff| {err:.3g}")
-    return err
-
-
 # ---------------------------------------------------------------- running
 
 @dataclass
@@ -1011,21 +937,32 @@ def git_commit():
         return ""
 
 
+LEGACY = tuple(CORPORA)
+ALL_CORPORA = LEGACY + elsewhere.CORPORA
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=".", help="folder for triton-corpus.json and triton-corpus.md (default .)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cuda: Tri next to Triton on the GPU; cpu: Tri's cpu target against NumPy")
-    ap.add_argument("--sizes", default="test,bench", help="test (test_corpus.py's sizes), bench (larger), or both")
+    ap.add_argument("--corpus", default=",".join(ALL_CORPORA),
+                    help=f"comma-separated corpora (default all: {','.join(ALL_CORPORA)})")
+    ap.add_argument("--sizes", default=None,
+                    help="test (small, odd shapes), bench (realistic), or both (default: both on cuda, test on cpu)")
     ap.add_argument("--only", default="", help="comma-separated export names (vadd,softmax,...) or corpus/name")
     ap.add_argument("--timeout", type=float, default=90.0,
                     help="seconds one kernel (both sides, both timings) may take before the run is stopped "
                          "with what it has (0: no limit)")
     args = ap.parse_args(argv)
-    sizes = [s for s in args.sizes.split(",") if s]
+    sizes = [s for s in (args.sizes or ("test,bench" if args.device == "cuda" else "test")).split(",") if s]
     for s in sizes:
         if s not in ("test", "bench"):
             ap.error(f"--sizes: {s!r} is neither test nor bench")
+    corpora = [c for c in args.corpus.split(",") if c]
+    for c in corpora:
+        if c not in ALL_CORPORA:
+            ap.error(f"--corpus: no corpus {c!r} (there are {', '.join(ALL_CORPORA)})")
     only = {s for s in args.only.split(",") if s}
 
     exports: Dict[str, Export] = {}
@@ -1042,11 +979,16 @@ def main(argv=None):
             rows.append(Row(ex.key, "-", "-", status="FAIL (no case in bench/gpu/triton_corpus.py)", failed=True))
     for name in sorted(set(CASES) - set(by_name)):
         rows.append(Row(name, "-", "-", status="FAIL (a case for an export TRI_EXPORTS does not have)", failed=True))
-    unknown = {s for s in only if s not in by_name and s not in exports}
+    elsewhere_keys = elsewhere.known_exports()
+    unknown = {s for s in only if s not in by_name and s not in exports and s not in elsewhere_keys and
+               s not in {k.split("/")[1] for k in elsewhere_keys}}
     if unknown:
         ap.error(f"--only: no export named {', '.join(sorted(unknown))}")
-    selected: List[Case] = []
+    # Jobs: a legacy Case (tests/import, tests/triton) or an elsewhere.Job (tests/corpus).
+    selected: List[Any] = []
     for name in sorted(set(CASES) & set(by_name), key=lambda n: by_name[n]):
+        if exports[by_name[name]].corpus not in corpora:
+            continue
         if only and name not in only and by_name[name] not in only:
             continue
         for size in sizes:
@@ -1054,8 +996,12 @@ def main(argv=None):
                 if c.export != by_name[name]:
                     raise SystemExit(f"case_{name} makes a case for {c.export}")
                 selected.append(c)
+    selected += elsewhere.jobs([c for c in corpora if c in elsewhere.CORPORA], sizes, only)
 
-    runner = Runner(args.device, exports)
+    runner = Runner(args.device, exports) if any(c in LEGACY for c in corpora) else None
+    other = None
+    if any(c in elsewhere.CORPORA for c in corpora):
+        other = elsewhere.Gpu() if args.device == "cuda" else elsewhere.Cpu()
     meta = {"date": datetime.date.today().isoformat(), "commit": git_commit(), "device": args.device,
             "command": "python3 bench/gpu/triton_corpus.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "tri": ".".join(map(str, tri.version()))}
@@ -1063,10 +1009,18 @@ def main(argv=None):
         import torch
         import triton
         meta.update(gpu=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__)
+        try:
+            import importlib.metadata
+            meta["flag_gems"] = importlib.metadata.version("flag-gems")
+        except Exception:  # noqa: BLE001
+            meta["flag_gems"] = None
     t_start = time.perf_counter()
     outdir = Path(args.out)
     lock = threading.Lock()
-    current: List[Optional[Case]] = [None]
+    current: List[Optional[Any]] = [None]
+
+    def key_of(c):
+        return c.key if isinstance(c, elsewhere.Job) else c.export
 
     def watchdog():
         # A kernel that never ends (a lock that is never released, say) blocks the GPU: write what
@@ -1074,12 +1028,12 @@ def main(argv=None):
         with lock:
             c = current[0]
             if c is not None:
-                rows.append(Row(c.export, c.size, c.label, status=f"FAIL (timeout: still running after "
-                                                                     f"{args.timeout:g} s; the run was stopped)",
+                rows.append(Row(key_of(c), c.size, c.label, status=f"FAIL (timeout: still running after "
+                                                                   f"{args.timeout:g} s; the run was stopped)",
                                 failed=True))
                 for later in selected[selected.index(c) + 1:]:
-                    rows.append(Row(later.export, later.size, later.label, status="FAIL (not run: the run was "
-                                                                                  "stopped by a timeout)",
+                    rows.append(Row(key_of(later), later.size, later.label, status="FAIL (not run: the run was "
+                                                                                   "stopped by a timeout)",
                                     failed=True))
             write_results(outdir, rows, meta, args.device, t_start)
         os._exit(1)
@@ -1091,7 +1045,17 @@ def main(argv=None):
         if timer:
             timer.daemon = True
             timer.start()
-        r = runner.run(c)
+        if isinstance(c, elsewhere.Job):
+            try:
+                res = other.run(c)
+            except Exception as x:  # noqa: BLE001 - every failure becomes a row
+                if os.environ.get("TRI_CORPUS_TRACEBACK"):
+                    traceback.print_exc()
+                res = elsewhere.Result(status=f"FAIL ({type(x).__name__}: {x})", failed=True)
+            r = Row(c.key, c.size, c.label, res.tri_ms, res.triton_ms, res.max_error, res.status, res.failed,
+                    notes=res.notes)
+        else:
+            r = runner.run(c)
         if timer:
             timer.cancel()
         with lock:
@@ -1120,7 +1084,7 @@ def write_results(outdir: Path, rows: List[Row], meta: Dict[str, Any], device: s
     outdir.mkdir(parents=True, exist_ok=True)
     json_rows = []
     for r in rows:
-        json_rows.append({"workload": f"{r.kernel} {r.label}", "unit": "ms", "higher_is_better": False,
+        json_rows.append({"workload": f"triton corpus {r.kernel} {r.label}", "unit": "ms", "higher_is_better": False,
                           "tri": r.tri_ms, "triton": r.triton_ms, "kernel": r.kernel, "size": r.size,
                           "max_error": r.max_error, "status": r.status, "notes": r.notes})
     (outdir / "triton-corpus.json").write_text(json.dumps({**meta, "rows": json_rows}, indent=1) + "\n")

@@ -12,11 +12,14 @@
 #           runtime (no GPU). Needs Triton; skipped like tool without it.
 #   capture_gpu  test_capture_gpu.py: capture and replay on a GPU next to Triton. Needs Triton,
 #           PyTorch and a CUDA device; without them it prints "skipped: no CUDA device".
+#   tutorials, flaggems
+#           tests/corpus/test_corpus.py for one corpus of kernels written elsewhere (Triton's
+#           tutorials, FlagGems' operators; tests/corpus.cmake): NumPy and pytest, never Triton.
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (default
 # $TRI_BUILD_DIR/src/libtri.so); PYTHON, a python3 to use before the ones found on PATH.
 set -euo pipefail
 
-what=${1:?usage: run.sh corpus|tool|replay|capture|capture_gpu}
+what=${1:?usage: run.sh corpus|tool|replay|capture|capture_gpu|tutorials|flaggems}
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 lib=${TRI_LIB:-${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}/src/libtri.so}
 fail() { echo "triton/$what: $*" >&2; exit 1; }
@@ -35,8 +38,9 @@ python_with() {
 }
 
 case $what in
-  corpus | tool | replay | capture | capture_gpu) file=test_$what.py ;;
-  *) fail "unknown part '$what' (corpus, tool, replay, capture or capture_gpu)" ;;
+  corpus | tool | replay | capture | capture_gpu) file=tests/triton/test_$what.py ;;
+  tutorials | flaggems) file=tests/corpus/test_corpus.py && export TRI_CORPUS=$what ;;
+  *) fail "unknown part '$what' (corpus, tool, replay, capture, capture_gpu, tutorials or flaggems)" ;;
 esac
 py=$(python_with "numpy, pytest") ||
   fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest" \
@@ -50,4 +54,4 @@ echo "triton/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(nu
   "triton $("$py" -c 'import triton; print(triton.__version__)' 2>/dev/null || echo 'not installed')"
 cd "$src"
 export TRI_LIBRARY=$lib PYTHONPATH=$src/bindings/python/src${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1
-exec "$py" -m pytest -q -rs -p no:cacheprovider "tests/triton/$file"
+exec "$py" -m pytest -q -rs -p no:cacheprovider "$file"

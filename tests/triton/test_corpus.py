@@ -18,6 +18,9 @@ sys.path.insert(0, str(ROOT / "bindings" / "python" / "src"))
 
 import tri  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests"))
+from corpus.common import philox_uniform  # noqa: E402  (Triton's tl.rand in NumPy)
+
 TARGETS = ("interp", "cpu")
 GUARD = 8
 SENTINEL = -777.0
@@ -279,29 +282,6 @@ def case_device_call_if_while_reshape(run):
     np.testing.assert_array_equal(steps[:programs], want_steps, err_msg="while loop steps")
     expect_guard("control out", o, n)
     expect_guard("control steps", steps, programs, -1)
-
-
-def philox_uniform(offsets, seed):
-    """Triton's tl.rand: Philox 4x32 with 10 rounds on counter (offset, 0, 0, 0) and key (seed lo,
-    seed hi), first output to a uniform float in [0, 1)."""
-    mask = np.uint64(0xFFFFFFFF)
-    c0 = offsets.astype(np.uint64)
-    c1 = np.zeros_like(c0)
-    c2 = np.zeros_like(c0)
-    c3 = np.zeros_like(c0)
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
-    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(10):
-        p0, p2 = c0, c2
-        c0 = ((B * p2) >> np.uint64(32)) ^ c1 ^ k0
-        c2 = ((A * p0) >> np.uint64(32)) ^ c3 ^ k1
-        c1 = (B * p2) & mask
-        c3 = (A * p0) & mask
-        k0 = (k0 + np.uint64(0x9E3779B9)) & mask
-        k1 = (k1 + np.uint64(0xBB67AE85)) & mask
-    x = c0.astype(np.uint32).view(np.int32)
-    x = np.where(x < 0, ~x, x)
-    return x.astype(np.float32) * np.float32(4.6566127342e-10)
 
 
 @case("import/dropout")

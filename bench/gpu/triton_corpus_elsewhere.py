@@ -1,0 +1,269 @@
+"""The corpora of kernels written elsewhere (tests/corpus: Triton's tutorials, FlagGems' operators)
+for bench/gpu/triton_corpus.py. Each export runs at its test size and its bench size (LLM-ish
+shapes) twice on the same torch tensors: by Triton, and by Tri from the committed TTIR fixture
+(target "cuda", the export's num_warps and num_stages, torch's current stream). Tri's outputs are
+compared with Triton's (each output's tolerance from the case), and both are timed with
+triton.testing.do_bench. Triton's side is, for the tutorials, Triton compiling the same fixture
+(triton.compile on the .ttir file: no tutorial source is needed); for FlagGems, the @triton.jit
+function of the installed package (flag-gems, the version tests/corpus/flaggems/load.py names),
+launched with the export's constexprs so Triton's own launcher specializes it; where FlagGems
+cannot be imported, Triton compiling the fixture instead (the row says so).
+
+A fixture Tri fails to import exactly as tests/corpus/expected_failures.json says is an expected
+failure (XFAIL, Triton still timed), not an error. With device "cpu" the Tri side runs alone on
+the cpu target against NumPy (tests/corpus/runner.py)."""
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from corpus import common, runner  # noqa: E402
+from corpus.common import Addrs, Arr, Mismatch, compare  # noqa: E402
+
+CORPORA = ("tutorials", "flaggems")
+WARMUP_MS, REP_MS = 10, 50
+
+
+def registries():
+    from corpus.flaggems import cases as flaggems_cases
+    from corpus.tutorials import cases as tutorial_cases
+    return {"tutorials": tutorial_cases.REGISTRY, "flaggems": flaggems_cases.REGISTRY}
+
+
+@dataclass
+class Job:
+    """One export at one size; label is known once its case is built."""
+    export: Any
+    size: str
+    label: str = "-"
+
+    @property
+    def key(self) -> str:
+        return self.export.key
+
+
+@dataclass
+class Result:
+    tri_ms: Optional[float] = None
+    triton_ms: Optional[float] = None
+    max_error: Optional[float] = None
+    status: str = "ok"
+    failed: bool = False
+    notes: List[str] = field(default_factory=list)
+
+
+def jobs(corpora, sizes, only) -> List[Job]:
+    out = []
+    for corpus in corpora:
+        for e in registries()[corpus].exports.values():
+            if only and e.name not in only and e.key not in only:
+                continue
+            for size in sizes:
+                out.append(Job(e, size))
+    return out
+
+
+def known_exports() -> Dict[str, Any]:
+    return {e.key: e for r in registries().values() for e in r.exports.values()}
+
+
+_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64", "f8e5m2": "float8_e5m2",
+                 "f8e4m3": "float8_e4m3fn", "i64": "int64", "i32": "int32", "u32": "uint32", "i16": "int16",
+                 "i8": "int8", "u8": "uint8", "i1": "bool"}
+# Storage NumPy and torch share bit for bit; the tensor is then viewed as the element type.
+_SAME_SIZE_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+class Gpu:
+    def __init__(self):
+        import torch
+        import triton
+        from triton.testing import do_bench
+        self.torch, self.triton, self.do_bench = torch, triton, do_bench
+        self.ctx = runner.tri.Context()
+        self.fx = runner.Fixtures(self.ctx)
+        self.expected = common.load_expected_failures()
+        self.triton_kernels: Dict[str, Any] = {}
+        self.flaggems_error: Optional[str] = None
+        # Device-side tensor descriptors need global scratch memory from an allocator.
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+
+    # -- tensors
+    def to_device(self, a: Arr):
+        torch = self.torch
+        if a.dtype == "i1":
+            return torch.from_numpy(a.data.copy()).cuda()
+        raw = a.data.view(_SAME_SIZE_INT[a.data.itemsize])
+        return torch.from_numpy(raw.copy()).cuda().view(getattr(torch, _TORCH_DTYPES[a.dtype]))
+
+    def to_host(self, t, like: Arr) -> Arr:
+        torch = self.torch
+        if like.dtype == "i1":
+            return Arr(t.cpu().numpy(), "i1")
+        raw = t.view(getattr(torch, _SAME_SIZE_INT[like.data.itemsize].__name__)).cpu().numpy()
+        return Arr(raw.view(like.data.dtype), like.dtype)
+
+    def materialize(self, c) -> Dict[str, Any]:
+        """Every argument on the device: outputs fresh from their initial contents; an output
+        passed twice stays one tensor; Addrs become int64 tensors of device addresses."""
+        made: Dict[int, Any] = {}
+        values: Dict[str, Any] = {}
+        for name, v in c.args.items():
+            if isinstance(v, Arr):
+                if id(v) not in made:
+                    made[id(v)] = self.to_device(v)
+                values[name] = made[id(v)]
+            elif not isinstance(v, Addrs):
+                values[name] = v
+        for name, v in c.args.items():
+            if isinstance(v, Addrs):
+                values[name] = self.torch.tensor([values[n].data_ptr() for n in v.names], dtype=self.torch.int64,
+                                                 device="cuda")
+        return values
+
+    # -- the two sides
+    def triton_side(self, e):
+        """(launch(grid, values), note) for Triton's side of export e."""
+        if e.key in self.triton_kernels:
+            return self.triton_kernels[e.key]
+        entry = self.fx.entry(e)
+        made = None
+        if e.corpus == "flaggems":
+            try:
+                from corpus.flaggems import load
+                from tri.triton import _jit_function
+                jit = _jit_function(load.kernel(e.source, e.kernel))
+                params = [p.name for p in jit.params if not p.is_constexpr]
+
+                def launch_jit(grid, values, jit=jit, params=params):
+                    jit[grid](**{p: values[p] for p in params}, **e.constexprs, num_warps=e.num_warps,
+                              num_stages=e.num_stages)
+
+                made = (launch_jit, "Triton: FlagGems' @triton.jit function")
+            except Exception as x:  # noqa: BLE001 - fall back to the fixture
+                self.flaggems_error = f"{type(x).__name__}: {x}"
+        if made is None:
+            ck = self.triton.compile(str(self.fx.path(e)), options=dict(num_warps=e.num_warps,
+                                                                          num_stages=e.num_stages))
+            order = list(entry["signature"])
+
+            def launch_ttir(grid, values, ck=ck, order=order):
+                g = tuple(grid) + (1,) * (3 - len(grid))
+                ck[g](*[values[p] for p in order])
+
+            note = "Triton: the fixture compiled by Triton" + (
+                f" (FlagGems not importable: {self.flaggems_error})" if e.corpus == "flaggems" else "")
+            made = (launch_ttir, note)
+        self.triton_kernels[e.key] = made
+        return made
+
+    def run(self, job: Job) -> Result:
+        e, torch = job.export, self.torch
+        res = Result()
+        c = e.case(job.size)
+        job.label = c.label
+        if not c.outs:
+            res.status = "import only (host-side tensor descriptors)"
+        entry = self.fx.entry(e)
+        if entry is None:
+            return Result(status=f"FAIL (no fixture: run tests/corpus/{e.corpus}/make_fixtures.py)", failed=True)
+        problems = common.check_specialization(entry, c)
+        if problems:
+            return Result(status="FAIL (arguments: " + "; ".join(problems) + ")", failed=True)
+        grid = c.grid
+        # Triton first: it is the reference.
+        tt_vals, tt_err = None, None
+        try:
+            launch, note = self.triton_side(e)
+            res.notes.append(note)
+            if c.outs:
+                tt_vals = self.materialize(c)
+                launch(grid, tt_vals)
+                torch.cuda.synchronize()
+        except Exception as x:  # noqa: BLE001
+            tt_err = f"{type(x).__name__}: {str(x).strip().splitlines()[0] if str(x).strip() else ''}"
+        # Tri.
+        tri_vals, k = None, None
+        try:
+            self.fx.module(e)
+        except runner.tri.TriError as x:
+            text = f"import: {runner.first_line(x)}"
+            expected = common.expected_failure(self.expected, e.key, "*")
+            res.status = f"XFAIL ({text})" if expected == text else f"FAIL ({text})"
+            res.failed = expected != text
+        if not c.outs and not res.status.startswith(("XFAIL", "FAIL")):
+            res.status, res.failed = "FAIL (import-only fixture imports now: give it a case that launches it)", True
+        if res.status.startswith(("XFAIL", "FAIL")) or not c.outs:
+            if tt_err is None and tt_vals is not None:
+                res.triton_ms = self.do_bench(lambda: launch(grid, tt_vals), warmup=WARMUP_MS, rep=REP_MS,
+                                              return_mode="median")
+            elif tt_err:
+                res.notes.append(f"Triton failed: {tt_err}")
+            return res
+        try:
+            k = self.fx.kernel(e, "cuda", num_warps=e.num_warps, num_stages=e.num_stages)
+            tri_vals = self.materialize(c)
+            stream = torch.cuda.current_stream()
+            args = [tri_vals[p.name] for p in k.params]
+            k.launch(grid, *args, stream=stream)
+            torch.cuda.synchronize()
+        except Exception as x:  # noqa: BLE001
+            return Result(status=f"FAIL (Tri: {runner.first_line(x)})", failed=True, notes=res.notes)
+        # Compare.
+        problems, err = [], 0.0
+        want = None
+        if tt_err is not None or c.check_ref_on_gpu:
+            with np.errstate(all="ignore"):
+                want = c.ref() if c.ref else None
+        for name, tol in c.outs.items():
+            got = self.to_host(tri_vals[name], c.args[name])
+            if tt_err is None:
+                other = self.to_host(tt_vals[name], c.args[name]).values()
+            elif want is not None and name in want:
+                other = want[name]
+            else:
+                continue
+            try:
+                err = max(err, compare(name, got.values(), other, tol, c.args[name].values(), got.dtype))
+            except Mismatch as m:
+                problems.append(str(m))
+        res.max_error = err
+        if tt_err is not None:
+            problems.insert(0, f"Triton failed ({tt_err}); Tri compared with NumPy" if want is not None else
+                            f"Triton failed ({tt_err})")
+        # Time.
+        plan = k.plan(grid, *args, stream=torch.cuda.current_stream())
+        res.tri_ms = self.do_bench(plan.launch, warmup=WARMUP_MS, rep=REP_MS, return_mode="median")
+        plan.close()
+        if tt_err is None:
+            res.triton_ms = self.do_bench(lambda: launch(grid, tt_vals), warmup=WARMUP_MS, rep=REP_MS,
+                                          return_mode="median")
+        if problems:
+            res.status, res.failed = "FAIL (" + "; ".join(problems) + ")", True
+        return res
+
+
+class Cpu:
+    """The Tri side alone on the cpu target against NumPy."""
+
+    def __init__(self):
+        self.ctx = runner.tri.Context()
+        self.fx = runner.Fixtures(self.ctx)
+        self.expected = common.load_expected_failures()
+
+    def run(self, job: Job) -> Result:
+        c = job.export.case(job.size)
+        job.label = c.label
+        o = runner.run_host(self.fx, job.export, c, "cpu")
+        res = Result(max_error=o.max_error, notes=["vs NumPy (cpu target; not timed)"])
+        if not o.ok:
+            expected = common.expected_failure(self.expected, job.key, "cpu")
+            res.status = f"{'XFAIL' if expected == o.text else 'FAIL'} ({o.text})"
+            res.failed = expected != o.text
+        return res
