@@ -108,6 +108,7 @@ const std::unordered_map<std::string, Reader::Handler>& Reader::handlers() {
     t["tt.call"] = &Reader::op_call;
     t["tt.return"] = &Reader::op_return;
     t["tt.assert"] = &Reader::op_assert;
+    t["llvm.intr.assume"] = &Reader::op_assume;
     t["tt.print"] = &Reader::op_print;
     t["tt.reduce"] = &Reader::op_reduce_scan;
     t["tt.scan"] = &Reader::op_reduce_scan;
@@ -667,6 +668,18 @@ void Reader::op_assert(const std::string&) {
   c_.expect(':', "':' before the type");
   parse_type();
   make(Opcode::Assert, {cond, kNoValue}, {}, {Attr::of_str(msg)});
+}
+
+void Reader::op_assume(const std::string&) {
+  // llvm.intr.assume %c : i1 (tl.assume): a fact for axis info, like Tri's assume.
+  ValueId cond = operand();
+  skip_trailing_attrs();
+  c_.expect(':', "':' before the type");
+  TypeId t = parse_type();
+  Scalar s;
+  if (m_->types.is_block(t) || !m_->types.elem_scalar(t, &s) || s != Scalar::I1)
+    unsupported("llvm.intr.assume of a value that is not an i1 scalar");
+  make(Opcode::Assume, {cond}, {});
 }
 
 void Reader::op_print(const std::string&) {

@@ -156,6 +156,7 @@ class Reader {
   void op_call(const std::string& name);
   void op_return(const std::string& name);
   void op_assert(const std::string& name);
+  void op_assume(const std::string& name);
   void op_print(const std::string& name);
   void op_reduce_scan(const std::string& name);  // generic form "tt.reduce"(...) / "tt.scan"(...)
   void op_for(const std::string& name);
