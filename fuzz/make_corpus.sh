@@ -5,13 +5,14 @@
 #   BUILD/corpus/binary  the binary forms of those that parse, and tests/golden/binary/v*/*.trib
 #   BUILD/text.dict      keywords, op, slot, attribute and enum names (from the op table)
 #   BUILD/corpus/ttir    tests/import/ttir/*.ttir (Triton's TTIR, for fuzz_ttir)
+#   BUILD/corpus/cache   an entry, a shortcut and a bundle (for fuzz_cache)
 # Existing corpus files are kept: the corpora grow across runs.
 # usage: fuzz/make_corpus.sh BUILD_DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/make_corpus.sh BUILD_DIR}
 seeds="$build/fuzz/tri_fuzz_seeds"
-mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir"
+mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir" "$build/corpus/cache"
 
 shopt -s nullglob
 texts=("$root"/examples/*.tri "$root"/tests/golden/*/*.tri "$root"/tests/golden/binary/v*/*.tri)
@@ -34,6 +35,7 @@ for f in "$root"/tests/golden/binary/v*/*.trib; do
   cp -n "$f" "$build/corpus/binary/${rel//\//_}" 2>/dev/null || true
 done
 "$seeds" dict "$build/text.dict"
+"$seeds" cache "$build/corpus/cache"
 for f in "$root"/tests/import/ttir/*.ttir; do
   cp -n "$f" "$build/corpus/ttir/" 2>/dev/null || true
 done

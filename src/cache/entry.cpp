@@ -17,7 +17,7 @@ struct Reader {
   const std::string& b;
   size_t pos = 0;
   bool take(uint64_t* v, int n) {
-    if (b.size() - pos < static_cast<size_t>(n)) return false;
+    if (pos > b.size() || b.size() - pos < static_cast<size_t>(n)) return false;
     uint64_t r = 0;
     for (int i = 0; i < n; ++i) r |= static_cast<uint64_t>(static_cast<unsigned char>(b[pos + i])) << (8 * i);
     pos += n;
@@ -25,7 +25,7 @@ struct Reader {
     return true;
   }
   bool bytes(std::string* s, uint64_t n) {
-    if (b.size() - pos < n) return false;
+    if (pos > b.size() || b.size() - pos < n) return false;
     s->assign(b, pos, n);
     pos += n;
     return true;
@@ -84,6 +84,7 @@ Status check_entry_head(const void* head, size_t n, uint64_t file_bytes) {
 }
 
 bool entry_key(const std::string& bytes, Key* out) {
+  if (bytes.size() < kEntryHeadBytes + 16) return false;
   Reader r{bytes};
   r.pos = kEntryHeadBytes;
   return r.take(&out->hi, 8) && r.take(&out->lo, 8);

@@ -72,6 +72,10 @@ static void test_forgeries_are_errors(void** state) {
   tri::Status st = decode_entry(forged, e.key, &kSecret, &back);
   assert_false(st.is_ok());
   assert_true(st.message().find("MAC mismatch") != std::string::npos);
+  // A name too short to hold a key (a bundle's entry of 3 bytes, found by fuzz_cache): no key.
+  Key k;
+  assert_false(entry_key(std::string("TRICACHE\2\0\0"), &k));
+  assert_true(entry_key(sealed, &k) && k == e.key);
   // Sizes are bounded before anything is allocated.
   std::string head = sealed.substr(0, kEntryHeadBytes);
   assert_false(check_entry_head(head.data(), head.size(), kMaxEntryBytes + 1).is_ok());
