@@ -1,7 +1,8 @@
 // Runs this test program again as a child process ("/proc/self/exe ARGS..."), its stdout and
 // stderr read through a pipe (not a file, which RLIMIT_FSIZE would limit too), and reports its
-// exit status (128 + the signal when one ended it) and output. Shared by the C API's cache tests,
-// whose children compile through a cache directory that the parent damages in between.
+// exit status (128 + the signal when one ended it) and output; and the directory helpers of the
+// C API's cache tests, whose children compile through a cache directory that the parent damages
+// in between.
 #pragma once
 
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -77,6 +79,29 @@ inline Report wait_report(Spawned sp) {
   ::waitpid(sp.pid, &st, 0);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+// `root`/`name`, removed with everything under it (not made: the caller or Tri makes it).
+inline std::string fresh_dir(const std::string& root, const std::string& name) {
+  std::string d = root + "/" + name;
+  std::string cmd = "rm -rf '" + d + "'";
+  if (std::system(cmd.c_str()) != 0) std::abort();
+  return d;
+}
+
+// The names in `dir` (dot files included, "." and ".." not) that end in `suffix`.
+inline std::vector<std::string> names_in(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::string cmd = "ls -A '" + dir + "' 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char line[512];
+  while (std::fgets(line, sizeof line, p)) {
+    std::string s = line;
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    if (s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0) out.push_back(s);
+  }
+  ::pclose(p);
+  return out;
 }
 
 }  // namespace tri_test

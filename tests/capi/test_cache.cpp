@@ -169,28 +169,13 @@ Report child(const std::string& mode, const std::string& dir, const std::string&
   return r;
 }
 
-std::string fresh(const std::string& name) {
-  std::string d = g_root + "/" + name;
-  std::string cmd = "rm -rf '" + d + "'";
-  if (std::system(cmd.c_str()) != 0) std::abort();
-  return d;
-}
+std::string fresh(const std::string& name) { return tri_test::fresh_dir(g_root, name); }
 
+// Files of `dir` with ".tmp." anywhere in the name, or ending in `contains` (".entry", ".lock").
 std::vector<std::string> files(const std::string& dir, const std::string& contains) {
   std::vector<std::string> out;
-  std::string cmd = "ls -a '" + dir + "' 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char line[512];
-  while (std::fgets(line, sizeof line, p)) {
-    std::string s = line;
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    // ".tmp." anywhere in the name; ".entry" and ".lock" at its end
-    bool match = contains == ".tmp." ? s.find(contains) != std::string::npos
-                                     : s.size() >= contains.size() &&
-                                           s.compare(s.size() - contains.size(), contains.size(), contains) == 0;
-    if (match) out.push_back(s);
-  }
-  ::pclose(p);
+  for (const std::string& s : tri_test::names_in(dir, contains == ".tmp." ? "" : contains))
+    if (contains != ".tmp." || s.find(contains) != std::string::npos) out.push_back(s);
   return out;
 }
 

@@ -267,26 +267,8 @@ Report mul(double c, const std::string& dir) {
 }
 
 // ---- files
-std::string fresh(const std::string& name) {
-  std::string d = g_root + "/" + name;
-  std::string cmd = "rm -rf '" + d + "'";
-  if (std::system(cmd.c_str()) != 0) std::abort();
-  return d;
-}
-
-std::vector<std::string> names_in(const std::string& dir, const std::string& suffix) {
-  std::vector<std::string> out;
-  std::string cmd = "ls -A '" + dir + "' 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char line[512];
-  while (std::fgets(line, sizeof line, p)) {
-    std::string s = line;
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    if (s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0) out.push_back(s);
-  }
-  ::pclose(p);
-  return out;
-}
+std::string fresh(const std::string& name) { return tri_test::fresh_dir(g_root, name); }
+using tri_test::names_in;
 
 std::string only(const std::string& dir, const std::string& suffix) {
   auto v = names_in(dir, suffix);
