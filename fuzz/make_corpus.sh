@@ -7,13 +7,14 @@
 #   BUILD/corpus/ttir    tests/import/ttir/*.ttir (Triton's TTIR, for fuzz_ttir) and the snippets of
 #                        tests/import/snippets (early returns as cf branches, Triton 3.6's and
 #                        3.9's spellings of descriptors and atomics)
+#   BUILD/corpus/cache   an entry, a shortcut and a bundle (for fuzz_cache)
 # Existing corpus files are kept: the corpora grow across runs.
 # usage: fuzz/make_corpus.sh BUILD_DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/make_corpus.sh BUILD_DIR}
 seeds="$build/fuzz/tri_fuzz_seeds"
-mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir"
+mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir" "$build/corpus/cache"
 
 shopt -s nullglob
 texts=("$root"/examples/*.tri "$root"/tests/golden/*/*.tri "$root"/tests/golden/binary/v*/*.tri)
@@ -36,6 +37,7 @@ for f in "$root"/tests/golden/binary/v*/*.trib; do
   cp -n "$f" "$build/corpus/binary/${rel//\//_}" 2>/dev/null || true
 done
 "$seeds" dict "$build/text.dict"
+"$seeds" cache "$build/corpus/cache"
 for f in "$root"/tests/import/ttir/*.ttir "$root"/tests/import/snippets/*.ttir; do
   cp -n "$f" "$build/corpus/ttir/" 2>/dev/null || true
 done

@@ -2,6 +2,8 @@
 //   tri_fuzz_seeds binary OUT_DIR FILE.tri...   writes OUT_DIR/NAME.trib for each file that parses
 //                                               (and skips the others: must-fail inputs)
 //   tri_fuzz_seeds dict OUT_FILE                writes a libFuzzer dictionary for the text format
+//   tri_fuzz_seeds cache OUT_DIR                writes fuzz_cache seeds: an entry, a shortcut and a
+//                                               bundle (each prefixed by its reader's byte)
 // The dictionary comes from the op table, so it never falls behind ops.def.
 #include <cstdio>
 #include <fstream>
@@ -9,6 +11,10 @@
 #include <sstream>
 #include <string>
 
+#include "cache/bundle.h"
+#include "cache/entry.h"
+#include "cache/shortcut.h"
+#include "cache/store.h"
 #include "fuzz_common.h"
 #include "ir/binary.h"
 #include "ir/op_info.h"
@@ -77,10 +83,41 @@ int write_binaries(const std::string& dir, int argc, char** argv) {
 
 }  // namespace
 
+int write_cache_seeds(const std::string& dir) {
+  cache::Entry e;
+  cache::KeyBuilder kb;
+  kb.add("seed", "entry");
+  e.key = kb.finish();
+  e.kind = "obj";
+  e.metadata = cache::pack_fields({{"target", "cpu"}, {"kernel", "seed"}, {"tri", "fuzz"}});
+  e.payload.assign(600, 'x');
+  std::string bytes;
+  if (!cache::encode_entry(e, nullptr, &bytes).is_ok()) return 1;
+  auto put = [&](const std::string& name, char reader, const std::string& b) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << reader << b;
+  };
+  put("entry", 0, bytes);
+  put("shortcut", 1, cache::encode_shortcut(cache::Key{0x1234, 0x5678}, e.key, "module bytes", nullptr));
+  // A bundle of that entry, made by a cache in a scratch directory.
+  const std::string scratch = dir + "/.scratch";
+  {
+    cache::DiskCache c(scratch, 0, nullptr);
+    if (!c.insert(e)) return 1;
+    uint32_t n = 0;
+    if (!cache::export_bundle(c, scratch + "/b", nullptr, &n).is_ok()) return 1;
+    std::ifstream in(scratch + "/b", std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    put("bundle", 2, ss.str());
+  }
+  return std::system(("rm -rf '" + scratch + "'").c_str()) == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "cache" && argc == 3) return write_cache_seeds(argv[2]);
   if (mode == "dict" && argc == 3) return write_dict(argv[2]);
   if (mode == "binary" && argc >= 3) return write_binaries(argv[2], argc - 3, argv + 3);
-  std::fprintf(stderr, "usage: tri_fuzz_seeds dict OUT_FILE | binary OUT_DIR FILE.tri...\n");
+  std::fprintf(stderr, "usage: tri_fuzz_seeds dict OUT_FILE | binary OUT_DIR FILE.tri... | cache OUT_DIR\n");
   return 2;
 }

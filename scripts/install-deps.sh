@@ -7,6 +7,7 @@
 #   zlib1g-dev libzstd-dev           also need what `llvm-config-19 --link-static --system-libs`
 #   libxml2-dev libz3-dev            names: -lz -lzstd -lxml2 and libz3.so
 #   libzstd-dev libxxhash-dev      the kernel cache (compression, keys)
+#   libsodium-dev                  the kernel cache's MAC and bundle signatures (BLAKE2b, Ed25519)
 #   libcmocka-dev                  unit tests
 #   libbenchmark-dev               benchmarks
 #   clang-19                       the GPU math library (src/codegen/mathlib, built to NVPTX
@@ -21,7 +22,7 @@ set -euo pipefail
 packages=(
   cmake make g++ pkg-config
   llvm-19-dev zlib1g-dev libzstd-dev libxml2-dev libz3-dev
-  libxxhash-dev libcmocka-dev libbenchmark-dev
+  libxxhash-dev libsodium-dev libcmocka-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev
   cargo rustc golang-go python3-numpy python3-pytest python3-pip python3-setuptools python3-dev
 )

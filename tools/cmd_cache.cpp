@@ -1,9 +1,16 @@
 // `tri cache`: look after a disk cache of compiled kernels (docs/cache.md) through the public C
 // API's tri_cache_* functions: statistics, listing, verification, clearing, pruning, and bundles
-// that carry a warm cache to another machine.
+// that carry a warm cache to another machine, with the keys that sign them and the checks that
+// require a signature (tri_sign_keypair, tri_bundle_sign, tri_bundle_verify).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,7 +21,7 @@
 namespace {
 
 const char kUsage[] =
-    "usage: tri cache stats|ls|verify|clear|prune|export|import [--dir DIR] [ARG]\n"
+    "usage: tri cache stats|ls|verify|clear|prune|export|import|keygen|sign|check [--dir DIR] [ARG]\n"
     "\n"
     "  stats                 the directory, its entries and bytes, the size bound\n"
     "  ls                    one line per entry: key, bytes, last use, status, kind, target, kernel,\n"
@@ -23,12 +30,24 @@ const char kUsage[] =
     "  clear                 remove every entry\n"
     "  prune [--max BYTES]   remove least recently used entries down to BYTES (default: the\n"
     "                        bound), stale temporary files and abandoned lock files\n"
-    "  export FILE           write every entry to a bundle FILE (with a manifest)\n"
-    "  import FILE           add a bundle's entries (those made by this build of Tri)\n"
+    "  export FILE [--sign KEY]\n"
+    "                        write every entry to a bundle FILE (with a manifest), signed with\n"
+    "                        the secret key file KEY when given\n"
+    "  import FILE [--trust PUB]...\n"
+    "                        add a bundle's entries (those made by this build of Tri), all or\n"
+    "                        none; with --trust, only a bundle signed by one of the public key\n"
+    "                        files PUB\n"
+    "  keygen NAME           make a signing key pair: NAME.key (secret, mode 0600) and NAME.pub\n"
+    "  sign FILE --key KEY   sign the bundle FILE with the secret key file KEY\n"
+    "  check FILE [--trust PUB]\n"
+    "                        check a bundle in full and say who signed it; with --trust, it must\n"
+    "                        be signed by PUB (exit 1 otherwise)\n"
     "\n"
     "The directory is DIR, else $TRI_CACHE_DIR, else $XDG_CACHE_HOME/tri, else ~/.cache/tri.\n"
     "  --max-bytes N    the size bound the cache is opened with (default 1 GiB)\n"
-    "  -v               print the library's log (info level)\n";
+    "  --shared         the directory is shared by its group (docs/cache.md, \"Trust\")\n"
+    "  -v               print the library's log (info level)\n"
+    "Key files hold the key as hex digits on one line.\n";
 
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "tri cache: %s\n(see 'tri help cache')\n", msg.c_str());
@@ -57,6 +76,48 @@ bool parse_u64(const std::string& s, uint64_t* out) {
   return true;
 }
 
+std::string to_hex(const uint8_t* b, size_t n) {
+  static const char d[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += std::string(1, d[b[i] >> 4]) + d[b[i] & 15];
+  return s;
+}
+
+// A key file: `n` bytes as 2n hex digits on the first line. false with *error.
+bool read_key(const std::string& path, uint8_t* out, size_t n, std::string* error) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return *error = "cannot read key file " + path + ": " + std::strerror(errno), false;
+  char line[512] = {0};
+  bool got = std::fgets(line, sizeof line, f) != nullptr;
+  std::fclose(f);
+  std::string t = got ? line : "";
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  if (t.size() != 2 * n)
+    return *error = "key file " + path + " holds " + std::to_string(t.size()) + " characters, not the " +
+                    std::to_string(2 * n) + " hex digits of a " + (n == TRI_SIGN_PUBLIC_KEY_BYTES ? "public" : "secret") +
+                    " key",
+           false;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned v = 0;
+    if (std::sscanf(t.c_str() + 2 * i, "%2x", &v) != 1 || !std::isxdigit(static_cast<unsigned char>(t[2 * i])) ||
+        !std::isxdigit(static_cast<unsigned char>(t[2 * i + 1])))
+      return *error = "key file " + path + " is not hex digits", false;
+    out[i] = static_cast<uint8_t>(v);
+  }
+  return true;
+}
+
+// Writes a key file with `mode`, refusing to replace one.
+bool write_key(const std::string& path, const uint8_t* key, size_t n, mode_t mode, std::string* error) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return *error = "cannot make " + path + ": " + std::strerror(errno), false;
+  std::string text = to_hex(key, n) + "\n";
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok) *error = "cannot write " + path;
+  return ok;
+}
+
 uint64_t stat_of(tri_context* c, int32_t s) {
   uint64_t v = 0;
   tri_cache_stat(c, s, &v);
@@ -66,8 +127,9 @@ uint64_t stat_of(tri_context* c, int32_t s) {
 }  // namespace
 
 int tri_cmd_cache(int argc, char** argv) {
-  std::string sub, dir, arg;
-  bool have_dir = false, verbose = false, have_max = false;
+  std::string sub, dir, arg, sign_key, secret_key;
+  std::vector<std::string> trust;
+  bool have_dir = false, verbose = false, have_max = false, shared = false;
   uint64_t max_bytes = 0, prune_to = UINT64_MAX;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -75,10 +137,16 @@ int tri_cmd_cache(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (a == "--dir" || a == "--max-bytes" || a == "--max") {
+    if (a == "--dir" || a == "--max-bytes" || a == "--max" || a == "--sign" || a == "--key" || a == "--trust") {
       if (i + 1 >= argc) return usage_error(a + " needs a value");
       std::string v = argv[++i];
-      if (a == "--dir") {
+      if (a == "--sign") {
+        sign_key = v;
+      } else if (a == "--key") {
+        secret_key = v;
+      } else if (a == "--trust") {
+        trust.push_back(v);
+      } else if (a == "--dir") {
         dir = v;
         have_dir = true;
       } else if (!parse_u64(v, a == "--max" ? &prune_to : &max_bytes)) {
@@ -88,6 +156,8 @@ int tri_cmd_cache(int argc, char** argv) {
       }
     } else if (a == "-v") {
       verbose = true;
+    } else if (a == "--shared") {
+      shared = true;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
     } else if (sub.empty()) {
@@ -98,13 +168,61 @@ int tri_cmd_cache(int argc, char** argv) {
       return usage_error("unexpected argument '" + a + "'");
     }
   }
-  static const char* const subs[] = {"stats", "ls", "verify", "clear", "prune", "export", "import"};
+  static const char* const subs[] = {"stats",  "ls",     "verify", "clear", "prune",
+                                     "export", "import", "keygen", "sign",  "check"};
   bool known = false;
   for (const char* s : subs) known = known || sub == s;
   if (!known) return usage_error(sub.empty() ? "no subcommand given" : "unknown subcommand '" + sub + "'");
-  bool wants_file = sub == "export" || sub == "import";
-  if (wants_file && arg.empty()) return usage_error(sub + " needs a bundle FILE");
+  bool wants_file = sub == "export" || sub == "import" || sub == "keygen" || sub == "sign" || sub == "check";
+  if (wants_file && arg.empty()) return usage_error(sub + (sub == "keygen" ? " needs a NAME" : " needs a bundle FILE"));
   if (!wants_file && !arg.empty()) return usage_error("unexpected argument '" + arg + "'");
+  if (!sign_key.empty() && sub != "export") return usage_error("--sign goes with export");
+  if (!trust.empty() && sub != "import" && sub != "check") return usage_error("--trust goes with import or check");
+  if (sub == "sign" && secret_key.empty()) return usage_error("sign needs --key KEY (a secret key file)");
+  if (!secret_key.empty() && sub != "sign") return usage_error("--key goes with sign");
+  if (trust.size() > 1 && sub == "check") return usage_error("check takes one --trust");
+
+  // The subcommands that need no cache.
+  std::string err;
+  if (sub == "keygen") {
+    uint8_t pk[TRI_SIGN_PUBLIC_KEY_BYTES], sk[TRI_SIGN_SECRET_KEY_BYTES];
+    if (tri_sign_keypair(pk, sizeof pk, sk, sizeof sk) != TRI_OK) return fail("keygen");
+    bool ok = write_key(arg + ".key", sk, sizeof sk, 0600, &err) && write_key(arg + ".pub", pk, sizeof pk, 0644, &err);
+    std::memset(sk, 0, sizeof sk);
+    if (!ok) {
+      std::fprintf(stderr, "tri cache keygen: %s\n", err.c_str());
+      return 1;
+    }
+    std::printf("secret key %s.key (keep it private), public key %s.pub: %s\n", arg.c_str(), arg.c_str(),
+                to_hex(pk, sizeof pk).c_str());
+    return 0;
+  }
+  if (sub == "sign") {
+    uint8_t sk[TRI_SIGN_SECRET_KEY_BYTES];
+    if (!read_key(secret_key, sk, sizeof sk, &err)) {
+      std::fprintf(stderr, "tri cache sign: %s\n", err.c_str());
+      return 1;
+    }
+    tri_result r = tri_bundle_sign(arg.c_str(), sk, sizeof sk);
+    std::memset(sk, 0, sizeof sk);
+    if (r != TRI_OK) return fail("sign");
+    std::printf("signed %s\n", arg.c_str());
+    return 0;
+  }
+  if (sub == "check") {
+    uint8_t pk[TRI_SIGN_PUBLIC_KEY_BYTES], signer[TRI_SIGN_PUBLIC_KEY_BYTES];
+    if (!trust.empty() && !read_key(trust[0], pk, sizeof pk, &err)) {
+      std::fprintf(stderr, "tri cache check: %s\n", err.c_str());
+      return 1;
+    }
+    uint32_t n = 0;
+    int32_t is_signed = 0;
+    if (tri_bundle_verify(arg.c_str(), trust.empty() ? nullptr : pk, sizeof pk, &n, &is_signed, signer) != TRI_OK)
+      return fail("check");
+    std::printf("%s: %u entries, %s\n", arg.c_str(), n,
+                is_signed ? ("signed by " + to_hex(signer, sizeof signer)).c_str() : "unsigned");
+    return 0;
+  }
 
   tri_context_options* o = nullptr;
   tri_context* c = nullptr;
@@ -112,6 +230,16 @@ int tri_cmd_cache(int argc, char** argv) {
   tri_context_options_set_log(o, print_log, nullptr, verbose ? TRI_LOG_INFO : TRI_LOG_WARNING);
   if (have_dir) tri_context_options_set_cache_dir(o, dir.c_str());
   if (have_max) tri_context_options_set_cache_max_bytes(o, max_bytes);
+  if (shared) tri_context_options_set_cache_shared(o, 1);
+  for (const std::string& t : trust) {
+    uint8_t pk[TRI_SIGN_PUBLIC_KEY_BYTES];
+    if (!read_key(t, pk, sizeof pk, &err)) {
+      tri_context_options_destroy(o);
+      std::fprintf(stderr, "tri cache import: %s\n", err.c_str());
+      return 1;
+    }
+    tri_context_options_add_trusted_key(o, pk, sizeof pk);
+  }
   tri_result r = tri_context_create(o, TRI_VERSION_NUMBER, &c);
   tri_context_options_destroy(o);
   if (r != TRI_OK) return fail(sub.c_str());
@@ -168,8 +296,18 @@ int tri_cmd_cache(int argc, char** argv) {
   }
   uint32_t n = 0;
   if (sub == "export") {
+    uint8_t sk[TRI_SIGN_SECRET_KEY_BYTES];
+    if (!sign_key.empty() && !read_key(sign_key, sk, sizeof sk, &err)) {
+      std::fprintf(stderr, "tri cache export: %s\n", err.c_str());
+      return 1;
+    }
     if (tri_cache_export(c, arg.c_str(), &n) != TRI_OK) return fail(sub.c_str());
-    std::printf("exported %u entries to %s\n", n, arg.c_str());
+    if (!sign_key.empty()) {
+      tri_result r = tri_bundle_sign(arg.c_str(), sk, sizeof sk);
+      std::memset(sk, 0, sizeof sk);
+      if (r != TRI_OK) return fail(sub.c_str());
+    }
+    std::printf("exported %u entries to %s%s\n", n, arg.c_str(), sign_key.empty() ? "" : ", signed");
     return 0;
   }
   if (tri_cache_import(c, arg.c_str(), &n) != TRI_OK) return fail(sub.c_str());

@@ -23,8 +23,8 @@ int tri_cmd_compile(int argc, char** argv);
 // tri import FILE.ttir [-o OUT] [--binary]: converts Triton's TTIR to Tri IR and prints the ops it
 // read and made (docs/import.md).
 int tri_cmd_import(int argc, char** argv);
-// tri cache stats|ls|verify|clear|prune|export|import [--dir DIR]: looks after a disk cache of
-// compiled kernels (docs/cache.md).
+// tri cache stats|ls|verify|clear|prune|export|import|keygen|sign|check [--dir DIR]: looks after
+// a disk cache of compiled kernels and its bundles (docs/cache.md).
 int tri_cmd_cache(int argc, char** argv);
 
 // tri tune FILE --kernel NAME --config C... [options]: tunes one kernel over a list of configs on

@@ -77,7 +77,8 @@ typedef int32_t tri_result;
 #define TRI_ERROR_RUNTIME 13           /* a kernel failed while running (checked mode, assert) */
 #define TRI_ERROR_IO 14                /* a file could not be read or written */
 #define TRI_ERROR_INTERNAL 15          /* a bug in Tri */
-#define TRI_ERROR_CANCELLED 16         /* a launch stopped by tri_context_cancel (since 0.2) */
+#define TRI_ERROR_CANCELLED 16         /* a launch or compile stopped by tri_context_cancel (since 0.2) */
+#define TRI_ERROR_UNTRUSTED 17         /* a bundle not signed by a key the context trusts (since 0.2) */
 
 /* The constant's name ("TRI_ERROR_PARSE"); "TRI_ERROR_UNKNOWN" for other values. The string is
  * static. Since 0.1. */
@@ -124,12 +125,22 @@ TRI_API tri_result tri_context_options_set_log(tri_context_options* options, tri
  * made from the context. Since 0.1. */
 TRI_API tri_result tri_context_options_set_allocator(tri_context_options* options, void* self,
                                                     tri_alloc_fn alloc, tri_free_fn free);
-/* Sets the directory of the disk cache of compiled kernels (copied; made with its parents when
- * missing). "" turns the disk cache off. NULL (and the default) means: $TRI_CACHE_DIR when set,
- * else $XDG_CACHE_HOME/tri, else $HOME/.cache/tri. A directory that cannot be made or written
- * turns the cache off with one TRI_LOG_WARNING line on the first compile; compiles still work.
- * docs/cache.md describes the cache. Since 0.1 (the default directory since 0.2). */
+/* Sets the directory of the disk cache of compiled kernels (copied; made 0700 with its parents
+ * when missing). "" turns the disk cache off. NULL (and the default) means: $TRI_CACHE_DIR when
+ * set, else $XDG_CACHE_HOME/tri, else $HOME/.cache/tri. The cache holds code this process runs,
+ * so it trusts the directory only when it is this user's own: one that another user owns, or
+ * that its group or others may write, is refused (see tri_context_options_set_cache_shared), as
+ * is a directory that cannot be made or written; either turns the cache off with one
+ * TRI_LOG_WARNING line on the first compile, and compiles still work. docs/cache.md describes
+ * the cache and its trust model. Since 0.1 (the default directory since 0.2). */
 TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path);
+/* shared nonzero: the cache directory is shared by the users of its group. The directory and
+ * its files may then belong to any of them and be writable by the group (never by every user),
+ * the files Tri makes are readable by the group, and the cache's secret (which seals every
+ * entry) is readable by the group: every user who can read it can make entries that the others
+ * run, so a shared cache trusts the whole group. 0 (the default): private to this user.
+ * Since 0.2. */
+TRI_API tri_result tri_context_options_set_cache_shared(tri_context_options* options, int32_t shared);
 /* Sets the disk cache's size bound in bytes (default 1 GiB; 0: no bound). When an entry written
  * takes the directory past it, the least recently used entries are removed. Since 0.2. */
 TRI_API tri_result tri_context_options_set_cache_max_bytes(tri_context_options* options, uint64_t max_bytes);
@@ -145,6 +156,18 @@ TRI_API tri_result tri_context_options_set_interp_memory_limit(tri_context_optio
  * alive, and compiling it again while such a handle lives returns the same code. 0 keeps none
  * that no handle holds. Since 0.2. */
 TRI_API tri_result tri_context_options_set_kernel_cache_capacity(tri_context_options* options, uint32_t count);
+
+/* Sizes of the Ed25519 keys that sign bundles (tri_sign_keypair, "Signing bundles" below). */
+#define TRI_SIGN_PUBLIC_KEY_BYTES 32
+#define TRI_SIGN_SECRET_KEY_BYTES 64
+/* Adds an Ed25519 public key (TRI_SIGN_PUBLIC_KEY_BYTES bytes, copied) that the context trusts
+ * to sign bundles. Once the options hold a key, tri_cache_import takes only bundles signed by
+ * one of the keys they hold (anything else is TRI_ERROR_UNTRUSTED, and no code of it is
+ * written or loaded); with none (the default) unsigned bundles are imported too. Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL options or key, public_key_bytes not
+ * TRI_SIGN_PUBLIC_KEY_BYTES). Since 0.2. */
+TRI_API tri_result tri_context_options_add_trusted_key(tri_context_options* options, const uint8_t* public_key,
+                                                      size_t public_key_bytes);
 
 /* ---- Context ------------------------------------------------------------------------------ */
 typedef struct tri_context tri_context;
@@ -162,9 +185,16 @@ TRI_API void tri_context_destroy(tri_context* context);
  * is called: each stops at its next loop back-edge (`for`, `while`) or before its next program
  * instance and returns TRI_ERROR_CANCELLED (the stores it made stay made). Launches that begin
  * after the call run normally. GPU launches cannot be preempted: a "cuda" launch already on a
- * stream runs to its end, and cancel has no effect on it. Thread-safe, and callable from a
- * callback (the log sink) or a watchdog thread. Errors: TRI_ERROR_INVALID_ARGUMENT for a NULL
- * context. Since 0.2. */
+ * stream runs to its end, and cancel has no effect on it. It also stops every tri_kernel_compile
+ * (and tri_tune's compiles) of the context that began before the call: each returns
+ * TRI_ERROR_CANCELLED at its next stage boundary: between Tri's IR passes, before lowering to
+ * LLVM, between LLVM's optimization passes (the rest are skipped), before code generation, and
+ * before the driver's PTX-to-SASS JIT. A pass or stage that has begun runs to its end: one LLVM
+ * pass, LLVM's code generation, the driver's JIT (ptxas); the limits (docs/capi.md "Limits":
+ * parameters per function, elements per thread) bound how long those take. A compile made by a
+ * launch (launch-time specialization) is not stopped. Thread-safe, and callable from a callback
+ * (the log sink) or a watchdog thread. Errors: TRI_ERROR_INVALID_ARGUMENT for a NULL context.
+ * Since 0.2 (compiles since 0.2). */
 TRI_API tri_result tri_context_cancel(tri_context* context);
 
 /* ---- Modules ------------------------------------------------------------------------------
@@ -346,8 +376,10 @@ TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* op
  * of the wrong type, or not a power of two where it is a block dimension), TRI_ERROR_VERIFY
  * (the specialized IR breaks a rule, a block over 2^20 elements included), TRI_ERROR_UNSUPPORTED
  * (target unknown here, or an op the target cannot run, such as inline_asm on "interp" or
- * "cpu"). The caller owns *out_kernel; it keeps the module alive. A kernel may be
- * launched from many threads at once. Since 0.1. */
+ * "cpu"), TRI_ERROR_LIMIT_EXCEEDED (on "cuda": a block value with more than 2048 elements per
+ * thread, docs/capi.md "Limits"), TRI_ERROR_CANCELLED (tri_context_cancel). The caller owns
+ * *out_kernel; it keeps the module alive. A kernel may be launched from many threads at once.
+ * Since 0.1. */
 TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
                                       tri_kernel** out_kernel);
 /* Releases the kernel; NULL is allowed. Since 0.1. */
@@ -457,7 +489,9 @@ typedef struct tri_team tri_team;
 TRI_API tri_result tri_team_create(tri_context* context, uint32_t num_ranks, uint64_t heap_bytes_per_rank,
                                    tri_team** out_team);
 /* Releases the team and its heaps; NULL is allowed. No launch of the team may be running, and
- * pointers from tri_team_ptr are invalid afterwards. Since 0.2. */
+ * pointers from tri_team_ptr are invalid afterwards. A destroy made while tri_team_launch calls
+ * of the team still run (a host bug) is logged at TRI_LOG_WARNING and takes effect when the
+ * last of them returns, instead of freeing the heaps under them. Since 0.2. */
 TRI_API void tri_team_destroy(tri_team* team);
 /* Allocates `bytes` (more than 0) in every rank's heap at one offset, 64-byte aligned, and fills
  * them with zeros; *out_offset receives the offset (first fit: the lowest that fits). Errors:
@@ -465,7 +499,9 @@ TRI_API void tri_team_destroy(tri_team* team);
  * free range of that size is left in the heaps; the message says how much is free). Since 0.2. */
 TRI_API tri_result tri_team_alloc(tri_team* team, uint64_t bytes, uint64_t* out_offset);
 /* Frees the allocation at `offset` (from tri_team_alloc) on every rank. Errors:
- * TRI_ERROR_INVALID_ARGUMENT (NULL team, an offset that is not an allocation's). Since 0.2. */
+ * TRI_ERROR_INVALID_ARGUMENT (NULL team, an offset that is not an allocation's, or a
+ * tri_team_launch of the team running: the buffer may be in use, and a later alloc would hand
+ * out its offset again; launches made with tri_team_launch_async are not tracked). Since 0.2. */
 TRI_API tri_result tri_team_free(tri_team* team, uint64_t offset);
 /* The host address of byte `offset` of rank `rank`'s heap into *out_ptr, for the host to fill
  * and read buffers and to pass as kernel arguments (a rank's arguments are its own addresses).
@@ -474,7 +510,8 @@ TRI_API tri_result tri_team_free(tri_team* team, uint64_t offset);
 TRI_API tri_result tri_team_ptr(const tri_team* team, uint32_t rank, uint64_t offset, void** out_ptr);
 /* How long a `wait` of this team's launches may go without its signal before the launch fails
  * with TRI_ERROR_RUNTIME naming the wait (its location, the signal's address and value, the
- * rank); 0 waits forever. The default is 30000 ms. Launches that begin later use it. Errors:
+ * rank); 0 waits forever, and so does any value too large to count (UINT64_MAX included: it
+ * saturates, never wraps). The default is 30000 ms. Launches that begin later use it. Errors:
  * TRI_ERROR_INVALID_ARGUMENT (NULL team). Since 0.2. */
 TRI_API tri_result tri_team_set_wait_timeout(tri_team* team, uint64_t timeout_ms);
 /* Runs the kernel on every rank of the team, each over the grid grid_x * grid_y * grid_z, all
@@ -675,13 +712,15 @@ TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* o
 
 /* Statistics for tri_cache_stat. The counters count this context's use since it was made; the
  * usage values scan the directory now. */
-#define TRI_CACHE_STAT_HITS 0           /* compiles answered from the disk */
-#define TRI_CACHE_STAT_MISSES 1         /* compiles that found no usable entry */
+#define TRI_CACHE_STAT_HITS 0           /* compiles answered from the disk (each compile is one hit */
+#define TRI_CACHE_STAT_MISSES 1         /* or one miss: compiles that found no usable entry) */
 #define TRI_CACHE_STAT_STORES 2         /* entries written */
 #define TRI_CACHE_STAT_BYTES_READ 3     /* bytes of entries read on hits */
 #define TRI_CACHE_STAT_BYTES_WRITTEN 4  /* bytes of entries written */
 #define TRI_CACHE_STAT_EVICTIONS 5      /* entries removed to keep the size bound (or by prune) */
-#define TRI_CACHE_STAT_CORRUPT 6        /* damaged or foreign entry files found (and removed) */
+#define TRI_CACHE_STAT_CORRUPT 6        /* unusable entry files found and removed: damaged, forged,
+                                          * foreign, not a regular file, too large, or not this
+                                          * user's (docs/cache.md) */
 #define TRI_CACHE_STAT_WRITE_FAILURES 7 /* entries that could not be written (a full disk) */
 #define TRI_CACHE_STAT_LOCK_WAITS 8     /* compiles that waited for another process's compile */
 #define TRI_CACHE_STAT_ENTRIES 9        /* entries in the directory now */
@@ -699,26 +738,64 @@ TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* 
  * by tabs: key (32 hex digits), bytes, last use (seconds since 1970), status ("ok", "ok (another
  * build)", or "bad: <why>"), payload kind, target, kernel, what it was made for. Every entry is
  * read and checked in full; with verify nonzero, bad ones are removed (their status reads
- * "removed: <why>"). TRI_ERROR_UNSUPPORTED when the cache is off. The caller owns *out_text.
- * Since 0.2. */
+ * "removed: <why>"). A file that is no entry under an entry's name (a FIFO, a symbolic link, a
+ * file over the 256 MiB an entry may have) is listed as bad without being read, so one bad file
+ * never stops the listing. TRI_ERROR_UNSUPPORTED when the cache is off. The caller owns
+ * *out_text. Since 0.2. */
 TRI_API tri_result tri_cache_list(tri_context* context, int32_t verify, tri_blob** out_text);
 /* Removes least recently used entries until the rest take at most max_bytes (UINT64_MAX: the
  * context's bound; 0 empties the cache), temporary files left by writers that died more than 10
  * minutes ago, and lock files nobody holds. Files that are not the cache's are left alone.
  * *out_removed (may be NULL) receives the number of entries removed. Since 0.2. */
 TRI_API tri_result tri_cache_prune(tri_context* context, uint64_t max_bytes, uint64_t* out_removed);
-/* Writes every valid entry of the cache to a bundle file at `path` (replacing it), with a
- * manifest of the target, kernel, Tri build and machine each entry was made for, so that an
- * application can ship a warm cache. *out_count (may be NULL) receives the number of entries.
- * Errors: TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_IO. Since 0.2. */
+/* Writes every valid entry of the cache to a bundle file at `path` (replacing a regular file
+ * there atomically), with a manifest of the target, kernel, Tri build and machine each entry was
+ * made for, so that an application can ship a warm cache. The bundle is unsigned; sign it with
+ * tri_bundle_sign. *out_count (may be NULL) receives the number of entries. Errors:
+ * TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_INVALID_ARGUMENT (`path` exists and is not a
+ * regular file: a device, a FIFO, a directory or a symbolic link, which is left as it is),
+ * TRI_ERROR_IO. Since 0.2. */
 TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint32_t* out_count);
-/* Reads a bundle and adds its entries to the cache, each validated. Entries made by another
- * build of Tri (they would never be used) are skipped and logged at TRI_LOG_WARNING. Errors:
- * TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_IO (unreadable file, an entry not written),
- * TRI_ERROR_CORRUPT_BINARY (not a bundle, or damaged: nothing is imported),
- * TRI_ERROR_UNSUPPORTED_VERSION. *out_imported (may be NULL) receives the number added.
- * Since 0.2. */
+/* Reads a bundle and adds its entries to the cache, all or none: every entry is validated and
+ * written aside first, the bundle's digest and (when the context trusts keys,
+ * tri_context_options_add_trusted_key) its signature are checked, and only then do the entries
+ * become loadable. Entries made by another build of Tri (they would never be used) are skipped
+ * and logged at TRI_LOG_WARNING; a key that appears twice counts once. Errors:
+ * TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_IO (unreadable file, not a regular file, an entry
+ * that could not be written), TRI_ERROR_CORRUPT_BINARY (not a bundle, damaged, or a signature
+ * that does not verify), TRI_ERROR_UNSUPPORTED_VERSION (another bundle format),
+ * TRI_ERROR_UNTRUSTED (the context trusts keys and the bundle is unsigned or signed by another
+ * key); on any error nothing is imported. *out_imported (may be NULL) receives the number of
+ * entries added, 0 on an error. Since 0.2. */
 TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint32_t* out_imported);
+
+/* ---- Signing bundles -----------------------------------------------------------------------
+ * Bundles carry compiled code, so a host that imports them can require that they were signed
+ * (Ed25519, libsodium) with a key it trusts (tri_context_options_add_trusted_key). The secret
+ * key stays with whoever builds the bundles; the public key ships with the application. */
+
+/* Makes a new Ed25519 key pair: TRI_SIGN_PUBLIC_KEY_BYTES bytes into out_public_key and
+ * TRI_SIGN_SECRET_KEY_BYTES into out_secret_key (keep it secret: whoever holds it can sign code
+ * that trusting hosts run). Errors: TRI_ERROR_INVALID_ARGUMENT (NULL buffers, other sizes).
+ * Since 0.2. */
+TRI_API tri_result tri_sign_keypair(uint8_t* out_public_key, size_t public_key_bytes, uint8_t* out_secret_key,
+                                    size_t secret_key_bytes);
+/* Signs the bundle at `path` (tri_cache_export's) with secret_key, replacing any signature it
+ * has; the bundle is checked in full first and replaced atomically. Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL path or key, secret_key_bytes not TRI_SIGN_SECRET_KEY_BYTES, a
+ * path that is not a regular file), TRI_ERROR_IO, TRI_ERROR_CORRUPT_BINARY (not a bundle, or
+ * damaged), TRI_ERROR_UNSUPPORTED_VERSION. Since 0.2. */
+TRI_API tri_result tri_bundle_sign(const char* path, const uint8_t* secret_key, size_t secret_key_bytes);
+/* Checks the bundle at `path` in full (format, every entry, digest, signature) without a cache.
+ * With public_key (TRI_SIGN_PUBLIC_KEY_BYTES bytes; NULL: any or no signature), it must also be
+ * signed by that key. *out_entries receives the number of entries, *out_signed 1 when the bundle
+ * carries a valid signature, and out_signer (TRI_SIGN_PUBLIC_KEY_BYTES bytes) the signer's public
+ * key (zeros when unsigned); each may be NULL. Errors: TRI_ERROR_INVALID_ARGUMENT, TRI_ERROR_IO,
+ * TRI_ERROR_CORRUPT_BINARY (damaged, or a signature that does not verify),
+ * TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_UNTRUSTED (public_key given and the bundle is
+ * unsigned or signed by another key). Since 0.2. */
+TRI_API tri_result tri_bundle_verify(const char* path, const uint8_t* public_key, size_t public_key_bytes,
+                                     uint32_t* out_entries, int32_t* out_signed, uint8_t* out_signer);
 
 /* ---- CUDA devices --------------------------------------------------------------------------
  * What the "cuda" target can run on. libcuda.so.1 (the NVIDIA driver) is loaded at run time on

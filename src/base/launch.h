@@ -68,6 +68,9 @@ constexpr int64_t kSymmetricHeapAlign = 64;
 constexpr uint64_t kMaxCoresidentPrograms = 1024;
 // The wait timeout of launches outside a team, and of a new team.
 constexpr uint64_t kDefaultWaitTimeoutMs = 30000;
+// A timeout in nanoseconds (the GPU's clock), where 0 is "forever": one too long to count in
+// nanoseconds (above 584 years, UINT64_MAX included) saturates to forever instead of wrapping.
+inline uint64_t wait_timeout_ns(uint64_t ms) { return ms > UINT64_MAX / 1000000 ? 0 : ms * 1000000; }
 
 // Receives the text of `print` ops (one call per print op per program instance).
 using PrintSink = std::function<void(const std::string&)>;

@@ -21,6 +21,7 @@ const char* code_name(Code c) {
     case Code::Io: return "TRI_ERROR_IO";
     case Code::Internal: return "TRI_ERROR_INTERNAL";
     case Code::Cancelled: return "TRI_ERROR_CANCELLED";
+    case Code::Untrusted: return "TRI_ERROR_UNTRUSTED";
   }
   return "TRI_ERROR_UNKNOWN";
 }

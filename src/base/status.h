@@ -30,7 +30,8 @@ enum class Code : int32_t {
   Runtime = 13,          // a kernel failed while running (checked-mode violation, assert)
   Io = 14,               // a file could not be read or written
   Internal = 15,         // a bug in Tri
-  Cancelled = 16,        // a launch stopped by tri_context_cancel
+  Cancelled = 16,        // a launch or compile stopped by tri_context_cancel
+  Untrusted = 17,        // a bundle without a signature by a key the context trusts
 };
 
 const char* code_name(Code c);

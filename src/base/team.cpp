@@ -63,8 +63,11 @@ WaitEnd wait_signal(const WaitRequest& w, uint64_t timeout_ms, const std::atomic
     if ((stop && stop->load(std::memory_order_relaxed)) || (abort && abort->load(std::memory_order_relaxed)))
       return WaitEnd::Stopped;
     if (cancel.requested()) return WaitEnd::Cancelled;
+    // Compared in milliseconds as unsigned numbers: a timeout too large for the clock's
+    // nanoseconds (UINT64_MAX: "forever") never times out, where a conversion would wrap.
     if (timeout_ms && (i & 15) == 0 &&
-        Clock::now() - start >= std::chrono::milliseconds(static_cast<int64_t>(timeout_ms)))
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) >=
+            timeout_ms)
       return WaitEnd::TimedOut;
   }
 }

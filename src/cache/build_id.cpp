@@ -2,6 +2,8 @@
 // dl_iterate_phdr (no file reads on the usual path).
 #include "cache/build_id.h"
 
+#include "cache/bytes.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -22,16 +24,6 @@ struct Search {
   std::string id;
   bool found_object = false;
 };
-
-std::string hex(const unsigned char* p, size_t n) {
-  static const char d[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += d[p[i] >> 4];
-    s += d[p[i] & 15];
-  }
-  return s;
-}
 
 int visit(struct dl_phdr_info* info, size_t, void* data) {
   Search* s = static_cast<Search*>(data);

@@ -90,9 +90,12 @@ std::vector<ParamSig> param_sigs(const Module& m, const Function& k) {
 }
 
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
-               const std::function<void(const std::string&)>& timing, cache::DiskCache* disk) {
+               const std::function<void(const std::string&)>& timing, cache::DiskCache* disk, const CancelToken& cancel) {
   target::CompileOptions options = req.options;
   options.timing = timing;
+  options.cancel = cancel;
+  auto cancelled = [&] { return Status(Code::Cancelled, "the compile of kernel @" + name + " was cancelled"); };
+  if (cancel.requested()) return cancelled();
   const target::Target* t = target::find(req.target);
   if (!t)
     return Status(Code::Unsupported, "target \"" + req.target + "\" is not available in this build (available: " +
@@ -109,7 +112,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
   const char* dump = std::getenv("TRI_DUMP");
   const bool use_disk = disk && !(dump && *dump);
-  std::string front;
+  cache::Key front;
   if (use_disk && try_front(*disk, m, name, req, *t, options, c.get(), &front)) {
     c->source = &m;
     c->name = name;
@@ -120,6 +123,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   }
   passes::PipelineOptions popt;
   popt.num_stages = options.num_stages ? options.num_stages : t->default_num_stages();
+  popt.cancel = cancel;
   const auto passes_start = std::chrono::steady_clock::now();
   TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
   if (timing) {
@@ -131,6 +135,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
 
   const Function& k = c->kernel();
   c->params = param_sigs(*c->ir, k);
+  if (cancel.requested()) return cancelled();
 
   if (use_disk) {
     cache::Key entry;

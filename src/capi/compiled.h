@@ -135,10 +135,11 @@ class Compiled {
 // Prepares and compiles kernel `name` of `m` as `req` says. `timing`, when set, receives the
 // target's per-stage compile times (capi logs them at TRI_LOG_DEBUG). With `disk` (on), the
 // target's code comes from the disk cache when it holds it, and is stored there when it did not
-// (compile_with_disk).
+// (compile_with_disk). Once `cancel` is requested the compile stops at its next stage boundary
+// with Code::Cancelled (target::CompileOptions::cancel says which boundaries).
 Status compile(const ir::Module& m, const std::string& name, const CompileRequest& req,
                std::shared_ptr<Compiled>* out, const std::function<void(const std::string&)>& timing = nullptr,
-               cache::DiskCache* disk = nullptr);
+               cache::DiskCache* disk = nullptr, const CancelToken& cancel = CancelToken());
 
 // The disk-cache step of compile() (disk_cache.cpp): sets c->exe from the entry of c's key, or
 // compiles with `t` (once across processes: the others wait and read the entry) and stores it.
@@ -151,9 +152,12 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
 // request, the target, what it compiles for, Tri's build), holding the prepared IR and the key
 // of its entry, so that a compile that finds both skips preparing the kernel and keying it.
 // try_front sets c->ir and c->exe and returns true when it could; remember_front writes the file.
+// The file is sealed with the cache's MAC and names its own request key, so a shortcut copied
+// under another request's name or written by anything but Tri is ignored (docs/cache.md).
 bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& name, const CompileRequest& req,
-               const target::Target& t, const target::CompileOptions& options, Compiled* c, std::string* front_key);
-void remember_front(cache::DiskCache& disk, const std::string& front_key, const cache::Key& entry, const ir::Module& prepared);
+               const target::Target& t, const target::CompileOptions& options, Compiled* c, cache::Key* front_key);
+void remember_front(cache::DiskCache& disk, const cache::Key& front_key, const cache::Key& entry,
+                    const ir::Module& prepared);
 
 // The runtime parameters of kernel `k` of `m` as launches see them.
 std::vector<ParamSig> param_sigs(const ir::Module& m, const ir::Function& k);

@@ -1,6 +1,7 @@
 // tri_version, results, the thread-local last error, context options, contexts, and the memory
 // helpers that route the C API's own allocations through a context's allocator hook.
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 
 #include "capi/handles.h"
@@ -9,6 +10,7 @@ static_assert(TRI_OK == static_cast<int>(tri::Code::Ok), "result codes must matc
 static_assert(TRI_ERROR_PARSE == static_cast<int>(tri::Code::Parse), "result codes must match");
 static_assert(TRI_ERROR_INTERNAL == static_cast<int>(tri::Code::Internal), "result codes must match");
 static_assert(TRI_ERROR_CANCELLED == static_cast<int>(tri::Code::Cancelled), "result codes must match");
+static_assert(TRI_ERROR_UNTRUSTED == static_cast<int>(tri::Code::Untrusted), "result codes must match");
 
 namespace tri::capi {
 namespace {
@@ -24,6 +26,14 @@ tri_result set_error(const Status& st) {
 tri_result set_error(Code code, const std::string& message) { return set_error(Status(code, message)); }
 
 const std::string& last_error() { return t_last_error; }
+
+std::string api_function_name(const char* pretty) {
+  const char* open = std::strchr(pretty, '(');
+  if (!open) return pretty;
+  const char* start = open;
+  while (start > pretty && (std::isalnum(static_cast<unsigned char>(start[-1])) || start[-1] == '_')) --start;
+  return std::string(start, open);
+}
 
 void* mem_alloc(const tri_context_options& o, size_t size, size_t align) {
   if (o.alloc_fn) return o.alloc_fn(o.alloc_self, size, align);
@@ -95,7 +105,7 @@ extern "C" {
 TRI_API uint32_t tri_version(void) { return TRI_VERSION_NUMBER; }
 
 TRI_API const char* tri_result_name(tri_result result) {
-  if (result < 0 || result > static_cast<int>(Code::Cancelled)) return "TRI_ERROR_UNKNOWN";
+  if (result < 0 || result > static_cast<int>(Code::Untrusted)) return "TRI_ERROR_UNKNOWN";
   return code_name(static_cast<Code>(result));
 }
 
@@ -152,6 +162,28 @@ TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* option
     TRI_CHECK_ARG(options);
     options->cache_dir = path ? path : "";
     options->cache_dir_set = path != nullptr;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_context_options_set_cache_shared(tri_context_options* options, int32_t shared) {
+  TRI_CHECK_ARG(options);
+  options->cache_shared = shared != 0;
+  return TRI_OK;
+}
+
+TRI_API tri_result tri_context_options_add_trusted_key(tri_context_options* options, const uint8_t* public_key,
+                                                      size_t public_key_bytes) {
+  TRI_CHECK_ARG(options);
+  TRI_CHECK_ARG(public_key);
+  return guard([&] {
+    if (public_key_bytes != TRI_SIGN_PUBLIC_KEY_BYTES)
+      return set_error(Code::InvalidArgument, "tri_context_options_add_trusted_key: a public key has " +
+                                                  std::to_string(TRI_SIGN_PUBLIC_KEY_BYTES) + " bytes, not " +
+                                                  std::to_string(public_key_bytes));
+    tri::cache::PublicKey k;
+    std::memcpy(k.data(), public_key, k.size());
+    options->trusted_keys.push_back(k);
     return TRI_OK;
   });
 }

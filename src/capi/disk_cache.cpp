@@ -7,16 +7,17 @@
 // CompileOptions fields, Tri's version and build id. Entry metadata is a field list (entry.h):
 // "target", "kernel", "tri" (version and build id), "made_for" (the target's identity) and
 // "target_meta" (the target's own metadata).
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 
 #include "base/clock.h"
 #include "base/file.h"
+#include "cache/crypto.h"
+#include "cache/shortcut.h"
 #include "cache/build_id.h"
 #include "cache/bundle.h"
+#include "cache/bytes.h"
 #include "capi/handles.h"
 #include "ir/binary.h"
 
@@ -57,24 +58,25 @@ cache::Key kernel_key(const Compiled& c, const target::Target& t, const target::
   return kb.finish();
 }
 
+// Loads the entry of `key` into c; true on a hit (not counted: the caller counts its compile's
+// one outcome). An entry that decodes but that the target cannot load is rejected (counted as
+// corrupt, removed), so the compile that follows rewrites it.
 bool try_load(cache::DiskCache& disk, const cache::Key& key, Compiled* c, const target::Target& t,
-              const target::CompileOptions& options, bool count_miss) {
+              const target::CompileOptions& options, uint64_t* file_bytes) {
   cache::Entry e;
-  if (!disk.lookup(key, &e, count_miss)) return false;
+  if (!disk.lookup(key, &e, false, file_bytes)) return false;
   const std::string& kname = c->kernel().name;
   cache::Fields f;
   if (!cache::unpack_fields(e.metadata, &f) || cache::field(f, "target") != t.name() ||
       cache::field(f, "tri") != this_build()) {
-    disk.log(cache::kWarning, "disk cache: entry " + key.hex() + " for kernel @" + kname +
-                                  " was made by another target or build; compiling it again");
+    disk.reject(key, "made by another target or build for kernel @" + kname);
     return false;
   }
   target::Payload p{e.kind, cache::field(f, "target_meta"), std::move(e.payload)};
   std::shared_ptr<const target::Executable> exe;
   Status s = t.load(*c->ir, c->kernel(), options, p, &exe);
   if (!s.is_ok()) {
-    disk.log(cache::kWarning, "disk cache: entry " + key.hex() + " for kernel @" + kname + " did not load (" +
-                                  s.message() + "); compiling it again");
+    disk.reject(key, "kernel @" + kname + " did not load from it: " + s.message());
     return false;
   }
   c->exe = std::move(exe);
@@ -94,10 +96,15 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
     return t.compile(*c->ir, k, options, &c->exe);
   const cache::Key key = kernel_key(*c, t, options, identity);
   if (out_key) *out_key = key;
-  if (try_load(disk, key, c, t, options, false)) return Status::ok();
+  // Each compile counts one hit (it loaded an entry) or one miss (it compiled), however many
+  // looks it took.
+  uint64_t bytes = 0;
+  if (try_load(disk, key, c, t, options, &bytes)) return disk.count_hit(bytes), Status::ok();
   // Single flight: whoever holds the key's lock compiles; the others wait here, then read.
   std::unique_ptr<cache::DiskCache::Lock> lock = disk.lock(key);
-  if (try_load(disk, key, c, t, options, true)) return Status::ok();
+  if (try_load(disk, key, c, t, options, &bytes)) return disk.count_hit(bytes), Status::ok();
+  disk.count_miss();
+  if (options.cancel.requested()) return Status(Code::Cancelled, "the compile of kernel @" + k.name + " was cancelled");
   TRI_RETURN_IF_ERROR(t.compile(*c->ir, k, options, &c->exe));
   target::Payload p;
   Status ps = c->exe->payload(*c->ir, k, &p);
@@ -128,15 +135,9 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
   return Status::ok();
 }
 
-namespace {
-
-std::string front_path(const cache::DiskCache& disk, const std::string& key) { return disk.dir() + "/front/" + key; }
-
-}  // namespace
-
 bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& name, const CompileRequest& req,
-               const target::Target& t, const target::CompileOptions& options, Compiled* c, std::string* front_key) {
-  front_key->clear();
+               const target::Target& t, const target::CompileOptions& options, Compiled* c, cache::Key* front_key) {
+  *front_key = cache::Key{};
   if (!disk.enabled()) return false;
   const ir::Function* fn = nullptr;
   for (const auto& f : m.functions)
@@ -147,30 +148,42 @@ bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& n
   // The source with its locations: a moved line gives the prepared IR (and its messages) anew.
   kb.add("schema", "tri front 1").add("module", ir::write_binary(m)).add("kernel", name).add("request", req.key(name));
   kb.add("target", std::string(t.name())).add("identity", identity).add("tri", this_build());
-  *front_key = kb.finish().hex();
-  // The file: 32 hex digits of the entry's key, then the prepared module in the binary format.
-  std::string bytes;
-  if (!read_file(front_path(disk, *front_key), &bytes)) return false;
+  *front_key = kb.finish();
+  std::string bytes, why;
+  if (!disk.read_aux("front", front_key->hex(), cache::kMaxEntryBytes, &bytes, &why)) {
+    if (!why.empty()) disk.log(cache::kWarning, "disk cache: shortcut front/" + front_key->hex() + " ignored (" + why + ")");
+    return false;
+  }
+  // Damaged, copied or forged: ignored; the compile prepares the kernel and rewrites the file.
+  auto ignored = [&](const std::string& what) {
+    disk.log(cache::kWarning, "disk cache: shortcut front/" + front_key->hex() + " ignored (" + what + ")");
+    return false;
+  };
   cache::Key entry;
+  std::string module_bytes;
+  Status ds = cache::decode_shortcut(bytes, *front_key, disk.secret(), &entry, &module_bytes);
+  if (!ds.is_ok()) return ignored(ds.message());
   std::unique_ptr<ir::Module> prepared;
-  if (bytes.size() < 32 || !cache::parse_key_hex(bytes.substr(0, 32), &entry) ||
-      !ir::read_binary(bytes.data() + 32, bytes.size() - 32, m.source_name, &prepared).is_ok() ||
+  if (!ir::read_binary(module_bytes.data(), module_bytes.size(), m.source_name, &prepared).is_ok() ||
       prepared->functions.empty() || prepared->functions[0]->name != name)
-    return false;  // damaged: the compile prepares the kernel and rewrites the file
+    return ignored("its module does not read");
   c->ir = std::move(prepared);
   c->params = param_sigs(*c->ir, c->kernel());
-  if (try_load(disk, entry, c, t, options, false)) return true;
+  uint64_t file_bytes = 0;
+  if (try_load(disk, entry, c, t, options, &file_bytes)) {
+    disk.count_hit(file_bytes);
+    return true;
+  }
   c->ir.reset();
   c->params.clear();
   return false;
 }
 
-void remember_front(cache::DiskCache& disk, const std::string& front_key, const cache::Key& entry,
+void remember_front(cache::DiskCache& disk, const cache::Key& front_key, const cache::Key& entry,
                     const ir::Module& prepared) {
-  if (front_key.empty() || !disk.enabled()) return;
-  const std::string dir = disk.dir() + "/front";
-  ::mkdir(dir.c_str(), 0777);
-  (void)write_file_atomic(front_path(disk, front_key), entry.hex() + ir::write_binary(prepared));  // best effort
+  if ((!front_key.hi && !front_key.lo) || !disk.enabled()) return;
+  const std::string o = cache::encode_shortcut(front_key, entry, ir::write_binary(prepared), disk.secret());
+  (void)disk.write_aux("front", front_key.hex(), o);  // best effort: a hint for the next compile
 }
 
 cache::DiskCache* context_disk_cache(tri_context* c) {
@@ -178,7 +191,7 @@ cache::DiskCache* context_disk_cache(tri_context* c) {
     cache::DirChoice d = cache::resolve_dir(c->options.cache_dir_set, c->options.cache_dir);
     auto log = [c](int level, const std::string& m) { c->log(level, m); };
     if (d.path.empty()) c->log(TRI_LOG_DEBUG, "disk cache off: " + d.from);
-    c->disk = std::make_unique<cache::DiskCache>(d.path, c->options.cache_max_bytes, log);
+    c->disk = std::make_unique<cache::DiskCache>(d.path, c->options.cache_max_bytes, log, c->options.cache_shared);
   });
   return c->disk.get();
 }
@@ -294,7 +307,7 @@ TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint
     Status st = need_cache(d, "tri_cache_export");
     if (!st.is_ok()) return set_error(st);
     uint32_t n = 0;
-    st = cache::export_bundle(*d, path, &n);
+    st = cache::export_bundle(*d, path, nullptr, &n);
     if (!st.is_ok()) return set_error(st);
     if (out_count) *out_count = n;
     return TRI_OK;
@@ -304,6 +317,7 @@ TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint
 TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint32_t* out_imported) {
   TRI_CHECK_ARG(context);
   TRI_CHECK_ARG(path);
+  if (out_imported) *out_imported = 0;  // also on failure: all or nothing
   return guard([&] {
     cache::DiskCache* d = capi::context_disk_cache(context);
     Status st = need_cache(d, "tri_cache_import");
@@ -315,16 +329,82 @@ TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint
       *why = "made by " + cache::field(f, "tri");
       return cache::field(f, "tri") == capi::this_build();
     };
-    st = cache::import_bundle(*d, path, accept, &imported, &skipped, &failed);
-    if (!st.is_ok()) return set_error(st);
+    st = cache::import_bundle(*d, path, accept, context->options.trusted_keys, &imported, &skipped, &failed);
+    if (!st.is_ok()) {
+      context->log(TRI_LOG_ERROR, "tri_cache_import: " + st.message());
+      return set_error(st.code(), "tri_cache_import: " + st.message());
+    }
     if (skipped)
       context->log(TRI_LOG_WARNING, "tri_cache_import: " + std::to_string(skipped) + " entries of " + path +
                                         " were made by another build of Tri (this is " + capi::this_build() +
                                         ") and were not imported");
-    if (failed)
-      return set_error(Code::Io, "tri_cache_import: " + std::to_string(failed) + " entries of " + std::string(path) +
-                                     " could not be written to " + d->dir() + " (the context's log says why)");
     if (out_imported) *out_imported = imported;
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_sign_keypair(uint8_t* out_public_key, size_t public_key_bytes, uint8_t* out_secret_key,
+                                    size_t secret_key_bytes) {
+  TRI_CHECK_ARG(out_public_key);
+  TRI_CHECK_ARG(out_secret_key);
+  return guard([&] {
+    if (public_key_bytes != TRI_SIGN_PUBLIC_KEY_BYTES || secret_key_bytes != TRI_SIGN_SECRET_KEY_BYTES)
+      return set_error(Code::InvalidArgument, "tri_sign_keypair: the keys have " +
+                                                  std::to_string(TRI_SIGN_PUBLIC_KEY_BYTES) + " and " +
+                                                  std::to_string(TRI_SIGN_SECRET_KEY_BYTES) + " bytes, not " +
+                                                  std::to_string(public_key_bytes) + " and " +
+                                                  std::to_string(secret_key_bytes));
+    Status st = cache::crypto_init();
+    if (!st.is_ok()) return set_error(st);
+    cache::PublicKey pk;
+    cache::SecretKey sk;
+    cache::sign_keypair(&pk, &sk);
+    std::memcpy(out_public_key, pk.data(), pk.size());
+    std::memcpy(out_secret_key, sk.data(), sk.size());
+    cache::wipe(&sk);
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_bundle_sign(const char* path, const uint8_t* secret_key, size_t secret_key_bytes) {
+  TRI_CHECK_ARG(path);
+  TRI_CHECK_ARG(secret_key);
+  return guard([&] {
+    if (secret_key_bytes != TRI_SIGN_SECRET_KEY_BYTES)
+      return set_error(Code::InvalidArgument, "tri_bundle_sign: a secret key has " +
+                                                  std::to_string(TRI_SIGN_SECRET_KEY_BYTES) + " bytes, not " +
+                                                  std::to_string(secret_key_bytes));
+    cache::SecretKey sk;
+    std::memcpy(sk.data(), secret_key, sk.size());
+    Status st = cache::sign_bundle(path, sk);
+    cache::wipe(&sk);
+    if (!st.is_ok()) return set_error(st.code(), "tri_bundle_sign: " + st.message());
+    return TRI_OK;
+  });
+}
+
+TRI_API tri_result tri_bundle_verify(const char* path, const uint8_t* public_key, size_t public_key_bytes,
+                                     uint32_t* out_entries, int32_t* out_signed, uint8_t* out_signer) {
+  TRI_CHECK_ARG(path);
+  return guard([&] {
+    if (public_key && public_key_bytes != TRI_SIGN_PUBLIC_KEY_BYTES)
+      return set_error(Code::InvalidArgument, "tri_bundle_verify: a public key has " +
+                                                  std::to_string(TRI_SIGN_PUBLIC_KEY_BYTES) + " bytes, not " +
+                                                  std::to_string(public_key_bytes));
+    cache::BundleInfo info;
+    Status st = cache::check_bundle(path, &info);
+    if (!st.is_ok()) return set_error(st.code(), "tri_bundle_verify: " + st.message());
+    if (public_key && (!info.is_signed || std::memcmp(info.signer.data(), public_key, info.signer.size()) != 0))
+      return set_error(Code::Untrusted,
+                       std::string("tri_bundle_verify: bundle ") + path +
+                           (info.is_signed ? " is signed by key " + cache::hex(info.signer.data(), 8) + "..., not by the key given"
+                                           : " is not signed"));
+    if (out_entries) *out_entries = info.entries;
+    if (out_signed) *out_signed = info.is_signed ? 1 : 0;
+    if (out_signer) {
+      if (info.is_signed) std::memcpy(out_signer, info.signer.data(), info.signer.size());
+      else std::memset(out_signer, 0, info.signer.size());
+    }
     return TRI_OK;
   });
 }

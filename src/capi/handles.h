@@ -18,10 +18,12 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "base/launch.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "cache/crypto.h"
 #include "cache/store.h"
 #include "capi/compiled.h"
 #include "ir/ir.h"
@@ -38,6 +40,8 @@ struct tri_context_options {
   std::string cache_dir;
   bool cache_dir_set = false;  // unset: TRI_CACHE_DIR, then XDG_CACHE_HOME/tri, then ~/.cache/tri
   uint64_t cache_max_bytes = tri::cache::kDefaultMaxBytes;
+  bool cache_shared = false;  // tri_context_options_set_cache_shared
+  std::vector<tri::cache::PublicKey> trusted_keys;  // tri_context_options_add_trusted_key
   uint64_t interp_memory_limit = 0;  // bytes; 0: no budget
   uint32_t kernel_cache_capacity = 64;  // compiled specializations kept per module (LRU)
 };
@@ -186,10 +190,18 @@ tri_result guard(F&& body) noexcept {
 
 }  // namespace tri::capi
 
+namespace tri::capi {
+// The name of the exported function a check is in, from the compiler's __PRETTY_FUNCTION__
+// ("tri_result tri_module_create(tri_context*, ...)::<lambda()>" -> "tri_module_create"), so
+// a check inside guard()'s lambda names the API function, not "operator()".
+std::string api_function_name(const char* pretty);
+}  // namespace tri::capi
+
 // Fails the calling function with TRI_ERROR_INVALID_ARGUMENT when `ptr` is NULL.
 #define TRI_CHECK_ARG(ptr)                                                                          \
   do {                                                                                              \
     if ((ptr) == nullptr)                                                                           \
       return ::tri::capi::set_error(::tri::Code::InvalidArgument,                                   \
-                                    std::string(__func__) + ": argument '" #ptr "' is NULL");       \
+                                    ::tri::capi::api_function_name(__PRETTY_FUNCTION__) +           \
+                                        ": argument '" #ptr "' is NULL");                           \
   } while (0)

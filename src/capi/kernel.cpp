@@ -93,8 +93,11 @@ TRI_API tri_result tri_compile_options_set_launch_specialization(tri_compile_opt
                                                                   uint32_t max_variants) {
   TRI_CHECK_ARG(options);
   if (max_variants > 16)
-    return set_error(Code::InvalidArgument, "tri_compile_options_set_launch_specialization: at most 16 variants, not " +
-                                                std::to_string(max_variants));
+    return set_error(Code::InvalidArgument,
+                     "tri_compile_options_set_launch_specialization: at most 16 variants, not " +
+                         (max_variants > 0x7fffffffu ? std::to_string(static_cast<int32_t>(max_variants)) +
+                                                           " (a negative count passed as max_variants)"
+                                                     : std::to_string(max_variants)));
   options->req.specialize_at_launch = on ? capi::CompileRequest::Spec::On : capi::CompileRequest::Spec::Off;
   options->req.max_variants = max_variants;
   return TRI_OK;
@@ -180,6 +183,8 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
   return guard([&] {
     static const tri_compile_options kDefaults;
     const capi::CompileRequest& req = (options ? *options : kDefaults).req;
+    // Taken now: a tri_context_cancel made while this call waits or compiles stops it.
+    const CancelToken cancel = capi::cancel_token(module->context);
     std::shared_ptr<capi::Compiled> compiled;
     bool made = false;
     Status st = module->kernels.get(
@@ -189,7 +194,7 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
           made = true;
           return capi::compile(
               *module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); },
-              capi::context_disk_cache(ctx));
+              capi::context_disk_cache(ctx), cancel);
         },
         &compiled);
     if (!st.is_ok()) {

@@ -34,6 +34,18 @@ bool is_wait(ir::Opcode c) { return c == ir::Opcode::Wait; }
 
 }  // namespace
 
+namespace tri::capi {
+
+void team_free(tri_team* team) {
+  tri_context* c = team->context;
+  if (team->gpu) capi::gpu_team_destroy(team);
+  else capi::mem_free(c, team->memory, team->memory_bytes);
+  delete team;
+  capi::context_release(c);
+}
+
+}  // namespace tri::capi
+
 extern "C" {
 
 TRI_API tri_result tri_team_create(tri_context* context, uint32_t num_ranks, uint64_t heap_bytes_per_rank,
@@ -72,11 +84,18 @@ TRI_API tri_result tri_team_create(tri_context* context, uint32_t num_ranks, uin
 
 TRI_API void tri_team_destroy(tri_team* team) {
   if (!team) return;
-  tri_context* c = team->context;
-  if (team->gpu) capi::gpu_team_destroy(team);
-  else capi::mem_free(c, team->memory, team->memory_bytes);
-  delete team;
-  capi::context_release(c);
+  const uint64_t left = team->holds.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  if (left == 0) {
+    capi::team_free(team);
+    return;
+  }
+  // tri.h forbids it; freeing the heaps under the running waits would crash the host, so the
+  // last launch frees the team when it returns.
+  team->context->log(TRI_LOG_WARNING, "tri_team_destroy: " + std::to_string(left) + " launch" +
+                                          (left == 1 ? " of the team is" : "es of the team are") +
+                                          " still running; the team is released when " +
+                                          (left == 1 ? "it returns" : "they return") +
+                                          " (destroy a team only after its launches)");
 }
 
 TRI_API tri_result tri_team_alloc(tri_team* team, uint64_t bytes, uint64_t* out_offset) {
@@ -130,6 +149,12 @@ TRI_API tri_result tri_team_alloc(tri_team* team, uint64_t bytes, uint64_t* out_
 TRI_API tri_result tri_team_free(tri_team* team, uint64_t offset) {
   TRI_CHECK_ARG(team);
   return guard([&] {
+    const uint64_t running = team->holds.load(std::memory_order_acquire) - 1;
+    if (running > 0)
+      return set_error(Code::InvalidArgument,
+                       "tri_team_free: offset " + std::to_string(offset) + " may be in use: " + std::to_string(running) +
+                           " launch" + (running == 1 ? " of the team is" : "es of the team are") +
+                           " running; free buffers after the launches that use them return");
     std::lock_guard<std::mutex> lock(team->mu);
     auto it = team->used.find(offset);
     if (it == team->used.end())
@@ -163,6 +188,7 @@ TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uin
                                    uint32_t grid_z, const tri_arg* args, uint32_t num_args_per_rank) {
   TRI_CHECK_ARG(kernel);
   TRI_CHECK_ARG(team);
+  capi::TeamHold hold(team);
   return guard([&] {
     const capi::Compiled& c = *kernel->compiled;
     if (team->gpu)

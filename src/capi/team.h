@@ -20,6 +20,10 @@ struct tri_team {
   size_t memory_bytes = 0;
   std::vector<uint64_t> bases;  // one per rank: where each rank's heap is, as this process sees it
   std::atomic<uint64_t> wait_timeout_ms{tri::kDefaultWaitTimeoutMs};
+  // The caller's reference plus one per tri_team_launch running (host teams, and GPU teams'
+  // synchronous launches): tri_team_destroy during a launch (which tri.h forbids) leaves the team
+  // to the last launch to free, and tri_team_free refuses to free while a launch runs.
+  std::atomic<uint64_t> holds{1};
   std::mutex mu;                        // guards `used`
   std::map<uint64_t, uint64_t> used;    // offset -> bytes of each allocation
   // A GPU team (tri_team_join): this process runs rank `rank` on the CUDA context `cuda_ctx`;
@@ -32,6 +36,22 @@ struct tri_team {
 };
 
 namespace tri::capi {
+
+// Frees the team (its heaps, or the GPU team's NVSHMEM state) and drops its context reference.
+void team_free(tri_team* team);
+// Holds the team for one launch; the last holder to let go frees it.
+class TeamHold {
+ public:
+  explicit TeamHold(tri_team* t) : t_(t) { t_->holds.fetch_add(1, std::memory_order_acq_rel); }
+  ~TeamHold() {
+    if (t_->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) team_free(t_);
+  }
+  TeamHold(const TeamHold&) = delete;
+  TeamHold& operator=(const TeamHold&) = delete;
+
+ private:
+  tri_team* t_;
+};
 
 // GPU teams (capi/team_gpu.cpp), called by the tri_team_* functions of capi/team.cpp.
 // Zeroes [offset, offset + bytes) of this rank's heap, then waits for every rank to do the same.

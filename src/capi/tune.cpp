@@ -10,9 +10,6 @@
 // file in <cache dir>/tune/<key>.json -> (frozen: config 0) -> compile every config at once on
 // the context's pool -> launch each config alone (warm-up, then the repetitions, the written
 // buffers restored before every launch) -> choose -> store. The chosen kernel goes back compiled.
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -63,16 +60,26 @@ int64_t int_value(const tri_arg& a) {
   }
 }
 
-// The directory of result files, "" when the disk cache is off.
-std::string results_dir(tri_context* c) {
-  cache::DiskCache* d = capi::context_disk_cache(c);
-  if (!d->enabled()) return std::string();
-  return d->dir() + "/tune";
+// Bounds on the files read: one result (tune/<key>.json) and an export (tri_tune_import).
+constexpr uint64_t kMaxResultFileBytes = uint64_t(256) << 20;
+constexpr uint64_t kMaxExportFileBytes = uint64_t(1) << 30;
+
+// Whether a stored or imported result was made for these configs, in this order (the key covers
+// the space, so only a damaged, copied or hand-made file differs); a result that names another
+// config is never used: its config might not compile or might not be the caller's to run.
+bool same_configs(const std::vector<tune::Config>& space, const tune::Result& r) {
+  if (r.configs.size() != space.size()) return false;
+  for (size_t i = 0; i < space.size(); ++i)
+    if (tune::config_text(space[i]) != tune::config_text(r.configs[i])) return false;
+  return true;
 }
 
-// A result for `key` from the context's memory, then from its cache directory; false when none
-// (or an unusable file, which is logged and ignored). *imported says which kind it was.
-bool find_result(tri_context* c, const std::string& key, size_t configs, tune::Result* out, bool* imported) {
+// A result for `key` from the context's memory, then from its cache directory (tune/<key>.json,
+// read under the cache's rules: a regular file of this user's, no link followed, bounded);
+// false when none (or an unusable one, which is logged and ignored: the key is tuned again).
+// *imported says which kind it was.
+bool find_result(tri_context* c, const std::string& key, const std::vector<tune::Config>& space, tune::Result* out,
+                 bool* imported) {
   std::string json;
   bool from_memory = false;
   {
@@ -85,13 +92,16 @@ bool find_result(tri_context* c, const std::string& key, size_t configs, tune::R
     }
   }
   if (!from_memory) {
-    std::string dir = results_dir(c);
-    if (dir.empty() || !read_file(dir + "/" + key + ".json", &json)) return false;
+    std::string why;
+    if (!capi::context_disk_cache(c)->read_aux("tune", key + ".json", kMaxResultFileBytes, &json, &why)) {
+      if (!why.empty()) c->log(TRI_LOG_WARNING, "tri_tune: ignoring the stored result tune/" + key + ".json: " + why);
+      return false;
+    }
     *imported = false;
   }
   tune::Result r;
   Status st = tune::from_json(json, &r);
-  if (st.is_ok() && (r.key != key || r.configs.size() != configs))
+  if (st.is_ok() && (r.key != key || !same_configs(space, r)))
     st = Status(Code::CorruptBinary, "it is for another key or space");
   if (!st.is_ok()) {
     c->log(TRI_LOG_WARNING, "tri_tune: ignoring the stored result " + key + ": " + st.message());
@@ -103,12 +113,13 @@ bool find_result(tri_context* c, const std::string& key, size_t configs, tune::R
 
 // An imported result with the portable key `pkey` (same kernel, space, key values and Tri) made
 // on another device; false when none.
-bool find_other_device(tri_context* c, const std::string& pkey, size_t configs, tune::Result* out) {
+bool find_other_device(tri_context* c, const std::string& pkey, const std::vector<tune::Config>& space,
+                       tune::Result* out) {
   std::lock_guard<std::mutex> lock(c->tune_mu);
   for (const auto& kv : c->tune_results) {
     if (!kv.second.second) continue;
     tune::Result r;
-    if (tune::from_json(kv.second.first, &r).is_ok() && r.portable_key == pkey && r.configs.size() == configs) {
+    if (tune::from_json(kv.second.first, &r).is_ok() && r.portable_key == pkey && same_configs(space, r)) {
       *out = std::move(r);
       return true;
     }
@@ -122,11 +133,10 @@ void store_result(tri_context* c, const tune::Result& r) {
     std::lock_guard<std::mutex> lock(c->tune_mu);
     c->tune_results[r.key] = {json, false};
   }
-  std::string dir = results_dir(c);
-  if (dir.empty()) return;
-  ::mkdir(dir.c_str(), 0777);
-  if (write_file_atomic(dir + "/" + r.key + ".json", json) != 0)
-    c->log(TRI_LOG_WARNING, "tri_tune: could not write the result file " + dir + "/" + r.key + ".json");
+  cache::DiskCache* d = capi::context_disk_cache(c);
+  if (!d->enabled()) return;
+  if (!d->write_aux("tune", r.key + ".json", json))
+    c->log(TRI_LOG_WARNING, "tri_tune: could not write the result file " + d->dir() + "/tune/" + r.key + ".json");
 }
 
 tri_compile_options config_options(const tri_compile_options* base, const tune::Config& cfg) {
@@ -420,11 +430,12 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
     tune::Result known;
     bool imported = false;
     const char* source = nullptr;
-    if (!(flags & TRI_TUNE_RETUNE) && find_result(ctx, res.key, n, &known, &imported)) {
-      res = std::move(known);
+    if (!(flags & TRI_TUNE_RETUNE) && find_result(ctx, res.key, space->configs, &known, &imported)) {
+      res.trials = std::move(known.trials);
+      res.best = known.best;
       source = imported ? "imported" : "stored";
       ctx->tune_stored.fetch_add(1);
-    } else if (!(flags & TRI_TUNE_RETUNE) && find_other_device(ctx, res.portable_key, n, &known)) {
+    } else if (!(flags & TRI_TUNE_RETUNE) && find_other_device(ctx, res.portable_key, space->configs, &known)) {
       ctx->tune_other_device.fetch_add(1);
       const bool use = flags & TRI_TUNE_USE_OTHER_DEVICE;
       std::string note = what + ": the imported result for this key was made on \"" + known.device + "\", not on \"" +
@@ -450,6 +461,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       ctx->log(TRI_LOG_WARNING, what + ": frozen and no result for this key; using config 0 (" +
                                     tune::config_text(res.configs[0]) + ")");
     }
+    tri_kernel* known_kernel = nullptr;
     if (source) {
       // The kernel and its variant at once (each is a disk read when it was compiled before).
       // The variant's thread also loads its module into the caller's context, so the first
@@ -478,7 +490,20 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       if (other.joinable()) other.join();
       if (v && k) k->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was given");
       tri_kernel_destroy(v);
-      if (!k) return set_error(static_cast<Code>(kt.status), kt.error);
+      // A known result whose config does not compile here (a hand-made file, another
+      // device's choice) is not the caller's problem: the key is tuned again.
+      const bool retry = !k && std::strcmp(source, "default") != 0 && kt.status != TRI_ERROR_CANCELLED;
+      if (retry) {
+        ctx->log(TRI_LOG_WARNING, what + ": the " + source + " result's config " + std::to_string(res.best) + " (" +
+                                      tune::config_text(res.configs[res.best]) + ") does not compile (" + kt.error +
+                                      "); tuning again");
+        source = nullptr;
+      }
+      if (!k && !retry) return set_error(static_cast<Code>(kt.status), kt.error);
+      known_kernel = k;
+    }
+    if (source) {
+      tri_kernel* k = known_kernel;
       if (out_result) {
         tri_result rc = capi::make_blob(ctx, tune::to_json(res, source), "tri_tune", out_result);
         if (rc != TRI_OK) {
@@ -739,20 +764,17 @@ TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint3
   TRI_CHECK_ARG(path);
   return guard([&] {
     std::map<std::string, std::string> all;  // by key: sorted, so the file is the same every time
-    std::string dir = results_dir(context);
-    if (!dir.empty()) {
-      if (DIR* d = ::opendir(dir.c_str())) {
-        while (dirent* e = ::readdir(d)) {
-          std::string f = e->d_name;
-          cache::Key k;
-          if (f.size() != 37 || f.compare(32, 5, ".json") != 0 || !cache::parse_key_hex(f.substr(0, 32), &k)) continue;
-          std::string json;
-          tune::Result r;
-          if (read_file(dir + "/" + f, &json) && tune::from_json(json, &r).is_ok() && r.key == f.substr(0, 32))
-            all[r.key] = json;
-        }
-        ::closedir(d);
-      }
+    cache::DiskCache* d = capi::context_disk_cache(context);
+    for (const std::string& f : d->names_aux("tune")) {
+      cache::Key k;
+      if (f.size() != 37 || f.compare(32, 5, ".json") != 0 || !cache::parse_key_hex(f.substr(0, 32), &k)) continue;
+      std::string json, why;
+      tune::Result r;
+      if (d->read_aux("tune", f, kMaxResultFileBytes, &json, &why) && tune::from_json(json, &r).is_ok() &&
+          r.key == f.substr(0, 32))
+        all[r.key] = json;
+      else if (!why.empty())
+        context->log(TRI_LOG_WARNING, "tri_tune_export: skipping tune/" + f + ": " + why);
     }
     {
       std::lock_guard<std::mutex> lock(context->tune_mu);
@@ -760,8 +782,8 @@ TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint3
     }
     std::vector<std::string> results;
     for (auto& kv : all) results.push_back(kv.second);
-    if (write_file_atomic(path, tune::join_export(results)) != 0)
-      return set_error(Code::Io, std::string("tri_tune_export: cannot write '") + path + "'");
+    Status ws = write_user_file(path, tune::join_export(results), "tri_tune_export");
+    if (!ws.is_ok()) return set_error(ws);
     if (out_count) *out_count = static_cast<uint32_t>(results.size());
     return TRI_OK;
   });
@@ -772,7 +794,8 @@ TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint3
   TRI_CHECK_ARG(path);
   return guard([&] {
     std::string text;
-    if (!read_file(path, &text)) return set_error(Code::Io, std::string("tri_tune_import: cannot read '") + path + "'");
+    Status read = read_user_file(path, kMaxExportFileBytes, "tri_tune_import", &text);
+    if (!read.is_ok()) return set_error(read);
     std::vector<std::string> parts;
     Status st = tune::split_export(text, &parts);
     if (!st.is_ok()) return set_error(st.code(), std::string("tri_tune_import: ") + path + ": " + st.message());

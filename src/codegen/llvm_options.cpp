@@ -1,5 +1,6 @@
 #include "codegen/llvm_options.h"
 
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/Support/CommandLine.h>
 
 namespace tri::codegen {
@@ -17,6 +18,11 @@ bool set_llvm_bool_option(const char* name, bool value) {
   const bool old = opt->getValue();
   opt->setValue(value);
   return old;
+}
+
+void skip_passes_once_cancelled(llvm::PassInstrumentationCallbacks& pic, const CancelToken& cancel) {
+  const CancelToken* c = &cancel;
+  pic.registerShouldRunOptionalPassCallback([c](llvm::StringRef, llvm::Any) { return !c->requested(); });
 }
 
 }  // namespace tri::codegen

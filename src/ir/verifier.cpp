@@ -475,6 +475,14 @@ class Verifier {
     op_seen_.clear();
     const std::string fn = "@" + f.name;
 
+    if (f.params.size() > kMaxParams)
+      return error_at(Code::LimitExceeded, m_.source_name, f.loc,
+                      fn + " has " + std::to_string(f.params.size()) + " parameters, more than the limit of " +
+                          std::to_string(kMaxParams) + " (kMaxParams); pass the values through a buffer");
+    if (f.constexprs.size() > kMaxConstexprs)
+      return error_at(Code::LimitExceeded, m_.source_name, f.loc,
+                      fn + " has " + std::to_string(f.constexprs.size()) + " constexprs, more than the limit of " +
+                          std::to_string(kMaxConstexprs) + " (kMaxConstexprs)");
     if (f.is_kernel && !f.results.empty())
       return err(f.loc, "kernel " + fn + " has results; a kernel returns nothing");
     if (!f.is_kernel && !f.constexprs.empty())
@@ -1585,5 +1593,37 @@ class Verifier {
 }  // namespace
 
 Status verify(const Module& m) { return Verifier(m).run(); }
+
+Status check_work_per_thread(const Module& m, int64_t threads) {
+  if (threads <= 0) return Status::ok();
+  for (const auto& fp : m.functions) {
+    const Function& f = *fp;
+    for (size_t v = 0; v < f.values.size(); ++v) {
+      const TypeData& t = m.types.get(f.values[v].type);
+      if (t.kind != TypeKind::Block) continue;
+      int64_t elements = 1;
+      bool concrete = true;
+      for (const Dim& d : t.dims) {
+        if (d.symbolic || d.value <= 0 || elements > kMaxBlockElements) {
+          concrete = false;
+          break;
+        }
+        elements *= d.value;
+      }
+      if (!concrete) continue;
+      const int64_t per_thread = (elements + threads - 1) / threads;
+      if (per_thread <= kMaxElementsPerThread) continue;
+      const ValueData& vd = f.values[v];
+      Loc loc = vd.def_op != kNoOp ? f.op(vd.def_op).loc : f.loc;
+      std::string name = vd.name.empty() ? "a value" : "%" + vd.name;
+      return error_at(Code::LimitExceeded, m.source_name, loc,
+                      name + " of @" + f.name + " has type " + m.type_str(vd.type) + ", " + std::to_string(elements) +
+                          " elements over " + std::to_string(threads) + " threads: " + std::to_string(per_thread) +
+                          " per thread, more than the limit of " + std::to_string(kMaxElementsPerThread) +
+                          " (kMaxElementsPerThread); use more warps or smaller blocks");
+    }
+  }
+  return Status::ok();
+}
 
 }  // namespace tri::ir

@@ -15,6 +15,14 @@ namespace tri::ir {
 // integer type when used as a dimension), power-of-two dimensions, rank 1..4, pointer types.
 // Dimensions that are still symbolic are checked as far as they can be (equal names are equal);
 // relations that need values (cat's sum, reshape's element count) are checked once concrete.
+// Counts past the limits of limits.h (parameters, constexprs, call depth) are
+// Code::LimitExceeded.
 Status verify(const Module& m);
+
+// GPU targets, before compiling: every block value of the module's functions (a prepared kernel
+// and the device functions it calls) has at most kMaxElementsPerThread elements per thread of a
+// program of `threads` threads, which bounds the code the compile unrolls. Code::LimitExceeded
+// naming the value, its place and the way out otherwise.
+Status check_work_per_thread(const Module& m, int64_t threads);
 
 }  // namespace tri::ir

@@ -123,6 +123,7 @@ Status build(const ir::Module& m, const ir::Function& kernel, const CpuCompileOp
                                         "\n" + ts.str());
     }
   }
+  if (opts.cancel.requested()) return Status(Code::Cancelled, "the compile of kernel @" + kernel.name + " was cancelled");
   const int lvl = std::clamp(opts.opt_level, 0, 3);
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = lvl >= 2;
@@ -136,7 +137,9 @@ Status build(const ir::Module& m, const ir::Function& kernel, const CpuCompileOp
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm->get(), pto);
+  llvm::PassInstrumentationCallbacks pic;
+  codegen::skip_passes_once_cancelled(pic, opts.cancel);
+  llvm::PassBuilder pb(tm->get(), pto, std::nullopt, &pic);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -147,6 +150,7 @@ Status build(const ir::Module& m, const ir::Function& kernel, const CpuCompileOp
   llvm::ModulePassManager mpm =
       lvl == 0 ? pb.buildO0DefaultPipeline(levels[0]) : pb.buildPerModuleDefaultPipeline(levels[lvl]);
   mpm.run(mod, mam);
+  if (opts.cancel.requested()) return Status(Code::Cancelled, "the compile of kernel @" + kernel.name + " was cancelled");
   out->mod = std::move(lk.module);
   out->sites = std::move(lk.sites);
   out->stack_bytes = lk.stack_bytes;
@@ -198,6 +202,7 @@ Status compile_cpu_object(const ir::Module& m, const ir::Function& kernel, const
   o.sites = std::move(built.sites);
   o.stack_bytes = built.stack_bytes;
   if (opts.keep_llvm_ir) o.llvm_ir = module_text(*built.mod);
+  if (opts.cancel.requested()) return Status(Code::Cancelled, "the compile of kernel @" + kernel.name + " was cancelled");
   llvm::SmallVector<char, 0> buf;
   {
     llvm::raw_svector_ostream os(buf);

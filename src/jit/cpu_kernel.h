@@ -28,6 +28,9 @@ struct CpuCompileOptions {
   // Target CPU and features ("+avx2,-avx512f"); empty: the host's, as LLVM detects them.
   std::string cpu;
   std::string features;
+  // tri_context_cancel: checked before lowering, between LLVM's optimization passes and before
+  // code generation (target/target.h).
+  CancelToken cancel;
 };
 
 struct CpuObject;

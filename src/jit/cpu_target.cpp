@@ -238,7 +238,9 @@ class CpuTarget final : public target::Target {
     if (options.checked)
       return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
     std::shared_ptr<const CpuKernel> k;
-    TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, CpuCompileOptions{}, &k));
+    CpuCompileOptions o;
+    o.cancel = options.cancel;
+    TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, o, &k));
     *out = std::make_shared<CpuExecutable>(std::move(k), waits(m, kernel));
     return Status::ok();
   }

@@ -17,6 +17,7 @@
 #include "codegen/nvptx/lower.h"
 #include "codegen/nvptx/nvshmem_link.h"
 #include "cuda/driver.h"
+#include "ir/verifier.h"
 #include "cuda/module.h"
 #include "cuda/nvshmem.h"
 #include "ir/ir.h"
@@ -252,10 +253,10 @@ Status launch_ptx(const std::string& ptx, const std::string& cubin, const codege
   if (nargs > 256) return Status(Code::LaunchArgs, "more than 256 kernel arguments");
   for (size_t i = 0; i < nargs; ++i) params[i] = const_cast<uint64_t*>(&args[i].bits);
   // The hidden team parameters (codegen/nvptx/lower.h): outside a team, rank 0 of 1, no heaps.
-  uint64_t hidden[4] = {0, 1, 0, kDefaultWaitTimeoutMs * 1000000};
+  uint64_t hidden[4] = {0, 1, 0, wait_timeout_ns(kDefaultWaitTimeoutMs)};
   if (info.team) {
     if (team) hidden[0] = team->rank, hidden[1] = team->num_ranks, hidden[2] = team->device_bases,
-              hidden[3] = team->wait_timeout_ms * 1000000;
+              hidden[3] = wait_timeout_ns(team->wait_timeout_ms);
     for (int i = 0; i < 4; ++i) params[nargs + i] = &hidden[i];
   }
   CUresult r = a->cuLaunchKernel(fn, grid.x, grid.y, grid.z, 32 * info.num_warps, 1, 1, info.shared_bytes,
@@ -439,11 +440,17 @@ class CudaTarget final : public target::Target {
       return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
     codegen::nvptx::GpuOptions opt;
     TRI_RETURN_IF_ERROR(gpu_options(options, &opt));
+    // A bound on the code the compile unrolls (ptxas's time grows with it).
+    TRI_RETURN_IF_ERROR(ir::check_work_per_thread(m, 32 * int64_t(opt.num_warps)));
+    opt.cancel = options.cancel;
+    auto cancelled = [&] { return Status(Code::Cancelled, "the compile of kernel @" + kernel.name + " was cancelled"); };
+    if (options.cancel.requested()) return cancelled();
     std::string nvshmem_id;
     device_library(m, kernel, &opt, &nvshmem_id);
     std::string ptx, llvm_ir, times;
     codegen::nvptx::KernelInfo info;
     TRI_RETURN_IF_ERROR(codegen::nvptx::compile_ptx(m, kernel, opt, &ptx, &info, &llvm_ir, &times));
+    if (options.cancel.requested()) return cancelled();
     if (options.timing && !info.notes.empty()) options.timing("kernel @" + kernel.name + ": " + info.notes);
     std::string meta = launch_metadata(m, kernel, info, opt);
     std::string cubin;

@@ -32,6 +32,7 @@ std::string bound_values(const Function& k) {
 // Runs one pass over every function of the module and records its time.
 template <typename Pass>
 Status run_pass(const char* name, Module& m, const PipelineOptions& opt, std::vector<PassTiming>* timings, Pass pass) {
+  if (opt.cancel.requested()) return Status(Code::Cancelled, std::string("the compile was cancelled before pass '") + name + "'");
   auto t0 = Clock::now();
   bool changed = false;
   for (auto& f : m.functions) changed |= pass(m, *f);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/launch.h"
 #include "base/status.h"
 #include "ir/ir.h"
 #include "passes/specialize.h"
@@ -32,6 +33,8 @@ struct PipelineOptions {
   std::function<void(const std::string& pass, const ir::Module& m)> dump;
   // 2: loads of dot-feeding loops run one iteration ahead (pipeline_loads.h); 1: off.
   int num_stages = 1;
+  // Checked before each pass: once requested, prepare_kernel returns Code::Cancelled.
+  CancelToken cancel;
 };
 
 // Specializes kernel `kernel` of a verified module and canonicalizes it for the backends:

@@ -46,6 +46,12 @@ struct CompileOptions {
   // Receives one line per compile with the time of each stage ("lower 1.2 ms, opt+ptx 3.4 ms");
   // may be empty. Not part of the cache key.
   std::function<void(const std::string&)> timing;
+  // tri_context_cancel: once requested, a compile stops at its next boundary and returns
+  // Code::Cancelled: between Tri's IR passes, before lowering, between LLVM's optimization
+  // passes (the rest are skipped), before code generation, and before the driver's JIT. A pass
+  // or stage that has begun runs to its end (LLVM's code generation, ptxas in the driver); the
+  // limits of ir/limits.h bound how long those take. Not part of the cache key.
+  CancelToken cancel;
 };
 
 // What a launch gets from the caller besides grid and arguments. Nothing here allocates.

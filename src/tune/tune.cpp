@@ -389,6 +389,10 @@ Status from_json(const std::string& text, Result* out) {
       if (x.second.kind != J::Num) return bad("a constexpr value is not a number");
       c.constexprs.emplace_back(x.first, static_cast<int64_t>(x.second.n));
     }
+    // The values tri_tune_space_add_config accepts; a stored 0 (or 3) would reach the compiler.
+    if (w < 1 || w > 32 || (w & (w - 1)))
+      return bad("a config's num_warps is " + std::to_string(w) + ", not 1, 2, 4, 8, 16 or 32");
+    if (st < 0 || st > 4) return bad("a config's num_stages is " + std::to_string(st) + ", not 0 to 4");
     c.num_warps = static_cast<int32_t>(w);
     c.num_stages = static_cast<int32_t>(st);
     t.status = static_cast<int32_t>(status);

@@ -24,6 +24,7 @@ using namespace tri::cache;
 namespace {
 
 std::string g_root;
+const MacKey* g_secret = nullptr;  // the cache check_damage made, for damage that needs it
 
 std::string fresh_dir(const std::string& name) {
   std::string d = g_root + "/" + name;
@@ -128,6 +129,7 @@ static void test_round_trip_and_stats(void** state) {
 static void check_damage(const std::string& name, const std::function<std::string(const std::string&)>& damage) {
   LogRec log;
   DiskCache c(fresh_dir("damage_" + name), 0, log.fn());
+  g_secret = c.secret();
   Entry e = make_entry(name), back;
   assert_true(c.insert(e));
   std::string good = tri_test::read_file(path_of(c, e.key));
@@ -159,7 +161,13 @@ static void test_damaged_entries_are_misses(void** state) {
   // Another key's entry under this name (a file copied by hand).
   check_damage("otherkey", [](const std::string&) {
     std::string bytes;
-    encode_entry(make_entry("somebody else"), &bytes);
+    encode_entry(make_entry("somebody else"), g_secret, &bytes);
+    return bytes;
+  });
+  // Made by anything but this cache: unsealed, or sealed with another cache's secret.
+  check_damage("unsealed", [](const std::string&) {
+    std::string bytes;
+    encode_entry(make_entry("unsealed"), nullptr, &bytes);
     return bytes;
   });
 }
@@ -241,7 +249,7 @@ static void test_stray_temporaries(void** state) {
   // What a writer killed between write and rename leaves: a temporary next to the entry.
   std::string stale = path_of(c, e.key) + ".tmp.99999.0", fresh = path_of(c, e.key) + ".tmp.99999.1";
   std::string bytes;
-  encode_entry(e, &bytes);
+  encode_entry(e, c.secret(), &bytes);
   write_raw(stale, bytes.substr(0, 100));
   write_raw(fresh, bytes.substr(0, 100));
   set_age(stale, kStaleTempSeconds + 60);
@@ -261,7 +269,7 @@ static void test_stray_temporaries(void** state) {
 static void test_lru_eviction(void** state) {
   (void)state;
   std::string bytes;
-  encode_entry(make_entry("e0"), &bytes);
+  encode_entry(make_entry("e0"), nullptr, &bytes);
   const uint64_t one = bytes.size();
   DiskCache c(fresh_dir("lru"), 3 * one + one / 2, nullptr);  // room for three
   std::vector<Entry> es;
@@ -356,10 +364,10 @@ static void test_bundles(void** state) {
   write_raw(a.dir() + "/" + make_entry("bad").key.hex() + ".entry", "garbage");  // skipped by export
   std::string bundle = g_root + "/b.tribundle";
   uint32_t count = 0;
-  assert_true(export_bundle(a, bundle, &count).is_ok());
+  assert_true(export_bundle(a, bundle, nullptr, &count).is_ok());
   assert_int_equal(count, 3);
   std::string bytes = tri_test::read_file(bundle);
-  assert_true(bytes.find("tri-cache-bundle 1\n") != std::string::npos);
+  assert_true(bytes.find("tri-cache-bundle 2\n") != std::string::npos);
   assert_true(bytes.find(e2.key.hex() + " obj cpu k2 test\n") != std::string::npos);
 
   DiskCache b(fresh_dir("bundle_b"), 0, nullptr);
@@ -370,7 +378,7 @@ static void test_bundles(void** state) {
     *why = "made for " + field(f, "made_for");
     return field(f, "made_for") == "test";
   };
-  assert_true(import_bundle(b, bundle, accept, &imported, &skipped, &failed).is_ok());
+  assert_true(import_bundle(b, bundle, accept, {}, &imported, &skipped, &failed).is_ok());
   assert_int_equal(imported, 2);
   assert_int_equal(skipped, 1);
   assert_int_equal(failed, 0);
@@ -382,16 +390,16 @@ static void test_bundles(void** state) {
   std::string d = bytes;
   d[d.size() / 2] ^= 0x10;
   write_raw(bundle, d);
-  tri::Status s = import_bundle(c, bundle, accept, &imported, &skipped, &failed);
+  tri::Status s = import_bundle(c, bundle, accept, {}, &imported, &skipped, &failed);
   assert_int_equal(static_cast<int>(s.code()), static_cast<int>(tri::Code::CorruptBinary));
   write_raw(bundle, bytes.substr(0, bytes.size() - 1));
-  assert_false(import_bundle(c, bundle, accept, &imported, &skipped, &failed).is_ok());
+  assert_false(import_bundle(c, bundle, accept, {}, &imported, &skipped, &failed).is_ok());
   write_raw(bundle, "TRIBUNDL");
-  assert_false(import_bundle(c, bundle, accept, &imported, &skipped, &failed).is_ok());
+  assert_false(import_bundle(c, bundle, accept, {}, &imported, &skipped, &failed).is_ok());
   uint64_t n = 0, total = 0;
   c.usage(&n, &total);
   assert_int_equal(n, 0);
-  assert_int_equal(static_cast<int>(import_bundle(c, g_root + "/none", accept, &imported, &skipped, &failed).code()),
+  assert_int_equal(static_cast<int>(import_bundle(c, g_root + "/none", accept, {}, &imported, &skipped, &failed).code()),
                    static_cast<int>(tri::Code::Io));
 }
 

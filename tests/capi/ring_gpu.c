@@ -48,6 +48,9 @@ static int run_mode(uint32_t r, uint32_t R, tri_team* team, int mode) {
 
 static int rank_main(uint32_t r, uint32_t R, tri_team* team) {
   int ok = 1;
+  /* A timeout too large to count in nanoseconds means "forever" (issue 29): this one, just past
+   * UINT64_MAX / 10^6 ms, wrapped to 0.45 ms on the GPU before, so every wait timed out. */
+  EX_CHECK(tri_team_set_wait_timeout(team, 18446744073710ull));
   for (int mode = 0; mode < 3; ++mode) ok = run_mode(r, R, team, mode) && ok;
   return ok;
 }

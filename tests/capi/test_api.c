@@ -164,13 +164,14 @@ static void result_names(void** state) {
       "TRI_ERROR_IO",
       "TRI_ERROR_INTERNAL",
       "TRI_ERROR_CANCELLED",
+      "TRI_ERROR_UNTRUSTED",
   };
   static const tri_result codes[] = {
       TRI_OK,         TRI_ERROR_INVALID_ARGUMENT, TRI_ERROR_PARSE,         TRI_ERROR_VERIFY,
       TRI_ERROR_CORRUPT_BINARY, TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_NOT_FOUND, TRI_ERROR_LIMIT_EXCEEDED,
       TRI_ERROR_OUT_OF_MEMORY,  TRI_ERROR_SPECIALIZE, TRI_ERROR_LAUNCH_ARGS, TRI_ERROR_UNSUPPORTED,
       TRI_ERROR_COMPILE,        TRI_ERROR_RUNTIME,    TRI_ERROR_IO,          TRI_ERROR_INTERNAL,
-      TRI_ERROR_CANCELLED,
+      TRI_ERROR_CANCELLED,      TRI_ERROR_UNTRUSTED,
   };
   size_t i;
   for (i = 0; i < sizeof codes / sizeof codes[0]; ++i) {
@@ -178,7 +179,7 @@ static void result_names(void** state) {
     assert_string_equal(tri_result_name(codes[i]), names[i]);
   }
   assert_string_equal(tri_result_name(-1), "TRI_ERROR_UNKNOWN");
-  assert_string_equal(tri_result_name(17), "TRI_ERROR_UNKNOWN");
+  assert_string_equal(tri_result_name(18), "TRI_ERROR_UNKNOWN");
   assert_string_equal(tri_result_name(INT32_MAX), "TRI_ERROR_UNKNOWN");
   assert_string_equal(tri_result_name(INT32_MIN), "TRI_ERROR_UNKNOWN");
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "import/triton/ttir.h"
+#include "ir/limits.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "test_main.h"
@@ -246,7 +247,9 @@ void test_malformed(void**) {
   expect_error(import(text, &m), Code::Parse, "t.ttir:", "expected ':' before the type");
   text = fixture("vadd");
   replace_once(&text, "#loc11 = ", "#loc99 = ");
-  expect_error(import(text, &m), Code::Parse, "t.ttir:", "undefined location alias");
+  // In file:line:col form, at the alias's first use (issue 29, point 13).
+  expect_error(import(text, &m), Code::Parse, "t.ttir:" + std::to_string(line_of(text, "#loc11)")) + ":",
+               "location alias #loc11 is used but never defined");
   expect_error(import("module {\n  tt.func public @k() {\n    tt.return\n", &m), Code::Parse, "t.ttir:4:",
                "expected '}' closing a region");
   expect_error(import("module {\n}\n", &m), Code::Parse, "t.ttir: error: ", "no tt.func");
@@ -401,6 +404,36 @@ void test_prefixes_never_crash(void**) {
   }
 }
 
+// One nesting limit for TTIR and Tri's text (issue 29, point 12): 64 nested loops are read by
+// both, 65 by neither.
+std::string nested_ttir(int loops) {
+  std::string text = "module {\n  tt.func public @k(%n: i32) {\n    %c0 = arith.constant 0 : i32\n"
+                     "    %c1 = arith.constant 1 : i32\n";
+  for (int i = 0; i < loops; ++i) text += "scf.for %i" + std::to_string(i) + " = %c0 to %n step %c1 : i32 {\n";
+  for (int i = 0; i < loops; ++i) text += "}\n";
+  return text + "tt.return\n  }\n}\n";
+}
+
+std::string nested_tri(int loops) {
+  std::string text = "kernel @k(%n: i32) {\n  %c0 = const[value=0] : i32\n  %c1 = const[value=1] : i32\n";
+  for (int i = 0; i < loops; ++i) text += "for %c0, %n, %c1 {\n^(%i" + std::to_string(i) + ": i32):\n";
+  for (int i = 0; i < loops; ++i) text += "yield\n}\n";
+  return text + "return\n}\n";
+}
+
+void test_one_nesting_limit(void**) {
+  std::unique_ptr<ir::Module> m;
+  Status st = import(nested_ttir(ir::kMaxNesting), &m);
+  if (!st.is_ok()) fail_msg("64 nested scf.for: %s", st.message().c_str());
+  assert_true(ir::verify(*m).is_ok());
+  expect_error(import(nested_ttir(ir::kMaxNesting + 1), &m), Code::LimitExceeded, "t.ttir:", "kMaxNesting");
+  std::unique_ptr<ir::Module> t;
+  st = ir::parse_text(nested_tri(ir::kMaxNesting), "t.tri", &t);
+  if (!st.is_ok()) fail_msg("64 nested for: %s", st.message().c_str());
+  st = ir::parse_text(nested_tri(ir::kMaxNesting + 1), "t.tri", &t);
+  assert_int_equal(static_cast<int>(st.code()), static_cast<int>(Code::LimitExceeded));
+}
+
 void test_nesting_limit(void**) {
   std::string text = "module {\n  tt.func public @k(%c: i1) {\n";
   for (int i = 0; i < 80; ++i) text += "scf.if %c {\n";
@@ -428,6 +461,7 @@ int main(void) {
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
       cmocka_unit_test(test_nesting_limit),     cmocka_unit_test(test_descriptor_syntax),
       cmocka_unit_test(test_refused_with_location), cmocka_unit_test(test_descriptors_per_function),
+      cmocka_unit_test(test_one_nesting_limit),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

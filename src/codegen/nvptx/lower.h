@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "base/launch.h"
 #include "base/status.h"
 #include "ir/ir.h"
 
@@ -42,6 +43,9 @@ struct GpuOptions {
   // address comes from NVSHMEM's device state (nvshmem_ptr) instead of the hidden table. Empty:
   // not linked.
   std::string nvshmem_device_library;
+  // tri_context_cancel: LLVM's optimization passes are skipped once it is requested, and code
+  // generation does not start (target/target.h).
+  CancelToken cancel;
 };
 
 struct KernelInfo {

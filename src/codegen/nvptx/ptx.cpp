@@ -76,7 +76,9 @@ Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std:
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm.get());
+    llvm::PassInstrumentationCallbacks pic;
+    skip_passes_once_cancelled(pic, opt.cancel);
+    llvm::PassBuilder pb(tm.get(), llvm::PipelineTuningOptions(), std::nullopt, &pic);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -85,6 +87,7 @@ Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std:
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     mpm.run(mod, mam);
   }
+  if (opt.cancel.requested()) return Status(Code::Cancelled, "the compile was cancelled before code generation");
   if (ms) ms[0] = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
   if (llvm_ir) {

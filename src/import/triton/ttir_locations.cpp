@@ -103,11 +103,15 @@ void LocTable::define_alias(Cursor& c) {
   if (!aliases_.emplace(name, id).second) c.fail(at, "location alias #" + name + " is defined twice");
 }
 
-std::string LocTable::undefined_alias() const {
-  for (const auto& [name, at] : alias_uses_)
-    if (!aliases_.count(name))
-      return "line " + std::to_string(at.line) + ":" + std::to_string(at.col) + " uses #" + name;
-  return std::string();
+bool LocTable::undefined_alias(std::string* name, Loc* at) const {
+  for (const auto& [n, where] : alias_uses_)
+    if (!aliases_.count(n)) {
+      *name = n;
+      at->line = where.line;
+      at->col = where.col;
+      return true;
+    }
+  return false;
 }
 
 FileLoc LocTable::resolve(LocId id, const std::string& main_file) const {

@@ -40,8 +40,8 @@ class LocTable {
   FileLoc resolve(LocId id, const std::string& main_file) const;
   // The file of the first file:line:col location read, or "" when there is none.
   const std::string& first_file() const { return first_file_; }
-  // Aliases used but never defined (for the error message), empty when all are defined.
-  std::string undefined_alias() const;
+  // The first alias used but never defined: true with its name and where it is used.
+  bool undefined_alias(std::string* name, Loc* at) const;
 
  private:
   struct Node {

@@ -90,9 +90,11 @@ Status Reader::run(std::unique_ptr<ir::Module>* out) {
     m_->source_name = source_;
     prescan_aliases();
     parse_top();
-    std::string undefined = locs_.undefined_alias();
-    if (!undefined.empty())
-      throw ImportError{error_at(Code::Parse, source_, Loc{}, "undefined location alias: " + undefined)};
+    std::string undefined;
+    Loc undefined_at;
+    if (locs_.undefined_alias(&undefined, &undefined_at))
+      throw ImportError{error_at(Code::Parse, source_, undefined_at,
+                                 "location alias #" + undefined + " is used but never defined")};
     if (m_->functions.empty())
       throw ImportError{error_at(Code::Parse, source_, Loc{}, "the TTIR module has no tt.func")};
     // Locations: Python lines when the text has them, else the TTIR's own lines.
@@ -309,7 +311,9 @@ void Reader::parse_func() {
 }
 
 void Reader::push_scope() {
-  if (++depth_ > kMaxNesting)
+  // The function's body is the first scope; the regions of ops nest below it, and Tri's text,
+  // binary form and verifier allow kMaxNesting of those.
+  if (++depth_ > kMaxNesting + 1)
     throw ImportError{error_at(Code::LimitExceeded, source_, c_.loc(),
                                "regions nested more than " + std::to_string(kMaxNesting) + " deep (kMaxNesting)")};
   scopes_.emplace_back();

@@ -62,6 +62,7 @@ class ErrorCode(enum.IntEnum):
     IO = C.TRI_ERROR_IO
     INTERNAL = C.TRI_ERROR_INTERNAL
     CANCELLED = C.TRI_ERROR_CANCELLED
+    UNTRUSTED = C.TRI_ERROR_UNTRUSTED
 
 
 class TriError(Exception):
