@@ -437,7 +437,35 @@ class Analyzer {
         out.divisibility.insert(out.divisibility.begin() + axis, x.lane_divisibility());
         return out;
       }
-      case Opcode::Reshape: return shapeless(opnd(0), s);
+      case Opcode::Reshape: {
+        // A reshape that only inserts or drops dimensions of size 1 (Triton writes x[:, None] of a
+        // descriptor's offsets this way) keeps every fact of the other dimensions, as
+        // expand_dims does; any other reshape keeps the shapeless ones.
+        const AxisInfo& x = opnd(0);
+        std::vector<int64_t> xs;
+        if (types_.is_block(f.type_of(op.operands[0])))
+          for (const auto& dim : types_.get(f.type_of(op.operands[0])).dims) xs.push_back(dim.value);
+        std::vector<int> from, to;  // the positions of the dimensions larger than 1
+        for (size_t d = 0; d < xs.size(); ++d)
+          if (xs[d] != 1) from.push_back(static_cast<int>(d));
+        for (size_t d = 0; d < s.size(); ++d)
+          if (s[d] != 1) to.push_back(static_cast<int>(d));
+        bool unit_only = from.size() == to.size() && x.rank() == static_cast<int>(xs.size());
+        for (size_t i = 0; unit_only && i < from.size(); ++i) unit_only = xs[from[i]] == s[to[i]];
+        if (!unit_only) return shapeless(x, s);
+        out = AxisInfo::conservative(static_cast<int>(s.size()));
+        for (size_t d = 0; d < s.size(); ++d) out.divisibility[d] = x.lane_divisibility();
+        for (size_t i = 0; i < from.size(); ++i) {
+          out.contiguity[to[i]] = x.contiguity[from[i]];
+          out.divisibility[to[i]] = x.divisibility[from[i]];
+          out.constancy[to[i]] = x.constancy[from[i]];
+        }
+        out.constant = x.constant;
+        out.nonneg = x.nonneg;
+        if (x.constant)
+          for (size_t d = 0; d < s.size(); ++d) out.constancy[d] = s[d];
+        return out;
+      }
       case Opcode::Permute: {
         const AxisInfo& x = opnd(0);
         const std::vector<int64_t>& order = op.attrs[0].ints;

@@ -30,7 +30,9 @@
 // Rules, per dimension (l, r the operands; "lane div" = the best every-lane divisibility):
 //  - splat / broadcast: constancy = n_d along the dimensions made by them; expand_dims inserts a
 //    (1, lane div, 1) dimension; permute permutes the vectors; split drops the last dimension;
-//    join and cat join both operands (join below); reshape is conservative (lane div only).
+//    join and cat join both operands (join below); a reshape that only inserts or drops
+//    dimensions of size 1 maps the facts of the others; any other reshape is conservative (lane
+//    div only).
 //  - add: contiguity from one side where the other is constant on those runs
 //    (max(min(c_l, k_r), min(k_l, c_r))); sub: min(c_l, k_r) only; divisibility = min of both
 //    sides' at the result's runs; constancy = min(k_l, k_r).

@@ -777,6 +777,41 @@ kernel @k(%x: ptr<f16> {align=16}, %N: i32 {divisible=16}, %g: i32, %s: i32) {
   assert_true(counts.nontrivial > 0);
 }
 
+// A reshape that only inserts size-1 dimensions (the TTIR of a tensor descriptor's offsets:
+// `rows[:, None]`) keeps the facts of the other dimension, as expand_dims does, so a tile's
+// columns stay contiguous and its loads vectorized; a real reshape keeps only lane facts.
+void unit_reshape_keeps_facts(void**) {
+  const char* text = R"(
+kernel @k(%x: ptr<f16> {align=16}, %n: i32 {divisible=16}) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %cols = reshape %r : <1 x 64 x i32>
+  %colsb = broadcast %cols : <16 x 64 x i32>
+  %rows16 = arange[start=0, end=16] : <16 x i32>
+  %rows = reshape %rows16 : <16 x 1 x i32>
+  %nv = splat %n : <16 x 1 x i32>
+  %ro = mul %rows, %nv : <16 x 1 x i32>
+  %rob = broadcast %ro : <16 x 64 x i32>
+  %off = add %rob, %colsb : <16 x 64 x i32>
+  %flat = reshape %off : <1024 x i32>
+  %xb = splat %x : <16 x 64 x ptr<f16>>
+  %xp = addptr %xb, %off : <16 x 64 x ptr<f16>>
+  return
+}
+)";
+  auto m = parse_ok(text);
+  Function& f = *m->find("k");
+  {
+    // As expand_dims gives: a size-1 dimension's divisibility is that of every element (1 here).
+    AxisInfoAnalysis a(*m, f);
+    expect_info(a, f, "cols", {1, 64}, {1, kMaxDivisibility}, {1, 1});
+    expect_info(a, f, "rows", {16, 1}, {kMaxDivisibility, 1}, {1, 1});
+    expect_info(a, f, "xp", {1, 64}, {2, 16}, {1, 1});
+    expect_info(a, f, "flat", {1}, {1}, {1});  // a real reshape: lane facts only
+  }
+  Counts counts;
+  check_sound({"unit reshape", text, {1, 1, 1}, {32}}, &counts);
+}
+
 // The tiled matmul of examples/ (grouped program ids, 2-D pointer tiles, a K loop advancing
 // pointers, edge masks), specialized with argument facts, run in checked mode on real matrices.
 void matmul_example_is_sound(void**) {
@@ -951,6 +986,7 @@ int main() {
       cmocka_unit_test(assume_in_loop_body),
       cmocka_unit_test(facts_hold_on_every_lane),
       cmocka_unit_test(signed_wrap_keeps_runs),
+      cmocka_unit_test(unit_reshape_keeps_facts),
       cmocka_unit_test(matmul_example_is_sound),
       cmocka_unit_test(examples_are_well_formed),
       cmocka_unit_test(random_kernels_are_sound),
