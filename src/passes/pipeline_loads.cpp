@@ -14,14 +14,17 @@ namespace {
 using namespace ir;
 
 // Whether an op may read or write memory or have another effect the loads must stay ordered
-// with: everything that is not pure, except loads themselves.
-bool has_effect(const Function& f, OpId o) {
+// with: everything that is not pure, except loads themselves, and except stores and atomics in a
+// loop marked loads_ahead (its iterations pass no values through memory, docs/ir.md).
+bool has_effect(const Function& f, OpId o, bool loads_ahead) {
   const OpData& op = f.op(o);
   if (op.code == Opcode::Load) return false;
+  if (loads_ahead && (op.code == Opcode::Store || op.code == Opcode::Atomic || op.code == Opcode::AtomicCas))
+    return false;
   if (!op_info(op.code).is_pure() && !op_info(op.code).is_terminator()) return true;
   for (BlockId r : op.regions)
     for (OpId x : f.block(r).ops)
-      if (has_effect(f, x)) return true;
+      if (has_effect(f, x, loads_ahead)) return true;
   return false;
 }
 
@@ -43,8 +46,11 @@ class Pipeliner {
     body_ = op.regions[0];
     const BlockData& b = f_.block(body_);
     if (b.ops.empty() || !holds_dot(f_, body_)) return false;
+    const int ai = op_info(Opcode::For).attr_index("loads_ahead");
+    const bool loads_ahead =
+        ai >= 0 && ai < static_cast<int>(op.attrs.size()) && op.attrs[ai].present() && op.attrs[ai].i != 0;
     for (OpId o : b.ops)
-      if (has_effect(f_, o)) return false;
+      if (has_effect(f_, o, loads_ahead)) return false;
     yield_ = b.ops.back();
     hi_ = op.operands[1];
     step_ = op.operands[2];

@@ -23,7 +23,12 @@
 // are advanced by copies of the ops that compute their next values. The values computed
 // are the same as before on every target; the loads happen in the same order relative to every
 // other memory operation because the pass only touches loops whose bodies do nothing but load
-// and compute (no store, atomic, call, assert, print or inline asm, in the body or nested).
+// and compute (no store, atomic, call, assert, print or inline asm, in the body or nested),
+// except that a loop marked `for[loads_ahead=true]` may also store and do atomics: its
+// iterations pass no values through memory (docs/ir.md), so a later iteration's loads may come
+// before them. Triton's own pipeliner assumes that of every loop, and the TTIR importer marks
+// every scf.for so (fla's chunked kernels store a state per chunk in the loop that loads the
+// next chunk's tiles).
 // A load qualifies when it is directly in the body and what its pointer, mask and other depend
 // on in the body is pure ops without regions, the induction variable, and carried values whose
 // next value does not depend on a load of the body.

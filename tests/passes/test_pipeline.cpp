@@ -299,6 +299,22 @@ static void leaves_loops_with_stores_alone(void**) {
   assert_int_equal(count(prepare_stages(text, 2), "= load "), 2);
 }
 
+// for[loads_ahead=true]: the iterations pass nothing through memory, so the loads of the next
+// iteration may come before this one's store, and the loop with a store is pipelined like the
+// plain K loop (fla's chunked kernels store a state per chunk while loading the next tiles).
+static void pipelines_across_stores_when_loads_ahead(void**) {
+  std::string text = kKLoop;
+  const std::string yield = "    yield %acc_out, %pa2, %pb2";
+  text.replace(text.find(yield), yield.size(),
+               "    %cs = splat %c : <16 x 16 x ptr<f32>>\n    %cp = addptr %cs, %off : <16 x 16 x ptr<f32>>\n"
+               "    store %cp, %acc_out\n" + yield);
+  const std::string loop = "= for %c0, %K";
+  text.replace(text.find(loop), loop.size(), "= for[loads_ahead=true] %c0, %K");
+  const std::string two = prepare_stages(text, 2);
+  assert_int_equal(count(two, "= load "), 4);
+  assert_int_equal(count(two, "store "), 2);
+}
+
 // A wait in the K loop (each K step's tiles arrive from a peer, signalled per step): the loads
 // that read them must stay after the wait, so the loop is not pipelined.
 static void leaves_loops_with_waits_alone(void**) {
@@ -353,6 +369,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(pipelines_loads_that_feed_dot),
       cmocka_unit_test(leaves_loops_with_stores_alone),
+      cmocka_unit_test(pipelines_across_stores_when_loads_ahead),
       cmocka_unit_test(leaves_loops_with_waits_alone),
       cmocka_unit_test(distributed_ops_keep_their_effects),
       cmocka_unit_test(specializes_types_and_attributes),

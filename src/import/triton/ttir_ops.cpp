@@ -1038,6 +1038,10 @@ void Reader::op_for(const std::string&) {
   operands.insert(operands.end(), inits.begin(), inits.end());
   Current mine = cur_;
   OpId o = make(Opcode::For, operands, rts);
+  // Triton's software pipeliner issues a later iteration's loads before the stores of earlier
+  // ones in any loop: its kernels may not pass values between iterations through memory, which
+  // loads_ahead says (docs/ir.md), so Tri's pipeliner may do the same.
+  f_->ops[o].attrs[ir::op_info(Opcode::For).attr_index("loads_ahead")] = Attr::of_bool(true);
   mine.made = cur_.made;
   std::vector<TypeId> arg_types = {ivt};
   arg_types.insert(arg_types.end(), rts.begin(), rts.end());
