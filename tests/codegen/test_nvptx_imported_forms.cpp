@@ -215,6 +215,41 @@ kernel @k(%x: ptr<)" + T + R"(> {align=16}, %y: ptr<)" + T + R"(> {align=16}) {
 
 }  // namespace
 
+// A tile loaded row-major (columns on the low lane bits, rows on the next ones) and scanned down
+// its columns (axis 0, fla's chunk-local cumsum): the scan runs in the load's layout, shuffling
+// by multiples of the row's lane stride (16 lanes here) across the warp, and only the warps'
+// totals go through shared memory (not the whole tile, as when it was moved to a layout whose
+// low lane bits run along the axis).
+void column_scan_in_the_load_layout(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}) {
+  %rows = arange[start=0, end=32] : <32 x i32>
+  %cols = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %rows : <32 x 1 x i32>
+  %c64 = const[value=64] : <32 x 1 x i32>
+  %ro = mul %re, %c64 : <32 x 1 x i32>
+  %rb = broadcast %ro : <32 x 64 x i32>
+  %ce = expand_dims[axis=0] %cols : <1 x 64 x i32>
+  %cb = broadcast %ce : <32 x 64 x i32>
+  %off = add %rb, %cb : <32 x 64 x i32>
+  %xb = splat %x : <32 x 64 x ptr<f32>>
+  %xp = addptr %xb, %off : <32 x 64 x ptr<f32>>
+  %v = load %xp : <32 x 64 x f32>
+  %s = scan[axis=0, kind=sum] %v : <32 x 64 x f32>
+  %ob = splat %out : <32 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <32 x 64 x ptr<f32>>
+  store %op, %s
+  return
+}
+)");
+  assert_true(count(ptx, "shfl.sync.up.b32") > 0);
+  assert_true(count(ptx, ", 16, 0, -1;") > 0);  // up by 16 lanes over the whole warp
+  // 64 x 32 floats on 128 threads: 16 per thread, 4 vectors of 4; only the 4 totals per writer
+  // thread of the warps' exchange are stored (the old path moved all 16 through shared memory).
+  assert_true(count(ptx, "st.shared") <= 4);
+  assert_true(count(ptx, "ld.global.v4") > 0);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(commutative_region_reduces_like_the_builtin),
@@ -223,6 +258,7 @@ int main() {
       cmocka_unit_test(signed_wrap_loads_vectors),
       cmocka_unit_test(row_broadcast_over_a_tile_moves_nothing),
       cmocka_unit_test(half_arithmetic_is_native_on_sm90),
+      cmocka_unit_test(column_scan_in_the_load_layout),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -293,18 +293,21 @@ static bool scan_ready(const Layout& l, int a) {
       if (static_cast<int>(d) != a && b[d] != 0) return false;
     return true;
   };
-  size_t lb = 0, wb = 0;
-  while (lb < l.lane.size() && along(l.lane[lb])) ++lb;
+  // The lanes along the axis: one run of consecutive lane bits from `lo` (a tile whose columns
+  // take the low lane bits and whose rows the next ones, scanned down its rows, has lo > 0).
+  size_t lo = 0, lb = 0, wb = 0;
+  while (lo < l.lane.size() && !along(l.lane[lo])) ++lo;
+  while (lo + lb < l.lane.size() && along(l.lane[lo + lb])) ++lb;
   while (wb < l.warp.size() && along(l.warp[wb])) ++wb;
-  for (size_t i = lb; i < l.lane.size(); ++i)
+  for (size_t i = lo + lb; i < l.lane.size(); ++i)
     if (along(l.lane[i])) return false;
   for (size_t i = wb; i < l.warp.size(); ++i)
     if (along(l.warp[i])) return false;
-  const int64_t first_thread = lb ? l.lane[0][a] : wb ? l.warp[0][a] : INT64_MAX;
+  const int64_t first_thread = lb ? l.lane[lo][a] : wb ? l.warp[0][a] : INT64_MAX;
   std::vector<Basis> seq, reps;
   for (const Basis& b : l.reg)
     if (along(b)) (b[a] < first_thread ? seq : reps).push_back(b);
-  seq.insert(seq.end(), l.lane.begin(), l.lane.begin() + static_cast<long>(lb));
+  seq.insert(seq.end(), l.lane.begin() + static_cast<long>(lo), l.lane.begin() + static_cast<long>(lo + lb));
   seq.insert(seq.end(), l.warp.begin(), l.warp.begin() + static_cast<long>(wb));
   seq.insert(seq.end(), reps.begin(), reps.end());
   for (size_t j = 0; j < seq.size(); ++j)
@@ -343,16 +346,19 @@ Status GpuLowering::lower_scan(OpId o) {
     for (size_t j = 0; j < nt; ++j) r.push_back(b_.CreateSelect(c, x[j], y[j]));
     return r;
   };
-  // Lanes and warps along the axis: the low `lb` lane bits and `wb` warp bits.
-  int lb = 0, wb = 0;
-  while (lb < static_cast<int>(l.lane.size()) && l.lane[lb][a]) ++lb;
+  // Lanes and warps along the axis: `lb` lane bits from bit `lo` (scan_ready: one run of them;
+  // the ordered layout has lo = 0) and the low `wb` warp bits.
+  int lo = 0, lb = 0, wb = 0;
+  while (lo < static_cast<int>(l.lane.size()) && !l.lane[lo][a]) ++lo;
+  if (lo == static_cast<int>(l.lane.size())) lo = 0;
+  while (lo + lb < static_cast<int>(l.lane.size()) && l.lane[lo + lb][a]) ++lb;
   while (wb < static_cast<int>(l.warp.size()) && l.warp[wb][a]) ++wb;
   const int width = 1 << lb, nw = 1 << wb;
   // Register bits: along the axis below the lanes (the thread's run) or above the warps
   // (repetitions), and the others (rows, kept).
   std::vector<int> axis_bits, keep_bits, run_bits, rep_bits;
   split_bits(l.reg, a, &axis_bits, &keep_bits);
-  const int64_t first_thread = lb ? l.lane[0][a] : wb ? l.warp[0][a] : INT64_MAX;
+  const int64_t first_thread = lb ? l.lane[lo][a] : wb ? l.warp[0][a] : INT64_MAX;
   for (int i : axis_bits) (l.reg[i][a] < first_thread ? run_bits : rep_bits).push_back(i);
   const int64_t nrun = int64_t(1) << run_bits.size(), nrep = int64_t(1) << rep_bits.size();
   const int64_t nkeep = int64_t(1) << keep_bits.size();
@@ -376,20 +382,26 @@ Status GpuLowering::lower_scan(OpId o) {
     }
     totals[e] = run;
   }
-  llvm::Value* pos = b_.CreateAnd(lane_, width - 1);
+  // The thread's position along the axis among the lanes: lane bits lo.. lo + lb - 1. With lo
+  // = 0 the shuffles stay within segments of `width` lanes; otherwise they go across the whole
+  // warp by multiples of 2^lo, and a lane takes a value only from a position before its own
+  // (pos >= d), which has the same lane bits below lo and above the run.
+  llvm::Value* pos = b_.CreateAnd(lo ? b_.CreateLShr(lane_, lo) : lane_, width - 1);
   if (rev) pos = b_.CreateSub(b_.getInt32(width - 1), pos);
+  const int seg = lo ? 32 : width;
   std::vector<Tuple> excl(ne);
   llvm::Value* has_excl = b_.CreateICmpUGE(pos, b_.getInt32(1));
   for (int64_t e = 0; e < ne; ++e) {
     Tuple sc = totals[e];
     for (int d = 1; d < width; d *= 2) {
       Tuple y;
-      for (llvm::Value* x : sc) y.push_back(rev ? shfl_down(x, d, width) : shfl_up(x, d, width));
+      for (llvm::Value* x : sc) y.push_back(rev ? shfl_down(x, d << lo, seg) : shfl_up(x, d << lo, seg));
       sc = select(b_.CreateICmpUGE(pos, b_.getInt32(d)), combine(y, sc), sc);
     }
     totals[e] = sc;  // inclusive over the lanes before and at this one
     Tuple ex;
-    for (llvm::Value* x : sc) ex.push_back(width > 1 ? (rev ? shfl_down(x, 1, width) : shfl_up(x, 1, width)) : x);
+    for (llvm::Value* x : sc)
+      ex.push_back(width > 1 ? (rev ? shfl_down(x, 1 << lo, seg) : shfl_up(x, 1 << lo, seg)) : x);
     excl[e] = ex;
   }
   // A 1-D scan with a builtin kind also leaves the whole block's combination, which a reduce of
@@ -457,9 +469,10 @@ Status GpuLowering::lower_scan(OpId o) {
     }
     // With reverse, slots were written at reversed positions (wpos counts from the top).
   } else if (need_rep_totals) {
-    // From the lane at the last position in this thread's group of `width` lanes.
-    llvm::Value* last = b_.CreateOr(b_.CreateAnd(lane_, b_.getInt32(~uint32_t(width - 1))),
-                                    b_.getInt32(rev ? 0u : static_cast<uint32_t>(width - 1)));
+    // From the lane at the last position in this thread's group of `width` lanes (lane bits
+    // lo.. lo + lb - 1 all set, or all clear in reverse).
+    const uint32_t group = static_cast<uint32_t>(width - 1) << lo;
+    llvm::Value* last = b_.CreateOr(b_.CreateAnd(lane_, b_.getInt32(~group)), b_.getInt32(rev ? 0u : group));
     for (int64_t e = 0; e < ne; ++e) {
       Tuple t;
       for (llvm::Value* x : totals[e]) t.push_back(width > 1 ? shfl_idx(x, last) : x);
