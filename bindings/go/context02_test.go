@@ -267,7 +267,7 @@ func TestCudaCodeForANamedArchitectureNeedsNoGPU(t *testing.T) {
 		fragment string
 	}{
 		{tri.CompileOptions{Target: "cuda", Arch: "sm_90", NumWarps: 3}, "3 warps"},
-		{tri.CompileOptions{NumStages: 5}, "5 stages"},
+		{tri.CompileOptions{NumStages: 9}, "9 stages"},
 		{tri.CompileOptions{Target: "cuda", Arch: "sm_1"}, "sm_1"},
 		{tri.CompileOptions{LaunchSpecialization: &tri.Specialization{On: true, MaxVariants: 17}}, "at most 16"},
 		{tri.CompileOptions{ArgSpecialization: map[int]bool{32: false}}, "parameter 32"},

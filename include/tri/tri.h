@@ -340,7 +340,7 @@ TRI_API tri_result tri_compile_options_set_num_warps(tri_compile_options* option
  * computes; the loads move before the loop and to the end of its body, masked off past the
  * last iteration, so the results are the same). 0 (the default) means the target's choice: 3
  * on "cuda" (where tensor-core operand tiles then arrive in shared memory by cp.async), 1
- * elsewhere. Values above 4 are TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
+ * elsewhere. Values above 8 are TRI_ERROR_INVALID_ARGUMENT (Triton's kernels use up to 5 or 6). Since 0.2. */
 TRI_API tri_result tri_compile_options_set_num_stages(tri_compile_options* options, int32_t num_stages);
 /* Launch-time specialization, on by default for the "cuda" target and off by default for "cpu"
  * ("interp" ignores it): each tri_launch
@@ -591,7 +591,7 @@ TRI_API tri_result tri_tune_space_create(tri_tune_space** out_space);
 /* Releases a space; NULL is allowed. Since 0.2. */
 TRI_API void tri_tune_space_destroy(tri_tune_space* space);
 /* Appends a config: `count` constexpr values by name (names copied; they add to or replace the
- * base options' values), num_warps (1, 2, 4, 8, 16 or 32) and num_stages (0 to 4; as
+ * base options' values), num_warps (1, 2, 4, 8, 16 or 32) and num_stages (0 to 8; as
  * tri_compile_options_set_num_stages). Configs are numbered from 0 in the order added; the
  * number is the tie-break (below). *out_index (may be NULL) receives it. Errors:
  * TRI_ERROR_INVALID_ARGUMENT (a bad warps or stages value, a NULL name, names NULL with count

@@ -73,9 +73,9 @@ TRI_API tri_result tri_compile_options_set_checked(tri_compile_options* options,
 
 TRI_API tri_result tri_compile_options_set_num_stages(tri_compile_options* options, int32_t num_stages) {
   TRI_CHECK_ARG(options);
-  if (num_stages < 0 || num_stages > 4)
+  if (num_stages < 0 || num_stages > 8)
     return set_error(Code::InvalidArgument, "tri_compile_options_set_num_stages: " + std::to_string(num_stages) +
-                                                " stages; 0 (the target's default) and 1 to 4 are supported");
+                                                " stages; 0 (the target's default) and 1 to 8 are supported");
   options->req.options.num_stages = num_stages;
   return TRI_OK;
 }

@@ -180,9 +180,9 @@ TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* 
     if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))
       return set_error(Code::InvalidArgument, "tri_tune_space_add_config: " + std::to_string(num_warps) +
                                                   " warps; use 1, 2, 4, 8, 16 or 32");
-    if (num_stages < 0 || num_stages > 4)
+    if (num_stages < 0 || num_stages > 8)
       return set_error(Code::InvalidArgument, "tri_tune_space_add_config: " + std::to_string(num_stages) +
-                                                  " stages; 0 (the target's default) and 1 to 4 are supported");
+                                                  " stages; 0 (the target's default) and 1 to 8 are supported");
     tune::Config c;
     for (uint32_t i = 0; i < count; ++i) {
       if (!names[i] || !*names[i])
@@ -230,7 +230,7 @@ TRI_API tri_result tri_tune_space_add_product(tri_tune_space* space, const char*
     for (uint32_t i = 0; i < num_stages_values; ++i)
       if (stages[i] < 0 || stages[i] > 4)
         return set_error(Code::InvalidArgument, std::string(fn) + std::to_string(stages[i]) +
-                                                    " stages; 0 (the target's default) and 1 to 4 are supported");
+                                                    " stages; 0 (the target's default) and 1 to 8 are supported");
     total *= uint64_t(num_warps_values) * num_stages_values;
     if (total + space->configs.size() > 4096)
       return set_error(Code::LimitExceeded, std::string(fn) + "the product has " + std::to_string(total) +

@@ -178,6 +178,11 @@ static void reports_specialization_errors(void** state) {
   assert_int_equal(tri_compile_options_set_target(o, "gpu9000"), TRI_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(last_error(), "unknown target 'gpu9000'"));
   assert_int_equal(tri_compile_options_set_arg_align(o, 0, 12), TRI_ERROR_INVALID_ARGUMENT);
+  /* Stages: Triton's kernels ask for up to 5 or 6 (its tutorial's attention backward: 5). */
+  assert_int_equal(tri_compile_options_set_num_stages(o, 5), TRI_OK);
+  assert_int_equal(tri_compile_options_set_num_stages(o, 8), TRI_OK);
+  assert_int_equal(tri_compile_options_set_num_stages(o, 9), TRI_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tri_compile_options_set_num_stages(o, -1), TRI_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tri_compile_options_set_checked(o, 1), TRI_OK);
   assert_int_equal(tri_compile_options_set_target(o, "cpu"), TRI_OK);
   assert_int_equal(tri_compile_options_set_constexpr_int(o, "BLOK", 0), TRI_OK);

@@ -568,7 +568,7 @@ static void test_tune_errors(void** state) {
   const char* names[] = {"BLOCK"};
   int64_t bad = 24;
   assert_int_equal(tri_tune_space_add_config(s, names, &bad, 1, 3, 1, NULL), TRI_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(tri_tune_space_add_config(s, names, &bad, 1, 4, 5, NULL), TRI_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tri_tune_space_add_config(s, names, &bad, 1, 4, 9, NULL), TRI_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tri_tune_space_set_repetitions(s, 0), TRI_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tri_tune_space_add_config(s, names, &bad, 1, 4, 1, NULL), TRI_OK);
   /* The only config cannot compile: the call fails with its error. */

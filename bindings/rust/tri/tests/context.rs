@@ -228,7 +228,7 @@ fn cuda_code_for_a_named_architecture_needs_no_gpu() {
     // Bad GPU options are refused by the library.
     for (b, fragment) in [
         (CompileOptions::builder().num_warps(3), "3 warps"),
-        (CompileOptions::builder().num_stages(5), "5 stages"),
+        (CompileOptions::builder().num_stages(9), "9 stages"),
         (CompileOptions::builder().launch_specialization(true, 17), "at most 16"),
         (CompileOptions::builder().arg_specialization(32, false), "parameter 32"),
     ] {
