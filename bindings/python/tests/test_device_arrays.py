@@ -81,6 +81,47 @@ def test_dlpack_host_arrays_launch_on_the_host_targets(ctx):
     assert on_gpu.streams == []
 
 
+MASKED_COPY = """
+kernel @masked_copy(%m: ptr<i1>, %x: ptr<f32>, %o: ptr<f32>) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %mb = splat %m : <64 x ptr<i1>>
+  %mp = addptr %mb, %r : <64 x ptr<i1>>
+  %keep = load %mp : <64 x i1>
+  %xb = splat %x : <64 x ptr<f32>>
+  %xp = addptr %xb, %r : <64 x ptr<f32>>
+  %v = load %xp : <64 x f32>
+  %z = const[value=0.0] : <64 x f32>
+  %w = select %keep, %v, %z : <64 x f32>
+  %ob = splat %o : <64 x ptr<f32>>
+  %op = addptr %ob, %r : <64 x ptr<f32>>
+  store %op, %w
+  return
+}
+"""
+
+
+def test_bool_arrays_are_i1(ctx):
+    # An i1 element is one byte, 0 or 1, in memory: NumPy's (and torch's, CuPy's) bool. Triton
+    # passes bool tensors to *i1 parameters (FlagGems' where and masked_fill do), so Tri takes them,
+    # directly and through DLPack (whose bool is type code 6).
+    kernel = ctx.module(MASKED_COPY, "masked_copy.tri").compile("masked_copy", target="cpu")
+    rng = np.random.default_rng(3)
+    m, x = rng.random(64) < 0.5, rng.standard_normal(64).astype(np.float32)
+    masks = [m]
+    try:
+        m.__dlpack__()
+        masks.append(DLPackOnly(m))
+    except BufferError:  # NumPy before 1.25 exports no bool through DLPack
+        pass
+    for mask in masks:
+        out = np.full(64, -1.0, np.float32)
+        kernel[1](mask, x, out)
+        np.testing.assert_array_equal(out, np.where(m, x, 0.0))
+    with pytest.raises(tri.TriError) as e:
+        kernel[1](m.astype(np.int32), x, np.zeros(64, np.float32))
+    assert "so it takes an array of i1, but an array of int32 was given" in e.value.message
+
+
 def test_device_descriptions_are_checked_before_the_launch(gpu_kernel):
     d = tri.DevicePtr(0, 32, tri.DType.F32)
     cases = [

@@ -183,6 +183,13 @@ _NUMPY_DTYPES: Dict[np.dtype, DType] = {
     np.dtype(np.int32): DType.I32, np.dtype(np.uint32): DType.I32,
     np.dtype(np.int64): DType.I64, np.dtype(np.uint64): DType.I64,
     np.dtype(np.float16): DType.F16, np.dtype(np.float32): DType.F32, np.dtype(np.float64): DType.F64,
+    # i1 is a byte 0 or 1 in memory (docs/ir.md), which is how NumPy, torch and CuPy store bool.
+    np.dtype(np.bool_): DType.I1,
+}
+# Element types DLPack names that NumPy does not (dlpack.h's DLDataTypeCode and bits): bf16, bool
+# (one byte), and the float8 formats Tri has (torch.float8_e4m3fn and float8_e5m2).
+_DL_DTYPES: Dict[Tuple[int, int], DType] = {
+    (4, 16): DType.BF16, (6, 8): DType.I1, (10, 8): DType.F8E4M3, (12, 8): DType.F8E5M2,
 }
 # The targets whose kernels run on host memory, and those that run on CUDA device memory on a
 # stream. A kernel of any other target (one newer than this package) is not launched.
@@ -1111,12 +1118,13 @@ class Kernel(_KernelBase, _Owner):
         if view.np_dtype is not None:
             got = _NUMPY_DTYPES.get(view.np_dtype)
         else:
-            got = DType.BF16 if _device.dl_is_bf16(view) else None
+            got = _DL_DTYPES.get(view.dl_dtype)
         if got != p.dtype:
             if view.np_dtype is not None:
                 got_name = str(view.np_dtype) + (" (a type NumPy has no name for)" if view.np_dtype.kind == "V" else "")
             else:
-                got_name = "bfloat16" if got else f"DLPack type code {view.dl_dtype[0]} of {view.dl_dtype[1]} bits"
+                got_name = (got.ir_name if got is not None else
+                            f"DLPack type code {view.dl_dtype[0]} of {view.dl_dtype[1]} bits")
             raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, so it takes an array of {p.dtype.ir_name}, "
                                                     f"but an array of {got_name} was given")
         a.value.p, a.extent = view.address, view.nbytes

@@ -178,10 +178,6 @@ def from_dlpack(value: Any, stream: Optional[int]) -> View:
                 f"DLPack ({dl_device_name(device_type)})")
 
 
-def dl_is_bf16(view: View) -> bool:
-    return view.dl_dtype == (_DL_BFLOAT, 16)
-
-
 def stream_handle(stream: Any) -> int:
     """The CUstream handle an argument names (see the module's docstring); 0 is the default
     stream. TypeError for anything else."""
