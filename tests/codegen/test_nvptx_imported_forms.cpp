@@ -14,19 +14,24 @@
 
 namespace {
 
-std::string compile(const std::string& text, int warps = 4, std::vector<tri::passes::ArgFacts> facts = {}) {
+std::string compile(const std::string& text, int warps = 4, std::vector<tri::passes::ArgFacts> facts = {},
+                    int stages = 1, bool sm90a = false, uint32_t* shared_bytes = nullptr) {
   std::unique_ptr<tri::ir::Module> m, spec;
   tri::Status st = tri::ir::parse_text(text, "t.tri", &m);
   if (!st.is_ok()) fail_msg("%s", st.message().c_str());
-  st = tri::passes::prepare_kernel(*m, m->functions[0]->name, {}, facts, tri::passes::PipelineOptions{}, &spec);
+  tri::passes::PipelineOptions popt;
+  popt.num_stages = stages;
+  st = tri::passes::prepare_kernel(*m, m->functions[0]->name, {}, facts, popt, &spec);
   if (!st.is_ok()) fail_msg("%s", st.message().c_str());
   tri::codegen::nvptx::GpuOptions opt;
   opt.sm = 90;
+  opt.sm_a = sm90a;  // wgmma
   opt.num_warps = warps;
   std::string ptx;
   tri::codegen::nvptx::KernelInfo info;
   st = tri::codegen::nvptx::compile_ptx(*spec, *spec->functions[0], opt, &ptx, &info);
   if (!st.is_ok()) fail_msg("%s", st.message().c_str());
+  if (shared_bytes) *shared_bytes = info.shared_bytes;
   return ptx;
 }
 
@@ -250,6 +255,249 @@ kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}) {
   assert_true(count(ptx, "ld.global.v4") > 0);
 }
 
+// fla's chunked state update: per iteration a bf16 tile and an f32 tile of one shape, loaded one
+// iteration ahead (two stages) and multiplied. Loaded at their own widest vectors (8 bf16, 4
+// f32 to a thread) they meet in two layouts and one goes through shared memory at every
+// iteration; both load 4 to a thread instead (the bf16 tile 8 bytes at a time).
+void tiles_that_meet_load_in_one_layout(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%kp: ptr<bf16> {align=16}, %gp: ptr<f32> {align=16}, %vp: ptr<bf16> {align=16}, %o: ptr<f32> {align=16}, %n: i32) {
+  %rows = arange[start=0, end=32] : <32 x i32>
+  %cols = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %rows : <32 x 1 x i32>
+  %c64 = const[value=64] : <32 x 1 x i32>
+  %ro = mul %re, %c64 : <32 x 1 x i32>
+  %rb = broadcast %ro : <32 x 64 x i32>
+  %ce = expand_dims[axis=0] %cols : <1 x 64 x i32>
+  %cb = broadcast %ce : <32 x 64 x i32>
+  %off = add %rb, %cb : <32 x 64 x i32>
+  %vr = expand_dims[axis=1] %cols : <64 x 1 x i32>
+  %c32 = const[value=32] : <64 x 1 x i32>
+  %vro = mul %vr, %c32 : <64 x 1 x i32>
+  %vrb = broadcast %vro : <64 x 32 x i32>
+  %vc = expand_dims[axis=0] %rows : <1 x 32 x i32>
+  %vcb = broadcast %vc : <64 x 32 x i32>
+  %voff = add %vrb, %vcb : <64 x 32 x i32>
+  %acc0 = const[value=0.0] : <32 x 32 x f32>
+  %c0 = const[value=0] : i32
+  %c1 = const[value=1] : i32
+  %acc = for %c0, %n, %c1, %acc0 {
+  ^(%i: i32, %a: <32 x 32 x f32>):
+    %step = const[value=2048] : i32
+    %base = mul %i, %step : i32
+    %bs = splat %base : <32 x 64 x i32>
+    %o2 = add %off, %bs : <32 x 64 x i32>
+    %kb = splat %kp : <32 x 64 x ptr<bf16>>
+    %kq = addptr %kb, %o2 : <32 x 64 x ptr<bf16>>
+    %k = load %kq : <32 x 64 x bf16>
+    %gb = splat %gp : <32 x 64 x ptr<f32>>
+    %gq = addptr %gb, %o2 : <32 x 64 x ptr<f32>>
+    %g = load %gq : <32 x 64 x f32>
+    %kf = fpext %k : <32 x 64 x f32>
+    %e = exp2 %g : <32 x 64 x f32>
+    %p = mul %kf, %e : <32 x 64 x f32>
+    %pb = fptrunc %p : <32 x 64 x bf16>
+    %vs = splat %base : <64 x 32 x i32>
+    %vo2 = add %voff, %vs : <64 x 32 x i32>
+    %vb = splat %vp : <64 x 32 x ptr<bf16>>
+    %vq = addptr %vb, %vo2 : <64 x 32 x ptr<bf16>>
+    %v = load %vq : <64 x 32 x bf16>
+    %a2 = dot %pb, %v, %a : <32 x 32 x f32>
+    yield %a2
+  } : <32 x 32 x f32>
+  %r32 = arange[start=0, end=32] : <32 x i32>
+  %or = expand_dims[axis=1] %r32 : <32 x 1 x i32>
+  %oc32 = const[value=32] : <32 x 1 x i32>
+  %oro = mul %or, %oc32 : <32 x 1 x i32>
+  %orb = broadcast %oro : <32 x 32 x i32>
+  %oc = expand_dims[axis=0] %r32 : <1 x 32 x i32>
+  %ocb = broadcast %oc : <32 x 32 x i32>
+  %ooff = add %orb, %ocb : <32 x 32 x i32>
+  %ob = splat %o : <32 x 32 x ptr<f32>>
+  %op = addptr %ob, %ooff : <32 x 32 x ptr<f32>>
+  store %op, %acc
+  return
+}
+)", 1, {}, 2);
+  assert_int_equal(count(ptx, "st.shared.v4.f32"), 0);
+  assert_int_equal(count(ptx, "ld.shared.v4.f32"), 0);
+  assert_true(count(ptx, "ld.global.v2.b32") > 0);  // the bf16 tile, 4 elements per access
+  assert_true(count(ptx, "ld.global.v4.b32") > 0);  // the f32 tile
+}
+
+// Triton's attention writes `qk = tl.dot(q, k.T)` and `qk * scale - m[:, None]` (fma(qk, scale,
+// neg(m[:, None])) after contraction). The loop-carried K tile is copied into its shared-memory
+// ring by cp.async and its transpose read there as a view (it was loaded into registers and
+// stored each iteration), and the negated broadcast stays a broadcast of the row, so the fma takes
+// it in the accumulator's layout without moving the 64 x 64 block through shared memory.
+void transposed_ring_tile_and_broadcast_arithmetic(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
+  %c64 = const[value=64] : <64 x 1 x i32>
+  %ro = mul %re, %c64 : <64 x 1 x i32>
+  %rb = broadcast %ro : <64 x 64 x i32>
+  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
+  %cb = broadcast %ce : <64 x 64 x i32>
+  %off = add %rb, %cb : <64 x 64 x i32>
+  %qb = splat %qp : <64 x 64 x ptr<f16>>
+  %qq = addptr %qb, %off : <64 x 64 x ptr<f16>>
+  %q = load %qq : <64 x 64 x f16>
+  %acc0 = const[value=0.0] : <64 x 64 x f32>
+  %z = const[value=0.0] : <64 x 64 x f32>
+  %c0 = const[value=0] : i32
+  %c64s = const[value=64] : i32
+  %acc = for %c0, %n, %c64s, %acc0 {
+  ^(%i: i32, %a: <64 x 64 x f32>):
+    %step = const[value=64] : i32
+    %base = mul %i, %step : i32
+    %bs = splat %base : <64 x 64 x i32>
+    %o2 = add %off, %bs : <64 x 64 x i32>
+    %kb = splat %kp : <64 x 64 x ptr<f16>>
+    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
+    %kt0 = load %kq : <64 x 64 x f16>
+    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
+    %s = dot %q, %kt, %z : <64 x 64 x f32>
+    %m = reduce[axis=1, kind=max] %s : <64 x f32>
+    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
+    %mb = broadcast %me : <64 x 64 x f32>
+    %nm = neg %mb : <64 x 64 x f32>
+    %sc = const[value=0.125] : <64 x 64 x f32>
+    %t = fma %s, %sc, %nm : <64 x 64 x f32>
+    %a2 = add %a, %t : <64 x 64 x f32>
+    yield %a2
+  } : <64 x 64 x f32>
+  %ob = splat %o : <64 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
+  store %op, %acc
+  return
+}
+)", 4, {}, 3, true);
+  assert_true(count(ptx, "wgmma.mma_async") > 0);
+  assert_true(count(ptx, "cp.async.cg.shared.global") > 0);
+  assert_true(count(ptx, "ld.global.v4") <= 4);  // q only: 64 x 64 halves, 4 x 16 bytes a thread
+  // The accumulator's one exchange into the store's layout after the loop (16 x 8 bytes).
+  assert_true(count(ptx, "st.shared.v4.f32") + count(ptx, "st.shared.v2.f32") + count(ptx, "st.shared.f32") <= 16);
+}
+
+// Two loops one after the other (causal attention's off-band and on-band loops) use the same
+// shared memory for their ring tiles: the first gives it back when it ends.
+void sequential_loops_share_their_rings(void**) {
+  const std::string one = R"(
+kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
+  %c64 = const[value=64] : <64 x 1 x i32>
+  %ro = mul %re, %c64 : <64 x 1 x i32>
+  %rb = broadcast %ro : <64 x 64 x i32>
+  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
+  %cb = broadcast %ce : <64 x 64 x i32>
+  %off = add %rb, %cb : <64 x 64 x i32>
+  %qb = splat %qp : <64 x 64 x ptr<f16>>
+  %qq = addptr %qb, %off : <64 x 64 x ptr<f16>>
+  %q = load %qq : <64 x 64 x f16>
+  %acc0 = const[value=0.0] : <64 x 64 x f32>
+  %z = const[value=0.0] : <64 x 64 x f32>
+  %c0 = const[value=0] : i32
+  %c64s = const[value=64] : i32
+  %acc = for %c0, %n, %c64s, %acc0 {
+  ^(%i: i32, %a: <64 x 64 x f32>):
+    %step = const[value=64] : i32
+    %base = mul %i, %step : i32
+    %bs = splat %base : <64 x 64 x i32>
+    %o2 = add %off, %bs : <64 x 64 x i32>
+    %kb = splat %kp : <64 x 64 x ptr<f16>>
+    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
+    %kt0 = load %kq : <64 x 64 x f16>
+    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
+    %s = dot %q, %kt, %z : <64 x 64 x f32>
+    %m = reduce[axis=1, kind=max] %s : <64 x f32>
+    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
+    %mb = broadcast %me : <64 x 64 x f32>
+    %nm = neg %mb : <64 x 64 x f32>
+    %sc = const[value=0.125] : <64 x 64 x f32>
+    %t = fma %s, %sc, %nm : <64 x 64 x f32>
+    %a2 = add %a, %t : <64 x 64 x f32>
+    yield %a2
+  } : <64 x 64 x f32>
+  %ob = splat %o : <64 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
+  store %op, %acc
+  return
+}
+)";
+  const std::string two = R"(
+kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
+  %c64 = const[value=64] : <64 x 1 x i32>
+  %ro = mul %re, %c64 : <64 x 1 x i32>
+  %rb = broadcast %ro : <64 x 64 x i32>
+  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
+  %cb = broadcast %ce : <64 x 64 x i32>
+  %off = add %rb, %cb : <64 x 64 x i32>
+  %qb = splat %qp : <64 x 64 x ptr<f16>>
+  %qq = addptr %qb, %off : <64 x 64 x ptr<f16>>
+  %q = load %qq : <64 x 64 x f16>
+  %acc0 = const[value=0.0] : <64 x 64 x f32>
+  %z = const[value=0.0] : <64 x 64 x f32>
+  %c0 = const[value=0] : i32
+  %c64s = const[value=64] : i32
+  %acc = for %c0, %n, %c64s, %acc0 {
+  ^(%i: i32, %a: <64 x 64 x f32>):
+    %step = const[value=64] : i32
+    %base = mul %i, %step : i32
+    %bs = splat %base : <64 x 64 x i32>
+    %o2 = add %off, %bs : <64 x 64 x i32>
+    %kb = splat %kp : <64 x 64 x ptr<f16>>
+    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
+    %kt0 = load %kq : <64 x 64 x f16>
+    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
+    %s = dot %q, %kt, %z : <64 x 64 x f32>
+    %m = reduce[axis=1, kind=max] %s : <64 x f32>
+    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
+    %mb = broadcast %me : <64 x 64 x f32>
+    %nm = neg %mb : <64 x 64 x f32>
+    %sc = const[value=0.125] : <64 x 64 x f32>
+    %t = fma %s, %sc, %nm : <64 x 64 x f32>
+    %a2 = add %a, %t : <64 x 64 x f32>
+    yield %a2
+  } : <64 x 64 x f32>
+  %acc2 = for %c0, %n, %c64s, %acc {
+  ^(%i: i32, %a_: <64 x 64 x f32>):
+    %step = const[value=64] : i32
+    %base = mul %i, %step : i32
+    %bs = splat %base : <64 x 64 x i32>
+    %o2 = add %off, %bs : <64 x 64 x i32>
+    %kb = splat %kp : <64 x 64 x ptr<f16>>
+    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
+    %kt0 = load %kq : <64 x 64 x f16>
+    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
+    %s = dot %q, %kt, %z : <64 x 64 x f32>
+    %m = reduce[axis=1, kind=max] %s : <64 x f32>
+    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
+    %mb = broadcast %me : <64 x 64 x f32>
+    %nm = neg %mb : <64 x 64 x f32>
+    %sc = const[value=0.125] : <64 x 64 x f32>
+    %t = fma %s, %sc, %nm : <64 x 64 x f32>
+    %a2 = add %a_, %t : <64 x 64 x f32>
+    yield %a2
+  } : <64 x 64 x f32>
+  %ob = splat %o : <64 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
+  store %op, %acc2
+  return
+}
+)";
+  uint32_t bytes_one = 0, bytes_two = 0;
+  compile(one, 4, {}, 3, true, &bytes_one);
+  const std::string ptx = compile(two, 4, {}, 3, true, &bytes_two);
+  assert_true(bytes_one > 16384);  // q and two K tiles in flight at least
+  assert_int_equal(bytes_two, bytes_one);
+  assert_true(count(ptx, "cp.async.wait_all") + count(ptx, "cp.async.wait_group 0") > 0);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(commutative_region_reduces_like_the_builtin),
@@ -259,6 +507,9 @@ int main() {
       cmocka_unit_test(row_broadcast_over_a_tile_moves_nothing),
       cmocka_unit_test(half_arithmetic_is_native_on_sm90),
       cmocka_unit_test(column_scan_in_the_load_layout),
+      cmocka_unit_test(tiles_that_meet_load_in_one_layout),
+      cmocka_unit_test(transposed_ring_tile_and_broadcast_arithmetic),
+      cmocka_unit_test(sequential_loops_share_their_rings),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -817,6 +817,42 @@ Status GpuLowering::lower_elementwise(OpId o) {
         }));
     return Status::ok();
   }
+  // An elementwise function of broadcasts alone (and scalars): computed on the broadcasts'
+  // sources and broadcast again, so the result stays a broadcast that any layout takes from the
+  // source's registers. Attention's `qk * scale - m[:, None]`, contracted to fma(qk, scale,
+  // neg(m[:, None])), would otherwise negate 64 registers and move them through shared memory
+  // into the accumulator's layout at every iteration.
+  if (anchor && !any_lazy && anchor->bcast_src) {
+    bool all = true;
+    for (ValueId v : ins) {
+      const Val& x = val(v);
+      all = all && (x.kind == Val::Kind::Scalar ||
+                    (x.kind == Val::Kind::Dist && x.bcast_src && x.bcast_proj == anchor->bcast_proj &&
+                     x.lay == anchor->lay && x.bcast_src->shape == anchor->bcast_src->shape));
+    }
+    if (all) {
+      const Val src0 = *anchor->bcast_src;
+      std::vector<std::vector<llvm::Value*>> in;
+      for (ValueId v : ins) {
+        const Val& x = val(v);
+        in.push_back(x.kind == Val::Kind::Scalar ? std::vector<llvm::Value*>(src0.lay.nregs(), x.s)
+                                                 : regs_in(*x.bcast_src, src0.lay));
+      }
+      std::vector<llvm::Value*> out;
+      for (int64_t r = 0; r < src0.lay.nregs(); ++r) {
+        std::vector<llvm::Value*> xs;
+        for (auto& x : in) xs.push_back(x[r]);
+        out.push_back(one(xs));
+        if (bad) return fail();
+      }
+      Val src = dist(ret, src0.lay, std::move(out));
+      Val result = dist(ret, anchor->lay, convert(src, anchor->lay, anchor->bcast_proj));
+      result.bcast_proj = anchor->bcast_proj;
+      result.bcast_src = std::make_shared<const Val>(std::move(src));
+      set(res, std::move(result));
+      return Status::ok();
+    }
+  }
   Layout l = anchor ? anchor->lay : default_layout(rs, ret);
   std::vector<std::vector<llvm::Value*>> in;
   for (ValueId v : ins) in.push_back(regs_in(val(v), l));
@@ -970,6 +1006,16 @@ Status GpuLowering::lower_shape(OpId o) {
       std::vector<int64_t> order = f_->attr(o, "order").ints;
       if (src.kind == Val::Kind::Dist) {
         set(res, dist(e, permute(src.lay, order), src.regs));
+        return Status::ok();
+      }
+      if (src.kind == Val::Kind::Smem) {
+        // The transpose of a tile in shared memory (a loop's ring tile, smem_carried): the same
+        // bytes read the other way round (a row-major tile of [n x d] is a column-major one of
+        // [d x n]), so a dot reads K^T where K was copied.
+        Val t = src;
+        std::swap(t.shape[0], t.shape[1]);
+        t.smem_col_major = !src.smem_col_major;
+        set(res, std::move(t));
         return Status::ok();
       }
       set(res, view(src, [order](const Coord& c) {
@@ -1159,7 +1205,7 @@ Status GpuLowering::run(KernelInfo* info) {
     persist_base_gv_->setInitializer(b_.getInt32(static_cast<uint32_t>(scratch)));
     persist_base_gv_->setConstant(true);
   }
-  info->shared_bytes = static_cast<uint32_t>(persist_bytes_ ? scratch + persist_bytes_ : (smem_bytes_ + 15) / 16 * 16);
+  info->shared_bytes = static_cast<uint32_t>(persist_peak_ ? scratch + persist_peak_ : (smem_bytes_ + 15) / 16 * 16);
   return Status::ok();
 }
 

@@ -175,6 +175,7 @@ void GpuLowering::smem_war_barrier() {
 }
 
 Status GpuLowering::lower_for(OpId o) {
+  const uint64_t persist_mark = persist_bytes_;
   const ir::OpData& op = f_->op(o);
   llvm::Value* lo = val(op.operands[0]).s;
   llvm::Value* hi = val(op.operands[1]).s;
@@ -191,7 +192,7 @@ Status GpuLowering::lower_for(OpId o) {
     const ValueId pv = f_->operand(deferred.back().first, "ptr"), mv = f_->operand(deferred.back().first, "mask");
     const EType e = etype(f_->type_of(inits[i]));
     int vec = 1;
-    set(inits[i], dist(e, load_layout(pv, mv, val(pv), elem_bytes(e), &vec), {}));
+    set(inits[i], dist(e, load_layout(pv, mv, val(pv), elem_bytes(e), &vec, inits[i]), {}));
   }
   // In pipeline order: each stage's tiles (a carried tile that another passes on next iteration
   // is one stage later than that one) before the next stage's, then program order. The loop's
@@ -475,6 +476,17 @@ Status GpuLowering::lower_for(OpId o) {
     set(op.results[j], std::move(acc));
   }
   async_wgmma_ = saved_async;
+  // The loop's shared memory (ring tiles, hoisted operands) is free for what follows once every
+  // copy into it has landed and every warp is done reading it, unless a tile it carried is used
+  // after the loop.
+  bool release = persist_bytes_ > persist_mark;
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].smem && uses(op.results[i]) > 0) release = false;
+  if (release) {
+    if (ring.any()) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(0)});
+    barrier();
+    persist_bytes_ = persist_mark;
+  }
   return Status::ok();
 }
 

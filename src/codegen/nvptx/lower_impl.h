@@ -194,7 +194,20 @@ class GpuLowering {
   Status lower_shape(OpId o);
   // ptr_override: the addresses to use instead of the op's `ptr` operand (get and put: a peer's).
   Status lower_load(OpId o, const Val* ptr_override = nullptr);
-  Layout load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec);
+  // res: the load's result (its vector may be capped by load_vec_cap), or kNoValue.
+  Layout load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec, ValueId res = ir::kNoValue);
+  // The coalesced layout's order and vector (elements per access) for a load of `s` through
+  // pointer pv with mask mv, elements of eb bytes, before any cap.
+  int natural_load_vec(ValueId pv, ValueId mv, const Shape& s, int eb, std::vector<int>* order) const;
+  // Loads whose tiles meet in elementwise ops (through casts, selects and the values a loop
+  // carries) load in one layout: at the smallest vector any of them takes, as long as each still
+  // moves at least 4 bytes per access (lower_memory.cpp). A bf16 tile loaded 8 to a thread and an
+  // f32 tile loaded 4 to a thread would otherwise meet in two layouts, and one of them would go
+  // through shared memory (two barriers) at every use; 8-byte instead of 16-byte accesses cost
+  // less. 0: no cap for this load.
+  int load_vec_cap(ValueId res);
+  const ir::Function* caps_fn_ = nullptr;
+  std::map<ValueId, int> load_caps_;
   // When value v (a load's result, elements of eb bytes) only goes through expand_dims to a
   // broadcast over a tile, the layout of v whose registers the tile's blocked layout takes as
   // they are (lower_memory.cpp); false otherwise.
@@ -261,7 +274,8 @@ class GpuLowering {
   static bool prefers_col_major(const Val& v);
   // Whether block argument `arg` of loop body `body` can live in shared memory between
   // iterations: a 2-D 16-bit block whose only uses are as operand A or B of dots on tensor cores
-  // directly in the body, or by the body's yield (lower_control.cpp requires that position to
+  // directly in the body (or through a transpose, permute[order=[1, 0]], whose only uses are
+  // such operands: the transpose is a view of the same bytes), or by the body's yield (lower_control.cpp requires that position to
   // live in shared memory too). `shape` receives its shape.
   bool smem_carried(BlockId body, ValueId arg, Shape* shape);
   // Shared memory that lives across ops (loop-carried tiles), above the scratch that ops take
@@ -270,6 +284,9 @@ class GpuLowering {
   uint64_t alloc_persistent(uint64_t bytes);
   llvm::Value* persistent_base();
   uint64_t persist_bytes_ = 0;
+  // The most persist_bytes_ reached: a loop gives its tiles' memory back when it ends (lower_for),
+  // so loops one after another (causal attention's two) use the same bytes.
+  uint64_t persist_peak_ = 0;
   llvm::GlobalVariable* persist_base_gv_ = nullptr;
   // Loads whose tile goes straight into a loop's shared-memory buffer (cp.async), and that
   // buffer's byte offset (lower_for sets it for the body it lowers).

@@ -242,7 +242,7 @@ Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
     return Status::ok();
   }
   int vec = 1;
-  Layout l = load_layout(pv, mv, ptr, eb, &vec);
+  Layout l = load_layout(pv, mv, ptr, eb, &vec, res);
   if (ptr.kind != Val::Kind::Dist) {
     Layout b;
     if (broadcast_layout(res, eb, &b)) {
@@ -327,7 +327,7 @@ bool GpuLowering::broadcast_layout(ValueId v, int eb, Layout* out) {
 
 // The layout a load of a block takes: the pointer's own when it has one, else the coalesced one
 // axis info suggests. *vec: the elements each access moves.
-Layout GpuLowering::load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec) {
+Layout GpuLowering::load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec, ValueId res) {
   Layout l;
   int dim = -1;
   if (ptr.kind == Val::Kind::Dist) {
@@ -336,20 +336,110 @@ Layout GpuLowering::load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, 
     *vec = std::min(run, mem_vec(pv, mv, dim, eb));
     return l;
   }
-  std::vector<int> order = row_major(static_cast<int>(ptr.shape.size()));
-  if (const passes::AxisInfoAnalysis* ax = axis()) {
-    const passes::AxisInfo& pa = ax->get(pv);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
-  }
-  dim = order[0];
-  int v = mem_vec(pv, mv, dim, eb);
-  int64_t n = 1;
-  for (int64_t d : ptr.shape) n *= d;
-  v = static_cast<int>(std::min<int64_t>(v, std::max<int64_t>(1, n / threads())));
+  std::vector<int> order;
+  int v = natural_load_vec(pv, mv, ptr.shape, eb, &order);
+  if (res != ir::kNoValue)
+    if (const int cap = load_vec_cap(res)) v = std::min(v, cap);
   l = blocked(ptr.shape, order, v, opt_.num_warps);
   int d2;
   *vec = std::min(v, run_of(l, &d2));
   return l;
+}
+
+int GpuLowering::natural_load_vec(ValueId pv, ValueId mv, const Shape& s, int eb, std::vector<int>* order) const {
+  *order = row_major(static_cast<int>(s.size()));
+  if (const passes::AxisInfoAnalysis* ax = axis()) {
+    const passes::AxisInfo& pa = ax->get(pv);
+    std::stable_sort(order->begin(), order->end(), [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
+  }
+  int v = mem_vec(pv, mv, (*order)[0], eb);
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return static_cast<int>(std::min<int64_t>(v, std::max<int64_t>(1, n / threads())));
+}
+
+int GpuLowering::load_vec_cap(ValueId res) {
+  if (caps_fn_ != f_) {
+    caps_fn_ = f_;
+    load_caps_.clear();
+    const ir::Function& f = *f_;
+    // Values joined by elementwise ops, casts, selects and loop-carried positions.
+    std::vector<ValueId> parent(f.values.size());
+    for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<ValueId>(i);
+    std::function<ValueId(ValueId)> find = [&](ValueId x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    auto unite = [&](ValueId a, ValueId b) {
+      if (a == ir::kNoValue || b == ir::kNoValue || a >= parent.size() || b >= parent.size()) return;
+      parent[find(a)] = find(b);
+    };
+    auto is_block = [&](ValueId v) { return v != ir::kNoValue && m_.types.is_block(f.type_of(v)); };
+    struct L {
+      ValueId res;
+      Shape s;
+      std::vector<int> order;
+      int v, eb;
+    };
+    std::vector<L> loads;
+    auto yield_of = [&](BlockId b) -> const ir::OpData* {
+      const std::vector<OpId>& ops = f.block(b).ops;
+      if (ops.empty() || f.op(ops.back()).code != Opcode::Yield) return nullptr;
+      return &f.op(ops.back());
+    };
+    std::function<void(BlockId)> walk = [&](BlockId b) {
+      for (OpId o : f.block(b).ops) {
+        const ir::OpData& op = f.op(o);
+        const ir::OpRule rule = ir::op_info(op.code).rule;
+        const bool ew = rule == ir::OpRule::EwNum || rule == ir::OpRule::EwInt || rule == ir::OpRule::EwFloat ||
+                        rule == ir::OpRule::Cast || op.code == Opcode::Select;
+        if (ew && op.results.size() == 1 && is_block(op.results[0])) {
+          const Shape rs = shape(f.type_of(op.results[0]));
+          for (ValueId x : op.operands)
+            if (is_block(x) && shape(f.type_of(x)) == rs) unite(x, op.results[0]);
+        }
+        if (op.code == Opcode::For && !op.regions.empty()) {
+          const auto& body = f.block(op.regions[0]);
+          const ir::OpData* y = yield_of(op.regions[0]);
+          for (size_t i = 0; i < op.results.size() && 3 + i < op.operands.size(); ++i) {
+            unite(op.operands[3 + i], op.results[i]);
+            if (i + 1 < body.args.size()) unite(body.args[i + 1], op.results[i]);
+            if (y && i < y->operands.size()) unite(y->operands[i], op.results[i]);
+          }
+        }
+        if (op.code == Opcode::If)
+          for (BlockId r : op.regions)
+            if (const ir::OpData* y = yield_of(r))
+              for (size_t i = 0; i < op.results.size() && i < y->operands.size(); ++i) unite(y->operands[i], op.results[i]);
+        if (op.code == Opcode::Load && op.results.size() == 1 && is_block(op.results[0])) {
+          const TypeId t = f.type_of(op.results[0]);
+          const EType e = etype(t);
+          L l{op.results[0], shape(t), {}, 0, elem_bytes(e)};
+          if (!e.ptr) {
+            l.v = natural_load_vec(f.operand(o, "ptr"), f.operand(o, "mask"), l.s, l.eb, &l.order);
+            loads.push_back(std::move(l));
+          }
+        }
+        for (BlockId r : op.regions) walk(r);
+      }
+    };
+    walk(f.body);
+    // Per group of loads of one shape and order that meet: the smallest vector, for the loads
+    // that still move 4 bytes or more per access with it.
+    std::map<std::pair<ValueId, std::pair<Shape, std::vector<int>>>, int> least;
+    for (const L& l : loads) {
+      auto key = std::make_pair(find(l.res), std::make_pair(l.s, l.order));
+      auto it = least.find(key);
+      if (it == least.end()) least[key] = l.v;
+      else it->second = std::min(it->second, l.v);
+    }
+    for (const L& l : loads) {
+      const int cap = least[std::make_pair(find(l.res), std::make_pair(l.s, l.order))];
+      if (cap < l.v && cap * l.eb >= 4) load_caps_[l.res] = cap;
+    }
+  }
+  auto it = load_caps_.find(res);
+  return it == load_caps_.end() ? 0 : it->second;
 }
 
 std::vector<llvm::Value*> GpuLowering::emit_load(const ir::Function& fn, OpId o, const Val& ptr, const Val* mask,

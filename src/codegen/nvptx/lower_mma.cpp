@@ -293,12 +293,29 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
   int uses_here = 0;
   MmaLayouts ml;
   const std::vector<OpId>& ops = f_->block(body).ops;
+  // A dot operand here, directly or through a transpose (Triton's `k.T`) whose every use is one.
+  auto dot_operand = [&](OpId o, size_t k) { return f_->op(o).code == Opcode::Dot && k <= 1 && mma_layouts(*f_, o, &ml); };
+  auto transposed_for_dots = [&](OpId o) {
+    const ir::OpData& op = f_->op(o);
+    if (op.code != Opcode::Permute || f_->attr(o, "order").ints != std::vector<int64_t>{1, 0}) return false;
+    const ValueId t = op.results[0];
+    int seen = 0;
+    for (OpId u : ops) {
+      const ir::OpData& uop = f_->op(u);
+      for (size_t k = 0; k < uop.operands.size(); ++k) {
+        if (uop.operands[k] != t) continue;
+        if (!dot_operand(u, k)) return false;
+        ++seen;
+      }
+    }
+    return seen > 0 && seen == uses(t);
+  };
   for (OpId o : ops) {
     const ir::OpData& op = f_->op(o);
     for (size_t k = 0; k < op.operands.size(); ++k) {
       if (op.operands[k] != arg) continue;
       const bool passed_on = o == ops.back();  // the yield: lower_control.cpp checks where to
-      if (!passed_on && (op.code != Opcode::Dot || k > 1 || !mma_layouts(*f_, o, &ml))) return false;
+      if (!passed_on && !dot_operand(o, k) && !transposed_for_dots(o)) return false;
       ++uses_here;
     }
   }
@@ -313,6 +330,7 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
 uint64_t GpuLowering::alloc_persistent(uint64_t bytes) {
   const uint64_t at = persist_bytes_;
   persist_bytes_ += (bytes + 1023) / 1024 * 1024;  // wgmma's swizzled tiles start on 1024 bytes
+  persist_peak_ = std::max(persist_peak_, persist_bytes_);
   return at;
 }
 
