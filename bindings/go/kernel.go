@@ -319,9 +319,11 @@ func (k *Kernel) Text() (string, error) {
 	return string(blobBytes(b)), nil
 }
 
-// Code is what the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
-// descriptor, JSON) for "cuda"; "llvm" (LLVM IR after optimization) for "cuda", and for "cpu"
-// when it keeps it. ErrNotFound when the target made nothing of that kind.
+// Code is what the target made, by kind: "llvm" (LLVM IR after optimization) for "cpu" and
+// "cuda"; "asm" (the host assembly) for "cpu"; "ptx" (the PTX module), "metadata" (the launch
+// descriptor, JSON) and "cubin" (the driver's machine code, binary, with a GPU) for "cuda".
+// Stages a compile does not keep are made on the first call. ErrNotFound when the target makes
+// nothing of that kind (the message lists what it makes).
 func (k *Kernel) Code(kind string) (string, error) {
 	ckind := C.CString(kind)
 	defer C.free(unsafe.Pointer(ckind))

@@ -386,11 +386,15 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
 TRI_API void tri_kernel_destroy(tri_kernel* kernel);
 /* The specialized, canonicalized IR the kernel was compiled from, as text. Since 0.1. */
 TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
-/* Code the target made for the kernel, by kind: "ptx" (target "cuda": the PTX module),
- * "metadata" (target "cuda": the launch descriptor as JSON, docs/capi.md "Launch descriptor"),
- * "llvm" (targets "cuda" and "cpu": LLVM IR after optimization; "cpu" keeps none by default).
- * TRI_ERROR_NOT_FOUND when the target made nothing of that kind. The caller owns *out_code.
- * Since 0.2. */
+/* Code the target made for the kernel, by kind: "llvm" (targets "cuda" and "cpu": the LLVM IR
+ * after optimization), "asm" (target "cpu": the host assembly), "ptx" (target "cuda": the PTX
+ * module), "metadata" (target "cuda": the launch descriptor as JSON, docs/capi.md "Launch
+ * descriptor"), "cubin" (target "cuda": the machine code the driver made from the PTX, binary;
+ * only where a driver compiled it for the current device). A stage the compile did not keep
+ * (the cpu target keeps only machine code; a kernel read from the disk cache, only its entry)
+ * is made on the first call by compiling the kernel again in memory, so compiles that never ask
+ * pay nothing. TRI_ERROR_NOT_FOUND when the target makes nothing of that kind (the message lists
+ * the kinds it makes). The caller owns *out_code. Since 0.2. */
 TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code);
 /* The variants launch-time specialization has made for this kernel so far, as JSON
  * (docs/capi.md "Variants"): for each, its key, the argument classes it was compiled for, and

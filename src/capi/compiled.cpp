@@ -45,8 +45,10 @@ std::string CompileRequest::key(const std::string& kernel) const {
 
 namespace {
 
-// TRI_DUMP=ir,llvm,ptx (any of them) writes those stages of every kernel compiled to
-// TRI_DUMP_DIR (default ./tri-dump) as <kernel>.<target>.<n>.{tri,ll,ptx}.
+// TRI_DUMP=ir,llvm,asm,ptx,cubin (any of them) writes those stages of every kernel compiled to
+// TRI_DUMP_DIR (default ./tri-dump) as <kernel>.<target>.<n>.{tri,ll,s,ptx,cubin}: the
+// specialized IR, the optimized LLVM IR (cpu, cuda), the host assembly (cpu), the PTX and the
+// driver's cubin (cuda, where a driver made one). A stage the target does not make is skipped.
 void dump_stages(const Compiled& c, const std::string& name) {
   const char* what = std::getenv("TRI_DUMP");
   if (!what || !*what) return;
@@ -58,14 +60,16 @@ void dump_stages(const Compiled& c, const std::string& name) {
   std::string stages = std::string(",") + what + ",";
   auto write = [&](const char* stage, const char* ext, const std::string& text) {
     if (stages.find(std::string(",") + stage + ",") == std::string::npos || text.empty()) return;
-    if (FILE* f = std::fopen((base + ext).c_str(), "w")) {
+    if (FILE* f = std::fopen((base + ext).c_str(), "wb")) {
       std::fwrite(text.data(), 1, text.size(), f);
       std::fclose(f);
     }
   };
   write("ir", ".tri", ir::print_text(*c.ir));
   write("llvm", ".ll", c.exe->code("llvm"));
+  write("asm", ".s", c.exe->code("asm"));
   write("ptx", ".ptx", c.exe->code("ptx"));
+  write("cubin", ".cubin", c.exe->code("cubin"));
 }
 
 }  // namespace
@@ -112,6 +116,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
   const char* dump = std::getenv("TRI_DUMP");
   const bool use_disk = disk && !(dump && *dump);
+  if (dump && *dump) options.keep_code = true;
   cache::Key front;
   if (use_disk && try_front(*disk, m, name, req, *t, options, c.get(), &front)) {
     c->source = &m;

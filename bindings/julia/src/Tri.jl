@@ -612,9 +612,11 @@ function to_text(k::Kernel)
     return String(blob_bytes(out[]))
 end
 
-"""Code the target made, by kind: "ptx" and "metadata" (the launch descriptor, JSON) for "cuda";
-"llvm" for "cuda" (and "cpu" when it keeps it). A TriError with TRI_ERROR_NOT_FOUND when the
-target made nothing of that kind."""
+"""Code the target made, by kind: "llvm" (LLVM IR after optimization) for "cpu" and "cuda"; "asm"
+(the host assembly) for "cpu"; "ptx", "metadata" (the launch descriptor, JSON) and "cubin" (the
+driver's machine code, binary, with a GPU) for "cuda". Stages a compile does not keep are made
+on the first call. A TriError with TRI_ERROR_NOT_FOUND when the target makes nothing of that
+kind (the message lists what it makes)."""
 function kernel_code(k::Kernel, kind::AbstractString)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     check(ccall((:tri_kernel_code, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{Ptr{Cvoid}}), live(k.ptr, "the kernel"),

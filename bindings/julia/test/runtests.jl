@@ -128,7 +128,9 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         g = compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 8)
         @test occursin(".target sm_90", kernel_code(g, "ptx"))
         @test occursin("\"num_warps\": 8", kernel_code(g, "metadata"))
-        @test_throws TriError kernel_code(compile(m, "vector_add"), "llvm")
+        @test occursin("target triple", kernel_code(compile(m, "vector_add"), "llvm"))
+        @test occursin("tri.vector_add", kernel_code(compile(m, "vector_add"), "asm"))
+        @test_throws TriError kernel_code(compile(m, "vector_add"), "ptx")
         @test_throws TriError compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 3)
         @test_throws TriError launch(g, 1, ones(Float32, 4), ones(Float32, 4), ones(Float32, 4), 4)  # host arrays
         s = compile(m, "vector_add"; launch_specialization = true, max_variants = 2)

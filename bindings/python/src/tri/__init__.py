@@ -1039,11 +1039,15 @@ class Kernel(_KernelBase, _Owner):
         """The specialized IR the kernel was compiled from."""
         return self._blob(_lib.tri_kernel_to_text).decode()
 
-    def code(self, kind: str) -> str:
-        """Code the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
-        descriptor, JSON) for "cuda"; "llvm" (LLVM IR after optimization) for "cuda" (and "cpu"
-        when it keeps it). TriError NOT_FOUND when the target made nothing of that kind."""
-        return self._blob(_lib.tri_kernel_code, kind.encode()).decode("utf-8", "replace")
+    def code(self, kind: str) -> Union[str, bytes]:
+        """Code the target made, by kind: "llvm" (LLVM IR after optimization) for "cpu" and
+        "cuda"; "asm" (the host assembly) for "cpu"; "ptx" (the PTX module) and "metadata" (the
+        launch descriptor, JSON) for "cuda"; "cubin" (bytes: the machine code the driver made,
+        with a GPU) for "cuda". Stages a compile does not keep are made on the first call.
+        TriError NOT_FOUND when the target makes nothing of that kind (the message lists what
+        it makes)."""
+        data = self._blob(_lib.tri_kernel_code, kind.encode())
+        return data if kind == "cubin" else data.decode("utf-8", "replace")
 
     def metadata(self) -> Dict[str, Any]:
         """The "cuda" launch descriptor (code("metadata")) as a dict: entry, arch, block,

@@ -572,15 +572,27 @@ impl Kernel {
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
-    /// Code the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
-    /// descriptor, JSON) for Cuda; "llvm" (LLVM IR after optimization) for Cuda, and for Cpu
-    /// when it keeps it. `ErrorKind::NotFound` when the target made nothing of that kind.
+    /// Code the target made, by kind: "llvm" (LLVM IR after optimization) for Cpu and Cuda;
+    /// "asm" (the host assembly) for Cpu; "ptx" (the PTX module) and "metadata" (the launch
+    /// descriptor, JSON) for Cuda. Stages a compile does not keep are made on the first call.
+    /// `ErrorKind::NotFound` when the target makes nothing of that kind (the message lists what
+    /// it makes). The binary "cubin" (Cuda, where a driver made one) is `code_bytes`'s.
     pub fn code(&self, kind: &str) -> Result<String> {
         let ckind = cstring(kind, "code kind")?;
         let mut blob = ptr::null_mut();
         // SAFETY: live kernel, NUL-terminated kind, out-parameter.
         check(unsafe { sys::tri_kernel_code(self.raw, ckind.as_ptr(), &mut blob) })?;
         Blob::from_raw(blob, &self.ctx).into_string()
+    }
+
+    /// `code` as bytes: for "cubin", the machine code the driver made from the PTX (Cuda, with a
+    /// GPU), which is not text.
+    pub fn code_bytes(&self, kind: &str) -> Result<Vec<u8>> {
+        let ckind = cstring(kind, "code kind")?;
+        let mut blob = ptr::null_mut();
+        // SAFETY: live kernel, NUL-terminated kind, out-parameter.
+        check(unsafe { sys::tri_kernel_code(self.raw, ckind.as_ptr(), &mut blob) })?;
+        Ok(Blob::from_raw(blob, &self.ctx).to_vec())
     }
 
     /// The variants launch-time specialization has made so far, as JSON (docs/capi.md,

@@ -221,10 +221,13 @@ fn cuda_code_for_a_named_architecture_needs_no_gpu() {
     assert!(meta.contains(r#""block": [256, 1, 1]"#), "{}", meta);
     assert!(kernel.code("llvm").unwrap().contains("nvptx64-nvidia-cuda"));
     assert_eq!(kernel.code("cubin-of-the-future").unwrap_err().kind(), ErrorKind::NotFound);
-    // The CPU keeps no LLVM IR by default.
+    // The CPU shows its LLVM IR and assembly on request; a kind it does not make is named.
     let cpu = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
-    let e = cpu.code("llvm").unwrap_err();
-    assert!(e.kind() == ErrorKind::NotFound && e.message().contains("target \"cpu\""), "{}", e);
+    assert!(cpu.code("llvm").unwrap().contains("target triple"));
+    assert!(cpu.code("asm").unwrap().contains("tri.vector_add"));
+    assert_eq!(cpu.code_bytes("asm").unwrap(), cpu.code("asm").unwrap().into_bytes());
+    let e = cpu.code("ptx").unwrap_err();
+    assert!(e.kind() == ErrorKind::NotFound && e.message().contains("target \"cpu\"") && e.message().contains("it makes: llvm"), "{}", e);
     // Bad GPU options are refused by the library.
     for (b, fragment) in [
         (CompileOptions::builder().num_warps(3), "3 warps"),
