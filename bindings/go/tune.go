@@ -316,7 +316,7 @@ func (m *Module) Tune(name string, opts *CompileOptions, t TuneOptions, args ...
 		return nil, nil, err
 	}
 	// The arguments are encoded as a launch of this kernel would encode them.
-	shell := &Kernel{name: name, target: opts.Target, params: f.RuntimeParams()}
+	shell := &Kernel{name: name, target: opts.Target, params: f.RuntimeParams(), aligns: opts.ArgAlign}
 	if shell.target == "" {
 		shell.target = "cpu"
 	}
@@ -416,7 +416,7 @@ func (m *Module) Tune(name string, opts *CompileOptions, t TuneOptions, args ...
 		return nil, nil, err
 	}
 	data := blobBytes(blob)
-	k, err := m.adopt(name, opts.Target, kraw)
+	k, err := m.adopt(name, opts, kraw)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -590,7 +590,7 @@ function compile(m::IRModule, name::AbstractString, options::CompileOptions)
         ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), opts)
     end
     k = finalizer(close, Kernel(out[], String(name), options.target, Param[], m.context))
-    k.params = runtime_params(function_info(m, name))
+    k.params = promised(runtime_params(function_info(m, name)), options)
     count = Ref{UInt32}(0)
     check(ccall((:tri_kernel_arg_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), k.ptr, count))
     count[] == length(k.params) ||
@@ -660,6 +660,24 @@ function device_address(value)
     return reinterpret(UInt64, p)
 end
 
+# The runtime parameters with the options' arg_align promises folded into their alignment, which
+# launches check (`aligned`).
+promised(params::Vector{Param}, options::CompileOptions) =
+    [haskey(options.arg_align, i - 1) ?
+     Param(p.name, p.constexpr, p.type_kind, p.dtype, p.type_text, max(p.align, UInt32(options.arg_align[i - 1])),
+           p.divisible, p.noalias, p.default) : p for (i, p) in enumerate(params)]
+
+# A pointer argument must keep the alignment its kernel was compiled for (an {align=N} fact or a
+# promise): every target would read it wrong or fault on it, so it is refused before the launch.
+function aligned(a::TriArg, where, p::Param)
+    p.align > 1 && a.value % p.align != 0 &&
+        throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()) with {align=$(p.align)}, but the address given, " *
+                                              "0x$(string(a.value, base = 16)), is not a multiple of $(p.align): pass " *
+                                              "memory that starts on a $(p.align)-byte boundary (a view such as " *
+                                              "view(a, 2:n) moves the start; copy it), or compile without that fact"))
+    return a
+end
+
 # The bits of an integer dtype (I1 .. I64).
 intbits(d::DType) = d == I1 ? 1 : d == I8 ? 8 : d == I16 ? 16 : d == I32 ? 32 : 64
 
@@ -670,11 +688,12 @@ function encode(k::Kernel, i::Int, p::Param, value)
     if p.type_kind == TRI_TYPE_POINTER
         if on_device(k)
             if value isa DevicePtr && value.dtype == p.dtype
-                return TriArg(value.ptr, value.nbytes, TRI_TYPE_POINTER, Int32(p.dtype))
+                return aligned(TriArg(value.ptr, value.nbytes, TRI_TYPE_POINTER, Int32(p.dtype)), where, p)
             end
             addr = device_address(value)
             if addr !== nothing && haskey(JULIA_DTYPES, eltype(value)) && JULIA_DTYPES[eltype(value)] == p.dtype
-                return TriArg(addr, UInt64(sizeof(eltype(value)) * length(value)), TRI_TYPE_POINTER, Int32(p.dtype))
+                return aligned(TriArg(addr, UInt64(sizeof(eltype(value)) * length(value)), TRI_TYPE_POINTER,
+                                      Int32(p.dtype)), where, p)
             end
             throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), so it takes device memory of $(irname(p.dtype)) (a " *
                                                   "DevicePtr or a device array; the kernel runs on the GPU), but a $(typeof(value)) was given"))
@@ -683,7 +702,8 @@ function encode(k::Kernel, i::Int, p::Param, value)
             throw(TriError(TRI_ERROR_LAUNCH_ARGS,
                            "$(where()), so it takes an Array of $(irname(p.dtype)), but a $(typeof(value)) was given"))
         end
-        return TriArg(UInt64(UInt(pointer(value))), UInt64(sizeof(value)), TRI_TYPE_POINTER, Int32(p.dtype))
+        return aligned(TriArg(UInt64(UInt(pointer(value))), UInt64(sizeof(value)), TRI_TYPE_POINTER, Int32(p.dtype)),
+                       where, p)
     elseif p.type_kind == TRI_TYPE_SCALAR
         if isfloat(p.dtype)
             value isa Real && !(value isa Bool) ||
@@ -1162,7 +1182,8 @@ function tune(m::IRModule, name::AbstractString, space, args...; grid, options::
               frozen::Bool = false, retune::Bool = false, use_other_device::Bool = false, stream = nothing)
     entries = space isa Union{TuneConfig,TuneProduct} ? [space] : space
     # The arguments are encoded as a launch of this kernel would encode them.
-    shell = Kernel(C_NULL, String(name), options.target, runtime_params(function_info(m, name)), m.context)
+    shell = Kernel(C_NULL, String(name), options.target, promised(runtime_params(function_info(m, name)), options),
+                   m.context)
     raw = encode_all(shell, args)
     sp = Ref{Ptr{Cvoid}}(C_NULL)
     check(ccall((:tri_tune_space_create, libtri), Int32, (Ref{Ptr{Cvoid}},), sp))

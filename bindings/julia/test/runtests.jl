@@ -162,6 +162,37 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         @test e isa TriError && e.code == Tri.TRI_ERROR_LIMIT_EXCEEDED
     end
 
+    @testset "alignment" begin
+        # A pointer that breaks its {align=16} fact is refused before the launch, on every target
+        # (on "cuda" before a driver is needed).
+        src = """
+        kernel @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32) constexpr(BLOCK: i32 = 16) {
+          %r = arange[start=0, end=BLOCK] : <BLOCK x i32>
+          %nv = splat %n : <BLOCK x i32>
+          %m = cmp[pred=slt] %r, %nv : <BLOCK x i1>
+          %xs = splat %x : <BLOCK x ptr<f32>>
+          %xp = addptr %xs, %r : <BLOCK x ptr<f32>>
+          %v = load %xp, mask=%m : <BLOCK x f32>
+          %os = splat %out : <BLOCK x ptr<f32>>
+          %op = addptr %os, %r : <BLOCK x ptr<f32>>
+          store %op, %v, mask=%m
+          return
+        }
+        """
+        m = IRModule(ctx, src, "copy.tri")
+        g = compile(m, "copy"; target = "cuda", arch = "sm_90")
+        e = try
+            launch(g, 1, DevicePtr(0x7f0000001004, 64, Tri.F32), DevicePtr(0x7f0000002000, 64, Tri.F32), 16)
+        catch err
+            err
+        end
+        @test e isa TriError && e.code == Tri.TRI_ERROR_LAUNCH_ARGS && occursin("{align=16}", e.message) &&
+              occursin("0x7f0000001004", e.message)
+        k = compile(m, "copy"; target = "cpu", arg_align = Dict(1 => 32))
+        x = zeros(Float32, 64)
+        @test_throws TriError launch(k, 1, x, unsafe_wrap(Array, pointer(x) + 4, 16), 16)
+    end
+
     @testset "disk cache" begin
         dir = mktempdir()
         c = Context(cache_dir = joinpath(dir, "cache"), cache_max_bytes = 1 << 30)

@@ -937,6 +937,15 @@ class _Encoded:
         self.arg, self.keep, self.wait = arg, keep, wait
 
 
+def _misaligned(where: str, align: int, address: int) -> str:
+    """The message for a pointer argument that breaks the alignment its kernel was compiled for
+    (an {align=N} fact in the IR, or an arg_align promise): every target would read it wrong or
+    fault, so it is refused before the launch."""
+    return (f"{where} with {{align={align}}}, but the address given, {address:#x}, is not a multiple of {align}: "
+            f"pass memory that starts on a {align}-byte boundary (a view such as a[1:] moves the start; copy it), "
+            f"or compile without that fact")
+
+
 class Kernel(_KernelBase, _Owner):
     """A kernel compiled for one target and specialization. Launch it with
     `kernel.launch(grid, *args, stream=None)` or `kernel[grid](*args, stream=None)`, or prepare
@@ -963,17 +972,18 @@ class Kernel(_KernelBase, _Owner):
 
     def _setup_fast_path(self) -> None:
         """Tells the compiled launch path (tri/_launch.c) the handle and, per runtime parameter,
-        what it takes: (0: pointer; 1: integer in lo..hi; 2: float; 3: nothing it handles, dtype,
-        lo, hi). Kernels of targets this package does not launch are left to the Python path."""
+        what it takes: (0: pointer, whose lo is the alignment it was compiled for; 1: integer in
+        lo..hi; 2: float; 3: nothing it handles, dtype, lo, hi). Kernels of targets this package
+        does not launch are left to the Python path."""
         if _fast is None:
             return
         if self._target not in _HOST_TARGETS and self._target not in _CUDA_TARGETS:
             self._launch_setup(None, (), False)
             return
         spec = []
-        for p in self.params:
+        for i, p in enumerate(self.params):
             if p.type_kind == TypeKind.POINTER:
-                spec.append((0, int(p.dtype), 0, 0))
+                spec.append((0, int(p.dtype), max(p.align, self.options.arg_align.get(i, 0)), 0))
             elif p.type_kind == TypeKind.SCALAR and p.dtype.is_float:
                 spec.append((2, int(p.dtype), 0, 0))
             elif p.type_kind == TypeKind.SCALAR:
@@ -1206,7 +1216,11 @@ class Kernel(_KernelBase, _Owner):
     def _encode(self, i: int, value: Any, stream: int) -> _Encoded:
         p = self.params[i]
         if p.type_kind == TypeKind.POINTER:
-            return self._pointer(i, p, value, stream)
+            e = self._pointer(i, p, value, stream)
+            align = max(p.align, self.options.arg_align.get(i, 0))
+            if align > 1 and (e.arg.value.p or 0) % align:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, _misaligned(self._where(i, p), align, e.arg.value.p))
+            return e
         if p.type_kind != TypeKind.SCALAR:
             raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, which a launch cannot pass")
         return self._scalar(i, p, value)

@@ -456,7 +456,7 @@ impl Module {
         args: &[Arg],
         flags: TuneFlags,
     ) -> Result<Tuned> {
-        let sig = Signature::of(self, name, &options.target)?;
+        let sig = Signature::of(self, name, options)?;
         sig.check_args(args)?;
         let cname = cstring(name, "kernel name")?;
         let mut raw = ptr::null_mut();
@@ -517,7 +517,7 @@ impl Module {
         check(rc)?;
         // Both are owned from here on, whatever fails next.
         let blob = Blob::from_raw(out_result, self.context());
-        let kernel = Kernel::adopt(self, name, &options.target, out_kernel)?;
+        let kernel = Kernel::adopt(self, name, options, out_kernel)?;
         let json = blob.into_string()?;
         let (best, source, trials) = read_result(&json, &configs)?;
         Ok(Tuned {
