@@ -265,10 +265,18 @@ int tri_cmd_compile(int argc, char** argv) {
     }
     tri_compile_options_create(&o);
     const bool gpu_arch = target.rfind("sm_", 0) == 0;
-    if (tri_compile_options_set_target(o, gpu_arch ? "cuda" : target.c_str()) != TRI_OK ||
-        (gpu_arch && tri_compile_options_set_arch(o, target.c_str()) != TRI_OK) ||
-        tri_compile_options_set_num_warps(o, warps) != TRI_OK || tri_compile_options_set_num_stages(o, stages) != TRI_OK) {
-      std::fprintf(stderr, "tri compile: %s\n", last_error().c_str());
+    // Each setting's error names the flag it came from (the library's names its C function).
+    const std::string flag = tri_compile_options_set_target(o, gpu_arch ? "cuda" : target.c_str()) != TRI_OK ||
+                                     (gpu_arch && tri_compile_options_set_arch(o, target.c_str()) != TRI_OK)
+                                 ? "--target " + target
+                             : tri_compile_options_set_num_warps(o, warps) != TRI_OK
+                                 ? "--num-warps " + std::to_string(warps)
+                             : tri_compile_options_set_num_stages(o, stages) != TRI_OK
+                                 ? "--num-stages " + std::to_string(stages)
+                                 : std::string();
+    if (!flag.empty()) {
+      std::fprintf(stderr, "tri compile: %s: %s\n", flag.c_str(), last_error().c_str());
+      rc = 2;
       return;
     }
     for (const ConstInput& c : consts) {
