@@ -4,29 +4,16 @@
 package tri_test
 
 import (
+	"path/filepath"
 	"testing"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
-
-const alignedCopy = `
-kernel @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32) constexpr(BLOCK: i32 = 16) {
-  %r = arange[start=0, end=BLOCK] : <BLOCK x i32>
-  %nv = splat %n : <BLOCK x i32>
-  %m = cmp[pred=slt] %r, %nv : <BLOCK x i1>
-  %xs = splat %x : <BLOCK x ptr<f32>>
-  %xp = addptr %xs, %r : <BLOCK x ptr<f32>>
-  %v = load %xp, mask=%m : <BLOCK x f32>
-  %os = splat %out : <BLOCK x ptr<f32>>
-  %op = addptr %os, %r : <BLOCK x ptr<f32>>
-  store %op, %v, mask=%m
-  return
-}
-`
 
 func TestAMisalignedPointerIsRefusedOnEveryTarget(t *testing.T) {
 	ctx := newContext(t, tri.WithCacheDir(""))
-	m, err := ctx.NewModule([]byte(alignedCopy), "copy.tri")
+	// @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32)
+	m, err := ctx.LoadModule(filepath.Join("..", "..", "tests", "run", "copy_aligned.tri"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 const spin = `
@@ -152,7 +152,7 @@ func TestDiskCacheRoundTrip(t *testing.T) {
 	}
 	e := entries[0]
 	if !e.OK() || e.Status != "ok" || len(e.Key) != 32 || e.Kind != "obj" || e.Target != "cpu" || e.Kernel != "vector_add" ||
-		e.Bytes != s.Bytes || e.MadeFor == "" {
+		e.Bytes != s.Bytes || e.MadeFor == "" || e.Specialized != "-" {
 		t.Fatalf("%+v", e)
 	}
 	if d := time.Since(time.Unix(e.LastUse, 0)); d < -time.Hour || d > time.Hour {

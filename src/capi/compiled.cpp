@@ -43,6 +43,37 @@ std::string CompileRequest::key(const std::string& kernel) const {
   return k;
 }
 
+std::string CompileRequest::describe(const ir::Function& k, bool gpu) const {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  for (const auto& [name, v] : constexprs) {
+    if (v.kind != Attr::Kind::Float) {
+      add(name + "=" + std::to_string(v.i));
+      continue;
+    }
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%g", v.f);
+    add(name + "=" + buf);
+  }
+  if (gpu) {
+    add("warps=" + std::to_string(options.num_warps));
+    if (options.num_stages) add("stages=" + std::to_string(options.num_stages));
+  }
+  std::string facts;
+  auto fact = [&](uint32_t param, const std::string& what) {
+    const std::string name = param < k.params.size() ? "%" + k.params[param].name : "%" + std::to_string(param);
+    facts += (facts.empty() ? "" : ", ") + name + " " + what;
+  };
+  for (const auto& [param, f] : this->facts) {
+    if (f.first) fact(param, "aligned to " + std::to_string(f.first));
+    if (f.second) fact(param, "divisible by " + std::to_string(f.second));
+  }
+  for (uint32_t i = 0; i < 32; ++i)
+    if (equal_one >> i & 1) fact(i, "= 1");
+  if (!facts.empty()) s += (s.empty() ? "" : "; ") + facts;
+  return s.empty() ? "-" : s;
+}
+
 namespace {
 
 // TRI_DUMP=ir,llvm,asm,ptx,cubin (any of them) writes those stages of every kernel compiled to
@@ -94,9 +125,9 @@ std::vector<ParamSig> param_sigs(const Module& m, const Function& k) {
 }
 
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
-               const std::function<void(const std::string&)>& timing, cache::DiskCache* disk, const CancelToken& cancel) {
+               const std::function<void(const std::string&)>& timing_sink, cache::DiskCache* disk,
+               const CancelToken& cancel) {
   target::CompileOptions options = req.options;
-  options.timing = timing;
   options.cancel = cancel;
   auto cancelled = [&] { return Status(Code::Cancelled, "the compile of kernel @" + name + " was cancelled"); };
   if (cancel.requested()) return cancelled();
@@ -104,6 +135,16 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   if (!t)
     return Status(Code::Unsupported, "target \"" + req.target + "\" is not available in this build (available: " +
                                          target::names() + ")");
+  // Each timing line names the specialization, so the lines of a tune's many compiles say which
+  // config they are ("kernel @mm: passes 1.2 ms [BM=64, BN=64, warps=4]").
+  std::function<void(const std::string&)> timing;
+  if (timing_sink) {
+    const Function* fn = m.find(name);
+    const std::string what = fn ? req.describe(*fn, t->uses_stream()) : std::string("-");
+    const std::string suffix = what == "-" ? std::string() : " [" + what + "]";
+    timing = [&timing_sink, suffix](const std::string& line) { timing_sink(line + suffix); };
+  }
+  options.timing = timing;
   std::vector<passes::ConstexprBinding> values;
   for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
   std::vector<passes::ArgFacts> facts;
@@ -113,6 +154,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
 
   auto c = std::make_shared<Compiled>();
   c->target = t;
+  c->req = req;  // compile_with_disk describes it in the entry
   // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
   const char* dump = std::getenv("TRI_DUMP");
   const bool use_disk = disk && !(dump && *dump);

@@ -44,6 +44,11 @@ struct CompileRequest {
   uint32_t unclassed = 0;
 
   std::string key(const std::string& kernel) const;
+  // What the compile was specialized for, for people ("BLOCK=256, warps=8; %x aligned to 16"):
+  // the constexprs by name, warps and stages on a GPU target, the argument facts of a launch
+  // variant (parameters named from `k`, the kernel's runtime parameters in order). Kept in the
+  // disk cache entry (tri_cache_list).
+  std::string describe(const ir::Function& k, bool gpu) const;
 };
 
 struct ParamSig {

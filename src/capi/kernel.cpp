@@ -202,7 +202,11 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
       return set_error(st);
     }
     // Said after the cache's lock and in-flight mark are gone: the sink may compile again.
-    if (made) module->context->log(TRI_LOG_DEBUG, "compiled kernel @" + std::string(name) + " for target \"" + req.target + "\"");
+    if (made) {
+      const std::string what = req.describe(compiled->kernel(), compiled->target->uses_stream());
+      module->context->log(TRI_LOG_DEBUG, "compiled kernel @" + std::string(name) + " for target \"" + req.target +
+                                              "\"" + (what == "-" ? std::string() : " [" + what + "]"));
+    }
     auto* k = new tri_kernel{module, std::move(compiled)};
     capi::module_retain(module);
     *out_kernel = k;

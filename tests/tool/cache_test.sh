@@ -19,8 +19,12 @@ n=$(sed -n 's/^entries: //p' "$tmp/stats")
 grep -q '^max bytes: 1073741824$' "$tmp/stats" || fail "default bound 1 GiB: $(cat "$tmp/stats")"
 
 "$tri" cache ls > "$tmp/ls"
-[[ $(wc -l < "$tmp/ls") -eq $n ]] || fail "ls lists $(wc -l < "$tmp/ls") entries, stats $n"
-grep -qP '^[0-9a-f]{32}\t[0-9]+\t[0-9]+\tok\tobj\tcpu\t' "$tmp/ls" || fail "ls format: $(head -1 "$tmp/ls")"
+[[ $(wc -l < "$tmp/ls") -eq $((n + 1)) ]] || fail "ls lists $(wc -l < "$tmp/ls") lines, stats $n entries"
+grep -qP '^KEY +SIZE +LAST USE +STATUS +KIND +TARGET +KERNEL +SPECIALIZED FOR +MADE FOR$' "$tmp/ls" ||
+  fail "ls header: $(head -1 "$tmp/ls")"
+grep -qP '^[0-9a-f]{16}  .* ok +obj +cpu +@' "$tmp/ls" || fail "ls format: $(sed -n 2p "$tmp/ls")"
+"$tri" cache ls -l > "$tmp/ls-l"
+grep -qP '^[0-9a-f]{32}  .*features \+' "$tmp/ls-l" || fail "ls -l: whole keys and CPU features"
 
 "$tri" cache verify > "$tmp/v" || fail "verify of a good cache: $(cat "$tmp/v")"
 grep -q "^$n entries good, 0 bad" "$tmp/v" || fail "verify count: $(cat "$tmp/v")"

@@ -6,21 +6,9 @@ import numpy as np
 import pytest
 
 import tri
+from conftest import ROOT
 
-ALIGNED = """
-kernel @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32) constexpr(BLOCK: i32 = 16) {
-  %r = arange[start=0, end=BLOCK] : <BLOCK x i32>
-  %nv = splat %n : <BLOCK x i32>
-  %m = cmp[pred=slt] %r, %nv : <BLOCK x i1>
-  %xs = splat %x : <BLOCK x ptr<f32>>
-  %xp = addptr %xs, %r : <BLOCK x ptr<f32>>
-  %v = load %xp, mask=%m : <BLOCK x f32>
-  %os = splat %out : <BLOCK x ptr<f32>>
-  %op = addptr %os, %r : <BLOCK x ptr<f32>>
-  store %op, %v, mask=%m
-  return
-}
-"""
+ALIGNED = ROOT / "tests" / "run" / "copy_aligned.tri"  # @copy(%x: ptr<f32> {align=16}, %out, %n)
 
 
 def _at(offset_bytes):
@@ -33,7 +21,7 @@ def _at(offset_bytes):
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])
 def test_a_misaligned_pointer_is_refused_on_the_host_targets(ctx, target):
-    k = ctx.module(ALIGNED, "copy.tri").compile("copy", target=target)
+    k = ctx.load(ALIGNED).compile("copy", target=target)
     out = np.zeros(16, np.float32)
     k[1](_at(0), out, 16)  # aligned: runs
     assert (out == _at(0)).all()
@@ -47,7 +35,7 @@ def test_a_misaligned_pointer_is_refused_on_the_host_targets(ctx, target):
 
 
 def test_an_arg_align_promise_is_checked_too(ctx):
-    k = ctx.module(ALIGNED, "copy.tri").compile("copy", target="cpu", arg_align={1: 32})
+    k = ctx.load(ALIGNED).compile("copy", target="cpu", arg_align={1: 32})
     with pytest.raises(tri.TriError) as e:
         k[1](_at(0), _at(16), 16)
     assert "argument 1 (%out)" in e.value.message and "{align=32}" in e.value.message
@@ -56,7 +44,7 @@ def test_an_arg_align_promise_is_checked_too(ctx):
 def test_a_misaligned_device_pointer_is_refused_before_the_gpu_sees_it(ctx):
     # Compiled for a named architecture (no GPU needed): the check runs before the launch would
     # need a driver.
-    k = ctx.module(ALIGNED, "copy.tri").compile("copy", target="cuda", arch="sm_90")
+    k = ctx.load(ALIGNED).compile("copy", target="cuda", arch="sm_90")
     with pytest.raises(tri.TriError) as e:
         k[1](tri.DevicePtr(0x7f0000001004, 64, tri.DType.F32), tri.DevicePtr(0x7f0000002000, 64, tri.DType.F32), 16)
     assert e.value.code == tri.ErrorCode.LAUNCH_ARGS and "0x7f0000001004" in e.value.message

@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import json
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -37,7 +38,7 @@ from ._capi import lib as _lib
 __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
     "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
-    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "Team", "TEAM_ID_BYTES", "version",
+    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "TuneProgress", "Team", "TEAM_ID_BYTES", "version",
     "last_error_message", "launch_path",
 ]
 
@@ -250,6 +251,7 @@ class CacheEntry:
     target: str
     kernel: str
     made_for: str
+    specialized: str = ""  # constexprs, warps and stages (GPU), a launch variant's facts
 
     @property
     def ok(self) -> bool:
@@ -595,9 +597,9 @@ class Cache:
         entries = []
         for line in _blob_bytes(out).decode("utf-8", "replace").splitlines():
             f = line.split("\t")
-            if len(f) < 8:
+            if len(f) != 9:
                 raise TriError(C.TRI_ERROR_INTERNAL, f"tri_cache_list gave a line of {len(f)} fields: {line!r}")
-            entries.append(CacheEntry(f[0], int(f[1]), int(f[2]), f[3], f[4], f[5], f[6], "\t".join(f[7:])))
+            entries.append(CacheEntry(f[0], int(f[1]), int(f[2]), f[3], f[4], f[5], f[6], f[7], f[8]))
         return entries
 
     def prune(self, max_bytes: Optional[int] = None) -> int:
@@ -742,7 +744,8 @@ class Module(_Owner):
              grid: Union["GridLike", Callable[[Mapping[str, int]], "GridLike"]],
              options: Optional[CompileOptions] = None, key: Sequence[str] = (), bucket: bool = False,
              repetitions: int = 10, frozen: bool = False, retune: bool = False, use_other_device: bool = False,
-             stream: Any = None) -> Tuple["Kernel", Dict[str, Any]]:
+             stream: Any = None,
+             progress: Union[bool, Callable[["TuneProgress"], None], None] = None) -> Tuple["Kernel", Dict[str, Any]]:
         """Autotunes kernel `name` (tri_tune, docs/tune.md) and returns the chosen config compiled
         with the result as a dict (every config's status and times, "best", "source": benchmark,
         stored, imported or default).
@@ -754,7 +757,10 @@ class Module(_Owner):
         names of integer parameters whose values select a stored result (`bucket` rounds them up
         to powers of two). `frozen` never benchmarks; `retune` ignores stored results;
         `use_other_device` uses an imported result made on another device (by default it is
-        reported and the key is tuned here)."""
+        reported and the key is tuned here). `progress`: a function called with a TuneProgress
+        as each config finishes compiling and benchmarking, on this thread; True draws a bar on
+        stderr (a line per config when stderr is not a terminal). An exception it raises is
+        raised again once tri_tune returns."""
         opts_py = options or CompileOptions()
         if not isinstance(configs, Product) and not configs:
             raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, "tune: give at least one config")
@@ -789,6 +795,9 @@ class Module(_Owner):
             keys = (ctypes.c_uint32 * max(len(idx), 1))(*idx)
             _check(_lib.tri_tune_space_set_key(space, keys, len(idx), 1 if bucket else 0))
             _check(_lib.tri_tune_space_set_repetitions(space, repetitions))
+            report = _TuneReporter(progress, configs) if progress else None
+            stage_fn = C.TUNE_STAGE_FN(report.callback) if report else C.TUNE_STAGE_FN()
+            _check(_lib.tri_tune_space_set_progress(space, stage_fn, None))
             if callable(grid):
                 fixed = (1, 1, 1)
                 grids = [_grid(grid(cfg)) for cfg in configs]
@@ -815,6 +824,10 @@ class Module(_Owner):
             _lib.tri_tune_space_destroy(space)
             if opts is not None:
                 _lib.tri_compile_options_destroy(opts)
+        if report and report.error is not None:
+            _lib.tri_kernel_destroy(out_k.value)
+            _lib.tri_blob_destroy(out_r.value)
+            raise report.error
         result = json.loads(_blob_bytes(out_r).decode())
         chosen = dict(configs[result["best"]])
         consts = {k: v for k, v in chosen.items() if k not in ("num_warps", "num_stages")}
@@ -822,6 +835,61 @@ class Module(_Owner):
                                     num_warps=chosen.get("num_warps", opts_py.num_warps),
                                     num_stages=chosen.get("num_stages", opts_py.num_stages))
         return Kernel._adopt(self, name, kopts, out_k.value), result
+
+
+@dataclass(frozen=True)
+class TuneProgress:
+    """One step of Module.tune, as its `progress` function receives it: config `index` (its
+    mapping: `config`) finished `stage` ("compile" or "benchmark"), the `done`-th of `count` to
+    do so; `error` is the ErrorCode that skipped it (None when it went through) and `median_us`
+    its benchmark's median (None for a compile)."""
+    stage: str
+    index: int
+    config: Mapping[str, int]
+    done: int
+    count: int
+    error: Optional[ErrorCode]
+    median_us: Optional[float]
+
+
+class _TuneReporter:
+    """tri_tune_space_set_progress's callback for Module.tune: calls the user's function, or
+    (progress=True) draws a bar on a terminal and one line per config elsewhere."""
+
+    def __init__(self, progress, configs):
+        self.fn = progress if callable(progress) else self._draw
+        self.configs = configs
+        self.error: Optional[BaseException] = None
+        self.done = {"compile": 0, "benchmark": 0}
+        self.tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+    def callback(self, _user, stage, config, done, count, status, median_ns):
+        if self.error is not None:
+            return
+        try:
+            name = "compile" if stage == C.TRI_TUNE_STAGE_COMPILE else "benchmark"
+            cfg = dict(self.configs[config]) if config < len(self.configs) else {}
+            self.fn(TuneProgress(name, config, cfg, done, count, ErrorCode(status) if status else None,
+                                 median_ns / 1e3 if name == "benchmark" and not status else None))
+        except BaseException as e:  # raised again once tri_tune returns: ctypes would print and drop it
+            self.error = e
+
+    def _draw(self, p: TuneProgress) -> None:
+        self.done[p.stage] = p.done
+        if self.tty:
+            def bar(n):
+                fill = n * 20 // max(p.count, 1)
+                return f"[{'#' * fill}{'.' * (20 - fill)}] {n}/{p.count}"
+            sys.stderr.write(f"\r  compile {bar(self.done['compile'])}  benchmark {bar(self.done['benchmark'])} ")
+            if self.done["benchmark"] == p.count:
+                sys.stderr.write("\r" + " " * 80 + "\r")
+        else:
+            cfg = ",".join(f"{k}={v}" for k, v in p.config.items())
+            note = (f": skipped ({p.error.name})" if p.error is not None else
+                    f": {p.median_us:.3f} us" if p.median_us is not None else "")
+            verb = "compiled" if p.stage == "compile" else "benchmarked"
+            sys.stderr.write(f"  {verb:<11} {p.done}/{p.count}  config {p.index} ({cfg}){note}\n")
+        sys.stderr.flush()
 
 
 class Product:

@@ -75,6 +75,8 @@ TRI_CACHE_STAT_ENTRIES = 9
 TRI_CACHE_STAT_BYTES = 10
 TRI_CACHE_STAT_MAX_BYTES = 11
 TRI_CACHE_STAT_ENABLED = 12
+TRI_TUNE_STAGE_COMPILE = 0
+TRI_TUNE_STAGE_BENCHMARK = 1
 TRI_TUNE_FROZEN = 1
 TRI_TUNE_RETUNE = 2
 TRI_TUNE_USE_OTHER_DEVICE = 4
@@ -112,6 +114,8 @@ LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p
 TUNE_PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int32,
                                     ctypes.c_double)
 TUNE_GRID_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
+TUNE_STAGE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint32,
+                                 ctypes.c_uint32, ctypes.c_int32, ctypes.c_double)
 
 _p = ctypes.POINTER
 _handle = ctypes.c_void_p
@@ -205,6 +209,7 @@ PROTOTYPES = {
     "tri_tune_space_count": (_result, [_handle, _p(_u32)]),
     "tri_tune_space_value": (_result, [_handle, _u32, _str, _p(_i64)]),
     "tri_tune_space_set_key": (_result, [_handle, _p(_u32), _u32, _i32]),
+    "tri_tune_space_set_progress": (_result, [_handle, TUNE_STAGE_FN, ctypes.c_void_p]),
     "tri_tune_space_set_repetitions": (_result, [_handle, _u32]),
     "tri_tune": (_result, [_handle, _str, _handle, _handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32, _u32,
                            TUNE_PROGRESS_FN, TUNE_GRID_FN, ctypes.c_void_p, _out_handle, _out_handle]),

@@ -555,7 +555,12 @@ impl Kernel {
 
     /// Takes ownership of `raw`, kernel `name` of `module` compiled for `target` by the library
     /// (tri_kernel_compile, tri_tune); it is released on every path, errors included.
-    pub(crate) fn adopt(module: &Module, name: &str, options: &CompileOptions, raw: *mut sys::tri_kernel) -> Result<Kernel> {
+    pub(crate) fn adopt(
+        module: &Module,
+        name: &str,
+        options: &CompileOptions,
+        raw: *mut sys::tri_kernel,
+    ) -> Result<Kernel> {
         let mut kernel = Kernel {
             raw,
             sig: Arc::new(Signature::new(name, &options.target, Vec::new())),
@@ -712,7 +717,7 @@ mod tests {
     #[test]
     fn kernels_of_unknown_targets_are_not_launched() {
         let ctx = Context::new().unwrap();
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples/vector_add.tri");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/vector_add.tri");
         let module = Module::from_file(&ctx, path).unwrap();
         let mut kernel = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
         let params = kernel.sig.params.clone();

@@ -4,20 +4,6 @@
 
 use tri::{Arg, CompileOptions, Context, DevicePtr, ErrorKind, Module, Target};
 
-const ALIGNED: &str = "
-kernel @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32) constexpr(BLOCK: i32 = 16) {
-  %r = arange[start=0, end=BLOCK] : <BLOCK x i32>
-  %nv = splat %n : <BLOCK x i32>
-  %m = cmp[pred=slt] %r, %nv : <BLOCK x i1>
-  %xs = splat %x : <BLOCK x ptr<f32>>
-  %xp = addptr %xs, %r : <BLOCK x ptr<f32>>
-  %v = load %xp, mask=%m : <BLOCK x f32>
-  %os = splat %out : <BLOCK x ptr<f32>>
-  %op = addptr %os, %r : <BLOCK x ptr<f32>>
-  store %op, %v, mask=%m
-  return
-}
-";
 
 /// Where in `buf` 16 floats start `offset` bytes after a 64-byte boundary.
 fn at(buf: &[f32], offset: usize) -> usize {
@@ -27,7 +13,9 @@ fn at(buf: &[f32], offset: usize) -> usize {
 #[test]
 fn a_misaligned_pointer_is_refused_on_every_target() {
     let ctx = Context::new().unwrap();
-    let module = Module::new(&ctx, ALIGNED.as_bytes(), "copy.tri").unwrap();
+    // @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32)
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/copy_aligned.tri");
+    let module = Module::from_file(&ctx, path).unwrap();
     let buf: Vec<f32> = (0..64).map(|i| i as f32).collect();
     for target in [Target::Interp, Target::Cpu] {
         let kernel = module.compile("copy", &CompileOptions::builder().target(target).build().unwrap()).unwrap();
@@ -54,8 +42,13 @@ fn a_misaligned_pointer_is_refused_on_every_target() {
         .unwrap_err();
     assert!(e.message().contains("argument 1 (%out)") && e.message().contains("{align=32}"), "{}", e);
     // On the GPU target the check runs before a driver is needed.
-    let gpu = module.compile("copy", &CompileOptions::builder().target(Target::Cuda).arch("sm_90").build().unwrap()).unwrap();
-    let args = [Arg::device::<f32>(DevicePtr(0x7f00_0000_1004), 16), Arg::device::<f32>(DevicePtr(0x7f00_0000_2000), 16), Arg::i32(16)];
+    let gpu =
+        module.compile("copy", &CompileOptions::builder().target(Target::Cuda).arch("sm_90").build().unwrap()).unwrap();
+    let args = [
+        Arg::device::<f32>(DevicePtr(0x7f00_0000_1004), 16),
+        Arg::device::<f32>(DevicePtr(0x7f00_0000_2000), 16),
+        Arg::i32(16),
+    ];
     // SAFETY: refused before the call.
     let e = unsafe { gpu.launch(1, &args) }.unwrap_err();
     assert!(e.kind() == ErrorKind::LaunchArgs && e.message().contains("0x7f0000001004"), "{}", e);

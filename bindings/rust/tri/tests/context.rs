@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tri::{Arg, CacheStat, CompileOptions, Context, DType, DevicePtr, ErrorKind, Module, Target};
 
 fn example(name: &str) -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../examples").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name)
 }
 
 /// A fresh folder under the system's temporary directory.
@@ -150,6 +150,7 @@ fn the_disk_cache_round_trip() {
     assert_eq!((e.kind.as_str(), e.target.as_str(), e.kernel.as_str(), e.bytes), ("obj", "cpu", "vector_add", s.bytes));
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
     assert!(e.last_use.abs_diff(now) < 3600 && !e.made_for.is_empty(), "{:?}", e);
+    assert_eq!(e.specialized, "-", "{:?}", e); // the defaults: no constexpr set, no facts
     assert_eq!(ctx.cache_list(true).unwrap(), entries);
     assert_eq!(ctx.cache_export(&bundle).unwrap(), 1);
     assert!(std::fs::metadata(&bundle).unwrap().len() > 0);
