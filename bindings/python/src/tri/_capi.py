@@ -5,6 +5,8 @@ crash.
 
 libtri is looked for, in order: the file named by the TRI_LIBRARY environment variable; a
 libtri.so placed in this package's folder (a wheel that bundles it); the system's library path.
+When none loads, the package still imports and the first call into the library raises the
+ImportError naming what was tried.
 """
 
 import ctypes
@@ -259,4 +261,19 @@ def load() -> ctypes.CDLL:
                       "the tri package's folder, or install it on the library path. Tried: " + "; ".join(tried))
 
 
-lib = load()
+class _Unloaded:
+    """Stands in for libtri when it cannot be loaded: `import tri` still works (`python3 -m
+    tri.triton --help` needs no library), and the first use of the library raises the
+    ImportError that says what was tried."""
+
+    def __init__(self, error: ImportError):
+        self._error = error
+
+    def __getattr__(self, name):
+        raise ImportError(str(self._error))
+
+
+try:
+    lib = load()
+except ImportError as _e:
+    lib = _Unloaded(_e)
