@@ -551,7 +551,7 @@ func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) 
 		if align > 1 && address%uint64(align) != 0 {
 			return e, errorf(CodeLaunchArgs, "%s with {align=%d}, but the address given, %#x, is not a multiple of %d: "+
 				"pass memory that starts on a %d-byte boundary (a subslice moves the start; copy it), or compile "+
-				"without that fact", where, align, address, align, align)
+				"without that fact", where(), align, address, align, align)
 		}
 	case Scalar:
 		a.kind = C.TRI_TYPE_SCALAR

@@ -34,8 +34,8 @@ fn a_misaligned_pointer_is_refused_on_every_target() {
     }
     // A promise is checked as a fact is.
     let kernel = module.compile("copy", &CompileOptions::builder().arg_align(1, 32).build().unwrap()).unwrap();
-    let (a, b) = (at(&buf, 0), at(&buf, 16));
     let mut out = buf.clone();
+    let (a, b) = (at(&buf, 0), at(&out, 16)); // out + b: 16 bytes past a 64-byte boundary
     let (_, tail) = out.split_at_mut(b);
     // SAFETY: refused before the call.
     let e = unsafe { kernel.launch(1, &[Arg::slice(&buf[a..a + 16]), Arg::slice_mut(&mut tail[..16]), Arg::i32(16)]) }
