@@ -4,8 +4,11 @@ SVG chart per family of tables (gpu, matmul, attention, dist, ...) of Tri's rati
 (Triton, torch, cuBLAS, SDPA, PyTorch+NCCL) for every workload, across the runs in date order:
 one small panel per workload, a line per anchor, the 1.0 line where Tri equals the anchor.
 
-Ratios are read from the tables' columns headed `Tri/ANCHOR` (and `speedup N`, next to a column
-`ANCHOR run N`); a table without such a column is indexed but not charted. Hand-written SVG: no
+Ratios are read from the tables' columns headed `Tri/ANCHOR` or `Tri speed / ANCHOR speed` (and
+`speedup N`, next to a column `ANCHOR run N`); a table without such a column is indexed but not
+charted. A table is named FAMILY-YYYY-MM-DD[-TAG].md (TAG: the commit, then any words, as in
+`triton-libraries-2026-11-28-daf2b92-fla.md`); a Markdown file named otherwise is an error, so no
+table goes unindexed. Hand-written SVG: no
 library, no network. Run it after adding a result (the test command checks that the committed
 index is current: `bench/results_index.py --check`).
 
@@ -21,17 +24,22 @@ from xml.sax.saxutils import escape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
-NAME = re.compile(r"^(?P<family>[a-z][a-z-]*?)-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<tag>[0-9a-z]+))?\.md$")
+NAME = re.compile(r"^(?P<family>[a-z][a-z-]*?)-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<tag>[0-9a-z]+(?:-[0-9a-z]+)*))?\.md$")
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
 def runs():
     """(family, date, tag, file name) of every dated table, in date order, then name order."""
-    out = []
+    out, odd = [], []
     for f in sorted(os.listdir(RESULTS)):
         m = NAME.match(f)
-        if m and f != "README.md":
+        if m:
             out.append((m.group("family"), m.group("date"), m.group("tag") or "", f))
+        elif f.endswith(".md") and f != "README.md":
+            odd.append(f)
+    if odd:
+        raise SystemExit("bench/results: " + ", ".join(odd) + ": not named FAMILY-YYYY-MM-DD[-TAG].md, so the index "
+                         "would leave them out; rename them")
     return sorted(out, key=lambda r: (r[1], r[3]))
 
 
@@ -57,7 +65,7 @@ def ratios(path):
             continue
         for i, h in enumerate(header[:len(cells)]):
             anchor = None
-            m = re.fullmatch(r"Tri\s*/\s*(.+)", h)
+            m = re.fullmatch(r"Tri(?: speed)?\s*/\s*(.+?)(?: speed)?", h)
             if m:
                 anchor = m.group(1)
             m = re.fullmatch(r"speedup (\d+)", h)
