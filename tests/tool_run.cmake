@@ -169,3 +169,6 @@ set_tests_properties(tool/tune_usage PROPERTIES LABELS tool)
 # tri tune --plot: the space as an SVG heatmap (two values that vary) or bars (one).
 add_test(NAME tool/tune_plot COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tool/tune_plot_test.sh)
 set_tests_properties(tool/tune_plot PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool)
+# tri tune's progress on a terminal: bars redrawn in place (a pseudo-terminal from `script`).
+add_test(NAME tool/tune_progress_tty COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tool/tune_progress_tty_test.sh)
+set_tests_properties(tool/tune_progress_tty PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool)

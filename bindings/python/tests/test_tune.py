@@ -126,6 +126,28 @@ def test_progress_reports_every_compile_and_benchmark(tmp_path, capsys):
             m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, repetitions=2, retune=True, progress=boom)
 
 
+def test_progress_true_on_a_terminal_draws_bars(tmp_path, monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    x, y, out = inputs()
+    with tri.Context(cache_dir=tmp_path / "cache") as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, repetitions=2, progress=True)
+    text = term.getvalue()
+    frames = [f.rstrip() for f in text.split("\r") if f.strip()]
+    # Redrawn in place (no line per config), the compiles first, and wiped at the end.
+    assert "\n" not in text and "compiled" not in text, text
+    assert frames[0].startswith("  compile [") and frames[0].endswith("benchmark [....................] 0/3"), frames
+    assert frames[-1] == "  compile [####################] 3/3  benchmark [####################] 3/3", frames
+    assert text.endswith("\r" + " " * 80 + "\r")
+
+
 def test_the_tuning_space_as_a_picture(tmp_path):
     import xml.etree.ElementTree as ET
 
