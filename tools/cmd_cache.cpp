@@ -28,7 +28,8 @@ const char kUsage[] =
     "  stats                 the directory, its entries and bytes, the size bound\n"
     "  ls [-l]               one line per entry under a header: key, size, last use, status, kind,\n"
     "                        target, kernel, what it was specialized for (constexprs, warps, facts)\n"
-    "                        and made for (-l: whole keys, and the CPU's features)\n"
+    "                        and made for, or for a bad entry why (-l: whole keys, and the CPU's\n"
+    "                        features)\n"
     "  verify                read and check every entry; remove the bad ones (exit 1 if any)\n"
     "  clear                 remove every entry\n"
     "  prune [--max BYTES]   remove least recently used entries down to BYTES (default: the\n"
@@ -175,20 +176,44 @@ std::string short_identity(const std::string& id) {
   return out;
 }
 
+// The number of hex digits, 16 or more, that keeps every key of a listing apart (as git
+// shortens hashes): two entries never print the same short key.
+size_t key_digits(std::vector<std::string> keys) {
+  std::sort(keys.begin(), keys.end());
+  size_t n = 16;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    size_t same = 0;
+    while (same < keys[i].size() && same < keys[i - 1].size() && keys[i][same] == keys[i - 1][same]) ++same;
+    n = std::max(n, same + 1);
+  }
+  return n;
+}
+
 // `tri cache ls`: a header and aligned columns; sizes and times for people; the machine without
-// its feature list unless `full` (-l), which also prints whole keys.
+// its feature list unless `full` (-l), which also prints whole keys. A bad entry's reason goes in
+// the last column, so one long reason does not widen the others.
 void print_listing(const std::string& text, bool full) {
-  std::vector<std::vector<std::string>> rows = {
-      {"KEY", "SIZE", "LAST USE", "STATUS", "KIND", "TARGET", "KERNEL", "SPECIALIZED FOR", "MADE FOR"}};
+  std::vector<std::vector<std::string>> entries;
   for (size_t at = 0; at < text.size();) {
     size_t nl = text.find('\n', at);
     std::vector<std::string> f = split_tabs(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
     at = nl == std::string::npos ? text.size() : nl + 1;
     if (f.size() < 8) continue;
     f.resize(9);
-    rows.push_back({full ? f[0] : f[0].substr(0, 16), human_bytes(std::strtoull(f[1].c_str(), nullptr, 10)),
-                    local_time(f[2]), f[3], f[4], f[5], "@" + f[6], f[8].empty() ? "?" : f[8],
-                    full ? f[7] : short_identity(f[7])});
+    entries.push_back(std::move(f));
+  }
+  std::vector<std::string> keys;
+  for (const auto& f : entries) keys.push_back(f[0]);
+  const size_t digits = full ? std::string::npos : key_digits(keys);
+  auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  std::vector<std::vector<std::string>> rows = {
+      {"KEY", "SIZE", "LAST USE", "STATUS", "KIND", "TARGET", "KERNEL", "SPECIALIZED FOR", "MADE FOR"}};
+  for (const auto& f : entries) {
+    const bool ok = f[3] == "ok";
+    rows.push_back({f[0].substr(0, digits), human_bytes(std::strtoull(f[1].c_str(), nullptr, 10)), local_time(f[2]),
+                    ok ? f[3] : "bad", or_dash(f[4]), or_dash(f[5]), f[6].empty() ? "-" : "@" + f[6],
+                    f[8].empty() ? (ok ? "?" : "-") : f[8],
+                    !ok ? f[3] : full ? f[7] : short_identity(f[7])});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows)
