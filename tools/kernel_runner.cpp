@@ -103,9 +103,17 @@ bool kernel_params(const tri_module* module, const std::string& kernel, std::vec
 
 bool target_present(tri_context* ctx, const std::string& target) {
   static const char kProbe[] = "kernel @tri_target_probe() {\n  return\n}\n";
+  // The probe compiles in a context of its own without the disk cache, so the user's cache
+  // (tri cache ls) holds only the user's kernels. `ctx` stands in where that context fails.
+  tri_context_options* copts = nullptr;
+  tri_context* own = nullptr;
+  if (tri_context_options_create(&copts) == TRI_OK && tri_context_options_set_cache_dir(copts, "") == TRI_OK &&
+      tri_context_create(copts, TRI_VERSION_NUMBER, &own) == TRI_OK)
+    ctx = own;
+  tri_context_options_destroy(copts);
   tri_compile_options* opts = nullptr;
-  if (tri_compile_options_create(&opts) != TRI_OK) return false;
-  bool present = tri_compile_options_set_target(opts, target.c_str()) == TRI_OK;
+  bool present = tri_compile_options_create(&opts) == TRI_OK &&
+                 tri_compile_options_set_target(opts, target.c_str()) == TRI_OK;
   tri_module* m = nullptr;
   if (present && tri_module_create(ctx, kProbe, sizeof kProbe - 1, "probe", &m) == TRI_OK) {
     tri_kernel* k = nullptr;
@@ -115,6 +123,7 @@ bool target_present(tri_context* ctx, const std::string& target) {
   }
   tri_module_destroy(m);
   tri_compile_options_destroy(opts);
+  tri_context_destroy(own);
   return present;
 }
 

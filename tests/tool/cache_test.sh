@@ -23,6 +23,7 @@ grep -q '^max bytes: 1073741824$' "$tmp/stats" || fail "default bound 1 GiB: $(c
 grep -qP '^KEY +SIZE +LAST USE +STATUS +KIND +TARGET +KERNEL +SPECIALIZED FOR +MADE FOR$' "$tmp/ls" ||
   fail "ls header: $(head -1 "$tmp/ls")"
 grep -qP '^[0-9a-f]{16}  .* ok +obj +cpu +@' "$tmp/ls" || fail "ls format: $(sed -n 2p "$tmp/ls")"
+! grep -q '@tri_target_probe' "$tmp/ls" || fail "tri test's target probe is in the cache: $(cat "$tmp/ls")"
 "$tri" cache ls -l > "$tmp/ls-l"
 grep -qP '^[0-9a-f]{32}  .*features \+' "$tmp/ls-l" || fail "ls -l: whole keys and CPU features"
 
