@@ -4,8 +4,10 @@
 # current header, every header function is bound in every language or listed as deliberately
 # unbound, and every Julia ccall matches the header. Python runs twice: with its compiled launch
 # path (tri/_launch.c) and on the pure-Python one. launch-bench builds and briefly runs the launch
-# benchmark of every language (bench/launch).
-foreach(what rust rust-sys python python-pure go julia coverage tools launch-bench)
+# benchmark of every language (bench/launch). The packaging checks take a binding out of the
+# repository (rust-package: the packaged crates' tests; go-module: the module used by its path from
+# another module; the Python wheel's is among the Python tests).
+foreach(what rust rust-sys rust-package python python-pure go go-module julia coverage tools launch-bench)
   set(name bindings/${what})
   add_test(NAME ${name} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bindings/run.sh ${what})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"

@@ -15,3 +15,6 @@ set_tests_properties(tool/conformance_ptxas PROPERTIES
 if(TEST codegen/test_nvshmem_link)
   set_tests_properties(codegen/test_nvshmem_link PROPERTIES SKIP_REGULAR_EXPRESSION "skipped: no NVSHMEM device library")
 endif()
+add_test(NAME tool/tune_cuda COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tool/tune_cuda_test.sh)
+set_tests_properties(tool/tune_cuda PROPERTIES ENVIRONMENT "${TRI_TEST_ENV}" LABELS tool
+                     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} SKIP_REGULAR_EXPRESSION "skipped: no CUDA device")

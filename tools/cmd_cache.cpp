@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cctype>
 #include <cstring>
+#include <ctime>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,8 +26,10 @@ const char kUsage[] =
     "usage: tri cache stats|ls|verify|clear|prune|export|import|keygen|sign|check [--dir DIR] [ARG]\n"
     "\n"
     "  stats                 the directory, its entries and bytes, the size bound\n"
-    "  ls                    one line per entry: key, bytes, last use, status, kind, target, kernel,\n"
-    "                        what it was made for\n"
+    "  ls [-l]               one line per entry under a header: key, size, last use, status, kind,\n"
+    "                        target, kernel, what it was specialized for (constexprs, warps, facts)\n"
+    "                        and made for, or for a bad entry why (-l: whole keys, and the CPU's\n"
+    "                        features)\n"
     "  verify                read and check every entry; remove the bad ones (exit 1 if any)\n"
     "  clear                 remove every entry\n"
     "  prune [--max BYTES]   remove least recently used entries down to BYTES (default: the\n"
@@ -118,6 +122,113 @@ bool write_key(const std::string& path, const uint8_t* key, size_t n, mode_t mod
   return ok;
 }
 
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> f;
+  for (size_t at = 0;;) {
+    size_t tab = line.find('\t', at);
+    f.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+    if (tab == std::string::npos) return f;
+    at = tab + 1;
+  }
+}
+
+std::string human_bytes(uint64_t n) {
+  char buf[32];
+  if (n < 1024) {
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " B", n);
+  } else {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(n) / 1024;
+    int u = 0;
+    while (v >= 1024 && u < 3) v /= 1024, ++u;
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+  }
+  return buf;
+}
+
+std::string local_time(const std::string& seconds) {
+  time_t t = static_cast<time_t>(std::strtoll(seconds.c_str(), nullptr, 10));
+  struct tm tm;
+  char buf[32];
+  if (!localtime_r(&t, &tm) || !std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm)) return seconds;
+  return buf;
+}
+
+// A target's identity ("obj 2; llvm 19.1.7; x86_64-pc-linux-gnu; cpu znver4; features +avx,...;
+// opt 3") without the parts a reader skips: the payload format and the list of CPU features
+// (its length said instead: two thousand characters of "+avx512f,-amx-tile,...").
+std::string short_identity(const std::string& id) {
+  std::string out;
+  for (size_t at = 0; at < id.size();) {
+    size_t end = id.find("; ", at);
+    std::string part = id.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? id.size() : end + 2;
+    if (part.rfind("obj ", 0) == 0 || part.rfind("ptx ", 0) == 0) {
+      if (part.find_first_not_of("0123456789", 4) == std::string::npos) continue;  // the format's version
+    }
+    if (part.rfind("features ", 0) == 0) {
+      size_t n = 0;
+      for (char c : part) n += c == '+';
+      part = std::to_string(n) + " features";
+    }
+    out += (out.empty() ? "" : ", ") + part;
+  }
+  return out;
+}
+
+// The number of hex digits, 16 or more, that keeps every key of a listing apart (as git
+// shortens hashes): two entries never print the same short key.
+size_t key_digits(std::vector<std::string> keys) {
+  std::sort(keys.begin(), keys.end());
+  size_t n = 16;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    size_t same = 0;
+    while (same < keys[i].size() && same < keys[i - 1].size() && keys[i][same] == keys[i - 1][same]) ++same;
+    n = std::max(n, same + 1);
+  }
+  return n;
+}
+
+// `tri cache ls`: a header and aligned columns; sizes and times for people; the machine without
+// its feature list unless `full` (-l), which also prints whole keys. A bad entry's reason goes in
+// the last column, so one long reason does not widen the others.
+void print_listing(const std::string& text, bool full) {
+  std::vector<std::vector<std::string>> entries;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    std::vector<std::string> f = split_tabs(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    at = nl == std::string::npos ? text.size() : nl + 1;
+    if (f.size() < 8) continue;
+    f.resize(9);
+    entries.push_back(std::move(f));
+  }
+  std::vector<std::string> keys;
+  for (const auto& f : entries) keys.push_back(f[0]);
+  const size_t digits = full ? std::string::npos : key_digits(keys);
+  auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  std::vector<std::vector<std::string>> rows = {
+      {"KEY", "SIZE", "LAST USE", "STATUS", "KIND", "TARGET", "KERNEL", "SPECIALIZED FOR", "MADE FOR"}};
+  for (const auto& f : entries) {
+    const bool ok = f[3] == "ok";
+    rows.push_back({f[0].substr(0, digits), human_bytes(std::strtoull(f[1].c_str(), nullptr, 10)), local_time(f[2]),
+                    ok ? f[3] : "bad", or_dash(f[4]), or_dash(f[5]), f[6].empty() ? "-" : "@" + f[6],
+                    f[8].empty() ? (ok ? "?" : "-") : f[8],
+                    !ok ? f[3] : full ? f[7] : short_identity(f[7])});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  if (rows.size() == 1) std::printf("(no entries)\n");
+}
+
 uint64_t stat_of(tri_context* c, int32_t s) {
   uint64_t v = 0;
   tri_cache_stat(c, s, &v);
@@ -129,7 +240,7 @@ uint64_t stat_of(tri_context* c, int32_t s) {
 int tri_cmd_cache(int argc, char** argv) {
   std::string sub, dir, arg, sign_key, secret_key;
   std::vector<std::string> trust;
-  bool have_dir = false, verbose = false, have_max = false, shared = false;
+  bool have_dir = false, verbose = false, have_max = false, shared = false, full = false;
   uint64_t max_bytes = 0, prune_to = UINT64_MAX;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -158,6 +269,8 @@ int tri_cmd_cache(int argc, char** argv) {
       verbose = true;
     } else if (a == "--shared") {
       shared = true;
+    } else if (a == "-l" || a == "--long") {
+      full = true;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
     } else if (sub.empty()) {
@@ -266,7 +379,7 @@ int tri_cmd_cache(int argc, char** argv) {
     std::string t(static_cast<const char*>(tri_blob_data(text)), tri_blob_size(text));
     tri_blob_destroy(text);
     if (sub == "ls") {
-      std::fwrite(t.data(), 1, t.size(), stdout);
+      print_listing(t, full);
       return 0;
     }
     size_t good = 0, bad = 0;

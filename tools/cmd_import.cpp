@@ -11,6 +11,8 @@
 #include "commands.h"
 #include "tri/tri.h"
 
+using tri_tool::last_error;
+
 namespace {
 
 const char kUsage[] =
@@ -21,14 +23,6 @@ const char kUsage[] =
     "made, by name and count (to stdout when OUT is a file, else to stderr). Ops, types and\n"
     "libdevice functions Tri lacks are errors naming the TTIR line and the Python line\n"
     "(docs/import.md). Exit status: 0 success, 1 bad input or I/O error, 2 usage error.\n";
-
-std::string last_error() {
-  size_t n = tri_last_error_message(nullptr, 0);
-  std::string s(n, '\0');
-  tri_last_error_message(&s[0], n);
-  s.resize(n ? n - 1 : 0);
-  return s;
-}
 
 bool read_all(const std::string& path, std::string* out) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");

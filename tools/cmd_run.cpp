@@ -163,7 +163,8 @@ namespace tri_tool {
 
 // Builds one argument from its SPEC, for parameter `p`.
 bool make_arg(const std::string& name, const std::string& spec, const ParamInfo& p, ArgInput* out,
-              std::string* error) {
+              std::string* error, bool* io_error) {
+  if (io_error) *io_error = false;
   out->name = name;
   std::vector<std::string> parts = split(spec, ':');
   const std::string& kind = parts[0];
@@ -177,7 +178,10 @@ bool make_arg(const std::string& name, const std::string& spec, const ParamInfo&
   if (kind == "npy" || kind == "npy-cast") {
     if (!want_ptr()) return false;
     std::string path = spec.substr(kind.size() + 1);
-    if (!npy_read_file(path, &out->buffer, error)) return false;
+    if (!npy_read_file(path, &out->buffer, error)) {
+      if (io_error) *io_error = true;
+      return false;
+    }
     const int32_t have = out->buffer.dtype();
     if (have != p.dtype) {
       if (kind == "npy" && !(dtype_is_float(have) && dtype_is_float(p.dtype))) {
@@ -502,7 +506,12 @@ int tri_cmd_run(int argc, char** argv) {
                          " (it has: " + (names.empty() ? std::string("none") : names) + ")");
     }
     ArgInput a;
-    if (!make_arg(s.first, s.second, *p, &a, &err)) return usage_error("--arg " + s.first + ": " + err);
+    bool io_error = false;
+    if (!make_arg(s.first, s.second, *p, &a, &err, &io_error)) {
+      if (!io_error) return usage_error("--arg " + s.first + ": " + err);
+      std::fprintf(stderr, "tri run: --arg %s: %s\n", s.first.c_str(), err.c_str());
+      return 1;
+    }
     req.args.push_back(std::move(a));
   }
   for (auto& s : saves) {
@@ -512,15 +521,28 @@ int tri_cmd_run(int argc, char** argv) {
   }
 
   LaunchOutcome out;
-  if (!launch_kernel(module, req, &out)) {
+  // Whether the compile came from the disk cache: its counters before and after.
+  auto cache_stat = [&](int32_t stat) {
+    uint64_t v = 0;
+    tri_cache_stat(session.context(), stat, &v);
+    return v;
+  };
+  const uint64_t hits = cache_stat(TRI_CACHE_STAT_HITS), stores = cache_stat(TRI_CACHE_STAT_STORES);
+  const bool launched = launch_kernel(module, req, &out);
+  const char* cached = cache_stat(TRI_CACHE_STAT_ENABLED) == 0       ? "disk cache off"
+                       : cache_stat(TRI_CACHE_STAT_HITS) > hits     ? "from the disk cache"
+                       : cache_stat(TRI_CACHE_STAT_STORES) > stores ? "compiled, stored in the disk cache"
+                       : req.target == "interp"                     ? "the interpreter compiles nothing to cache"
+                                                                    : "compiled, not stored in the disk cache";
+  if (!launched) {
     std::fprintf(stderr, "tri run: %s failed (%s): %s\n", out.stage.c_str(), tri_result_name(out.code),
                  out.message.c_str());
     return out.stage == "bind" ? 2 : 1;
   }
   std::vector<double> t = out.launch_times;
   std::sort(t.begin(), t.end());
-  std::printf("@%s on %s, grid (%u,%u,%u): compile %.3f ms, launch %.3f ms", kernel.c_str(), target.c_str(),
-              req.grid[0], req.grid[1], req.grid[2], out.compile_seconds * 1e3, out.launch_seconds * 1e3);
+  std::printf("@%s on %s, grid (%u,%u,%u): compile %.3f ms (%s), launch %.3f ms", kernel.c_str(), target.c_str(),
+              req.grid[0], req.grid[1], req.grid[2], out.compile_seconds * 1e3, cached, out.launch_seconds * 1e3);
   if (t.size() > 1)
     std::printf(" (first of %zu; median %.3f ms, min %.3f ms)", t.size(), t[t.size() / 2] * 1e3, t.front() * 1e3);
   std::printf("\n");

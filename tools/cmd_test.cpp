@@ -8,6 +8,7 @@
 //
 // (a line ending in '\' continues on the next comment line).
 #include <cmath>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 
 #include "commands.h"
 #include "host_data.h"
+#include "base/did_you_mean.h"
 #include "kernel_runner.h"
 
 using namespace tri_tool;
@@ -222,7 +224,10 @@ class Parser {
         if (!punct(")")) return fail("expected ')'", error, err_at);
         out->expect_error = true;
       } else {
-        return fail("unknown item '" + t.text + "'", error, err_at);
+        static const std::vector<std::string> kItems = {"grid", "const", "args", "expect", "expect_error", "checked"};
+        return fail("unknown item '" + t.text + "'" + tri::did_you_mean(tri::nearest(t.text, kItems)) +
+                        " (the items: grid=(...), const NAME=V, args(...), expect(...), expect_error(...), checked)",
+                    error, err_at);
       }
     }
     if (!have_args) return fail("no args(...) given (write args() for a kernel without arguments)", error, err_at);
@@ -256,7 +261,17 @@ class Parser {
     a->name = t_[p_++].text;
     std::string dt;
     if (!punct("=") || !word(&dt)) return fail("expected '= TYPE' after %" + a->name, error, err_at);
-    if (!dtype_from_name(dt, &a->dtype)) return fail("unknown element type '" + dt + "'", error, err_at, -1);
+    if (!dtype_from_name(dt, &a->dtype)) {
+      // `%eps = 0.0`: a value where the element type goes.
+      const bool value = !dt.empty() && (std::isdigit(static_cast<unsigned char>(dt[0])) || dt[0] == '-' ||
+                                         dt[0] == '.' || dt == "inf" || dt == "nan" || dt == "true" || dt == "false");
+      if (value)
+        return fail("%" + a->name + " = " + dt + ": the element type comes before the value: `%" + a->name + " = " +
+                        (dt.find_first_of(".en") != std::string::npos && dt != "true" ? "f32 " : "i32 ") + dt +
+                        "` (the parameter's type)",
+                    error, err_at, -1);
+      return fail("unknown element type '" + dt + "'", error, err_at, -1);
+    }
     if (punct("[")) {
       if (!punct("]")) {
         for (;;) {

@@ -13,6 +13,7 @@
 #include "device_memory.h"
 #include "host_data.h"
 #include "kernel_runner.h"
+#include "tune_plot.h"
 
 using namespace tri_tool;
 
@@ -23,6 +24,7 @@ const char kUsage[] =
     "                [--stages S,S...] [--filter EXPR] [--arg NAME=SPEC]... [--key NAME]... [--bucket]\n"
     "                [--target T] [--grid G[,G[,G]]] [--const NAME=V]... [--repeat N] [--cache-dir DIR]\n"
     "                [--import PATH] [--export PATH] [--frozen] [--retune] [--use-other-device]\n"
+    "                [--plot FILE.svg]\n"
     "\n"
     "Compiles kernel @NAME of FILE once per config, times each (one warm-up launch, then the\n"
     "median of N launches, default 10), prints a table and the winner: the fastest, or of the\n"
@@ -52,6 +54,8 @@ const char kUsage[] =
     "  --frozen         never benchmark: a key with no result uses the first config\n"
     "  --retune         benchmark even when a result is stored\n"
     "  --use-other-device  use an imported result made on another device (default: tune here)\n"
+    "  --plot FILE.svg  draw the space: a heatmap over two constexprs that vary (bars for one),\n"
+    "                   the winner outlined\n"
     "\n"
     "Configs that cannot fit the target (threads, shared memory, registers) are pruned before\n"
     "compiling; the table says why.\n";
@@ -95,14 +99,78 @@ void grid_of(void* user, uint32_t config, uint32_t* grid) {
   }
 }
 
-// Draws progress on stderr as each config finishes benchmarking (only on a terminal).
-void on_progress(void* user, uint32_t config, uint32_t count, tri_result status, double median_ns) {
-  (void)user;
-  (void)median_ns;
-  if (!isatty(2)) return;
-  std::fprintf(stderr, "\r  benchmarked %u/%u configs%s", config + 1, count, status == TRI_OK ? "" : " (one skipped)");
-  if (config + 1 == count) std::fprintf(stderr, "\r%40s\r", "");
-}
+// A config as the table and the progress lines show it: the library's text ("BLOCK=128,warps=4,
+// stages=0") without warps and stages on a host target, where they change nothing, unless the
+// space varies them.
+struct ConfigText {
+  bool host = true;
+  bool warps_vary = false, stages_vary = false;
+  std::string operator()(const std::string& text) const {
+    if (!host) return text;
+    std::string out;
+    for (size_t at = 0; at <= text.size();) {
+      size_t end = text.find(',', at);
+      if (end == std::string::npos) end = text.size();
+      std::string part = text.substr(at, end - at);
+      at = end + 1;
+      if ((part.rfind("warps=", 0) == 0 && !warps_vary) || (part.rfind("stages=", 0) == 0 && !stages_vary)) continue;
+      out += (out.empty() ? "" : ",") + part;
+    }
+    return out.empty() ? "(defaults)" : out;
+  }
+};
+
+// Progress on stderr as configs compile and are benchmarked: a bar redrawn in place on a
+// terminal; otherwise one line per config and stage (a log, a CI job).
+struct Progress {
+  tri_tune_space* space = nullptr;
+  const GridSpec* grid = nullptr;
+  const ConfigText* show = nullptr;
+  bool tty = false;
+  uint32_t compiled = 0, measured = 0, count = 0;
+
+  std::string config(uint32_t i) const {
+    std::string text;
+    if (i < grid->configs.size())
+      for (const auto& kv : grid->configs[i]) text += (text.empty() ? "" : ",") + kv.first + "=" + std::to_string(kv.second);
+    int64_t w = 0, st = 0;
+    tri_tune_space_value(space, i, "warps", &w);
+    tri_tune_space_value(space, i, "stages", &st);
+    text += (text.empty() ? "" : ",") + std::string("warps=") + std::to_string(w) + ",stages=" + std::to_string(st);
+    return (*show)(text);
+  }
+  static std::string bar(uint32_t done, uint32_t count) {
+    const int width = 20;
+    int fill = count ? static_cast<int>(static_cast<uint64_t>(done) * width / count) : width;
+    return "[" + std::string(fill, '#') + std::string(width - fill, '.') + "] " + std::to_string(done) + "/" +
+           std::to_string(count);
+  }
+  void on(int32_t stage, uint32_t config, uint32_t done, uint32_t n, tri_result status, double median_ns) {
+    count = n;
+    (stage == TRI_TUNE_STAGE_COMPILE ? compiled : measured) = done;
+    if (tty) {
+      std::fprintf(stderr, "\r  compile %s  benchmark %s ", bar(compiled, count).c_str(), bar(measured, count).c_str());
+      if (measured == count) std::fprintf(stderr, "\r%*s\r", 80, "");
+      std::fflush(stderr);
+      return;
+    }
+    const char* what = stage == TRI_TUNE_STAGE_COMPILE ? "compiled" : "benchmarked";
+    std::string note;
+    if (status != TRI_OK) {
+      note = std::string(": skipped (") + tri_result_name(status) + ")";
+    } else if (stage == TRI_TUNE_STAGE_BENCHMARK) {
+      char b[48];
+      std::snprintf(b, sizeof b, ": %.3f us", median_ns / 1e3);
+      note = b;
+    }
+    std::fprintf(stderr, "  %-11s %*u/%u  config %u (%s)%s\n", what, static_cast<int>(std::to_string(n).size()), done, n,
+                 config, this->config(config).c_str(), note.c_str());
+  }
+  static void callback(void* user, int32_t stage, uint32_t config, uint32_t done, uint32_t n, tri_result status,
+                       double median_ns) {
+    static_cast<Progress*>(user)->on(stage, config, done, n, status, median_ns);
+  }
+};
 
 // Finds `"field": ` in one line of the result and returns what follows, up to a comma or brace
 // (a string's contents without quotes).
@@ -126,7 +194,7 @@ std::string field(const std::string& line, const std::string& name) {
 }  // namespace
 
 int tri_cmd_tune(int argc, char** argv) {
-  std::string file, kernel, target = "cpu", grid_text, cache_dir, import_path, export_path;
+  std::string file, kernel, target = "cpu", grid_text, cache_dir, import_path, export_path, plot_path;
   bool cache_dir_set = false, bucket = false, frozen = false, retune = false, other_device = false;
   std::vector<std::string> config_texts, keys, value_texts;
   std::string warps_text, stages_text, filter;
@@ -160,8 +228,9 @@ int tri_cmd_tune(int argc, char** argv) {
       if (a == "--filter") filter = v;
     } else if (a == "--kernel" || a == "--target" || a == "--grid" || a == "--repeat" || a == "--config" ||
                a == "--key" || a == "--const" || a == "--arg" || a == "--cache-dir" || a == "--import" ||
-               a == "--export") {
+               a == "--export" || a == "--plot") {
       if (!next(&v)) return usage_error(a + " needs a value");
+      if (a == "--plot") plot_path = v;
       if (a == "--kernel") kernel = v[0] == '@' ? v.substr(1) : v;
       if (a == "--target") target = v;
       if (a == "--grid") grid_text = v;
@@ -355,7 +424,12 @@ int tri_cmd_tune(int argc, char** argv) {
     for (auto& s : arg_specs)
       if (s.first == p.name) spec = &s.second;
     if (!spec) return usage_error("missing --arg " + p.name + " (" + p.type_text + ")");
-    if (!make_arg(p.name, *spec, p, &inputs[i], &err)) return usage_error("--arg " + p.name + ": " + err);
+    bool io_error = false;
+    if (!make_arg(p.name, *spec, p, &inputs[i], &err, &io_error)) {
+      if (!io_error) return usage_error("--arg " + p.name + ": " + err);
+      std::fprintf(stderr, "tri tune: --arg %s: %s\n", p.name.c_str(), err.c_str());
+      return 1;
+    }
   }
   for (auto& s : arg_specs) {
     bool found = false;
@@ -455,8 +529,30 @@ int tri_cmd_tune(int argc, char** argv) {
   }
   uint32_t flags = (frozen ? TRI_TUNE_FROZEN : 0) | (retune ? TRI_TUNE_RETUNE : 0) |
                    (other_device ? TRI_TUNE_USE_OTHER_DEVICE : 0);
+  ConfigText show;
+  show.host = target != "cuda";
+  {
+    uint32_t n = 0;
+    tri_tune_space_count(cl.space, &n);
+    int64_t w0 = 0, s0 = 0;
+    tri_tune_space_value(cl.space, 0, "warps", &w0);
+    tri_tune_space_value(cl.space, 0, "stages", &s0);
+    for (uint32_t i = 1; i < n; ++i) {
+      int64_t w = 0, st = 0;
+      tri_tune_space_value(cl.space, i, "warps", &w);
+      tri_tune_space_value(cl.space, i, "stages", &st);
+      show.warps_vary = show.warps_vary || w != w0;
+      show.stages_vary = show.stages_vary || st != s0;
+    }
+  }
+  Progress progress;
+  progress.space = cl.space;
+  progress.grid = &grid;
+  progress.show = &show;
+  progress.tty = isatty(2);
+  tri_tune_space_set_progress(cl.space, &Progress::callback, &progress);
   rc = tri_tune(cl.module, kernel.c_str(), cl.opts, cl.space, 1, 1, 1, nullptr, args.data(),
-                static_cast<uint32_t>(args.size()), flags, on_progress, grid_of, &grid, &cl.kernel, &cl.result);
+                static_cast<uint32_t>(args.size()), flags, nullptr, grid_of, &grid, &cl.kernel, &cl.result);
   if (rc != TRI_OK) {
     std::fprintf(stderr, "tri tune: %s: %s\n", tri_result_name(rc), last_error().c_str());
     return 1;
@@ -469,6 +565,7 @@ int tri_cmd_tune(int argc, char** argv) {
   std::printf("  %3s  %-36s %14s  %s\n", "#", "config", "median (us)", "");
   size_t pos = 0;
   std::string winner;
+  std::vector<PlotConfig> plot;
   while ((pos = json.find("\n  {\"index\": ", pos)) != std::string::npos) {
     size_t end = json.find('\n', pos + 1);
     std::string line = json.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
@@ -487,10 +584,32 @@ int tri_cmd_tune(int argc, char** argv) {
       note = "not measured";
     }
     if (idx == best) note = note.empty() ? "<- winner" : "<- " + note;
-    if (idx == best) winner = field(line, "config");
-    std::printf("  %3s  %-36s %14s  %s\n", idx.c_str(), field(line, "config").c_str(), time.c_str(), note.c_str());
+    if (idx == best) winner = show(field(line, "config"));
+    PlotConfig pc;
+    const std::string shown = show(field(line, "config"));
+    for (size_t at = 0; at < shown.size();) {
+      size_t end = shown.find(',', at), eq = shown.find('=', at);
+      if (end == std::string::npos) end = shown.size();
+      if (eq != std::string::npos && eq < end)
+        pc.values.emplace_back(shown.substr(at, eq - at), std::atoll(shown.substr(eq + 1, end - eq - 1).c_str()));
+      at = end + 1;
+    }
+    pc.ok = status == "0" && field(line, "measured") == "true";
+    pc.us = std::atof(field(line, "median_ns").c_str()) / 1e3;
+    pc.winner = idx == best;
+    plot.push_back(std::move(pc));
+    std::printf("  %3s  %-36s %14s  %s\n", idx.c_str(), show(field(line, "config")).c_str(), time.c_str(), note.c_str());
   }
   std::printf("winner: config %s (%s)\n", best.c_str(), winner.c_str());
+  if (!plot_path.empty()) {
+    const std::string svg = tune_svg("@" + kernel + " on " + target, plot);
+    FILE* f = std::fopen(plot_path.c_str(), "w");
+    if (!f || std::fwrite(svg.data(), 1, svg.size(), f) != svg.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "tri tune: cannot write %s\n", plot_path.c_str());
+      return 1;
+    }
+    std::printf("plot: %s\n", plot_path.c_str());
+  }
   if (!grid.error.empty()) std::fprintf(stderr, "warning: %s\n", grid.error.c_str());
   if (!export_path.empty()) {
     uint32_t n = 0;

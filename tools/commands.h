@@ -34,7 +34,9 @@ int tri_cmd_tune(int argc, char** argv);
 
 namespace tri_tool {
 // Makes runtime argument `name` of parameter `p` from a `tri run --arg` SPEC (rand:, fill:,
-// zeros:, iota:, npy:, npy-cast:, or a scalar); false with a message (tools/cmd_run.cpp).
+// zeros:, iota:, npy:, npy-cast:, or a scalar); false with a message (tools/cmd_run.cpp), and
+// *io_error (when given) true when it was a file that could not be read (exit status 1, not the
+// usage error's 2).
 bool make_arg(const std::string& name, const std::string& spec, const ParamInfo& p, ArgInput* out,
-              std::string* error);
+              std::string* error, bool* io_error = nullptr);
 }  // namespace tri_tool

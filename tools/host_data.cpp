@@ -293,6 +293,15 @@ std::string last_error() {
   std::string s(n, '\0');
   tri_last_error_message(s.data(), n);
   if (!s.empty()) s.pop_back();
+  // The library names its C functions ("tri_compile_options_set_num_warps: 3 warps; ..."); a
+  // command-line user did not call them, so the name goes (the caller names the flag instead),
+  // and the one hint that points at a C function points at the command that does the same.
+  size_t id = 0;
+  while (id < s.size() && (std::isalnum(static_cast<unsigned char>(s[id])) || s[id] == '_')) ++id;
+  if (s.compare(0, 4, "tri_") == 0 && s.compare(id, 2, ": ") == 0) s.erase(0, id + 2);
+  const std::string arch_hint = "(tri_compile_options_set_arch, e.g. \"sm_90\")";
+  if (size_t at = s.find(arch_hint); at != std::string::npos)
+    s.replace(at, arch_hint.size(), "(`tri compile FILE --target sm_90` makes PTX without a GPU)");
   return s;
 }
 

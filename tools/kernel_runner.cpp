@@ -11,6 +11,8 @@
 #include <cstring>
 #include <map>
 
+#include "base/did_you_mean.h"
+
 namespace tri_tool {
 
 const char* const kHostTargets[] = {"interp", "cpu"};
@@ -58,7 +60,21 @@ bool kernel_params(const tri_module* module, const std::string& kernel, std::vec
   int32_t kind = 0;
   if (tri_module_find_function(module, kernel.c_str(), &index) != TRI_OK ||
       tri_module_function_kind(module, index, &kind) != TRI_OK || kind != TRI_FUNCTION_KERNEL) {
-    *error = "no kernel named '@" + kernel + "' in the module";
+    // Name the kernels there are (the nearest first), so the next try is the right one.
+    std::vector<std::string> kernels;
+    uint32_t n = 0;
+    tri_module_function_count(module, &n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const char* name = nullptr;
+      int32_t k = 0;
+      if (tri_module_function_kind(module, i, &k) == TRI_OK && k == TRI_FUNCTION_KERNEL &&
+          tri_module_function_name(module, i, &name) == TRI_OK)
+        kernels.push_back(name);
+    }
+    std::string list;
+    for (const std::string& k : kernels) list += (list.empty() ? "@" : ", @") + k;
+    *error = "no kernel named '@" + kernel + "' in the module" + tri::did_you_mean(tri::nearest(kernel, kernels), "@") +
+             (kernels.empty() ? "; it has no kernels" : "; its kernels: " + list);
     return false;
   }
   if (tri_module_param_count(module, index, &count) != TRI_OK) {
@@ -87,9 +103,17 @@ bool kernel_params(const tri_module* module, const std::string& kernel, std::vec
 
 bool target_present(tri_context* ctx, const std::string& target) {
   static const char kProbe[] = "kernel @tri_target_probe() {\n  return\n}\n";
+  // The probe compiles in a context of its own without the disk cache, so the user's cache
+  // (tri cache ls) holds only the user's kernels. `ctx` stands in where that context fails.
+  tri_context_options* copts = nullptr;
+  tri_context* own = nullptr;
+  if (tri_context_options_create(&copts) == TRI_OK && tri_context_options_set_cache_dir(copts, "") == TRI_OK &&
+      tri_context_create(copts, TRI_VERSION_NUMBER, &own) == TRI_OK)
+    ctx = own;
+  tri_context_options_destroy(copts);
   tri_compile_options* opts = nullptr;
-  if (tri_compile_options_create(&opts) != TRI_OK) return false;
-  bool present = tri_compile_options_set_target(opts, target.c_str()) == TRI_OK;
+  bool present = tri_compile_options_create(&opts) == TRI_OK &&
+                 tri_compile_options_set_target(opts, target.c_str()) == TRI_OK;
   tri_module* m = nullptr;
   if (present && tri_module_create(ctx, kProbe, sizeof kProbe - 1, "probe", &m) == TRI_OK) {
     tri_kernel* k = nullptr;
@@ -99,6 +123,7 @@ bool target_present(tri_context* ctx, const std::string& target) {
   }
   tri_module_destroy(m);
   tri_compile_options_destroy(opts);
+  tri_context_destroy(own);
   return present;
 }
 
@@ -176,6 +201,16 @@ bool launch_kernel(tri_module* module, const LaunchRequest& req, LaunchOutcome* 
   out->buffers.resize(req.args.size());
   for (size_t i = 0; i < req.args.size(); ++i)
     if (!req.args[i].is_scalar) out->buffers[i] = req.args[i].buffer;
+  // An argument no parameter has is named first (with the nearest parameter): a misspelled name
+  // would otherwise show only as the parameter it was meant for, "missing".
+  std::vector<std::string> runtime;
+  for (const ParamInfo& p : params)
+    if (!p.constexpr_param) runtime.push_back(p.name);
+  for (const ArgInput& a : req.args)
+    if (std::find(runtime.begin(), runtime.end(), a.name) == runtime.end())
+      return fail(out, TRI_ERROR_LAUNCH_ARGS, "bind",
+                  "kernel @" + req.kernel + " has no runtime parameter %" + a.name +
+                      tri::did_you_mean(tri::nearest(a.name, runtime), "%"));
   std::vector<tri_arg> args;
   std::vector<bool> used(req.args.size(), false);
   for (const ParamInfo& p : params) {

@@ -13,6 +13,8 @@
 #include "commands.h"
 #include "tri/tri.h"
 
+using tri_tool::last_error;
+
 namespace {
 
 const char* const kUsage =
@@ -87,14 +89,6 @@ int usage_error(const std::string& message, bool with_usage = false) {
 int command_usage_error(const std::string& cmd, const std::string& message) {
   std::fprintf(stderr, "tri %s: %s\n(see 'tri %s --help')\n", cmd.c_str(), message.c_str(), cmd.c_str());
   return 2;
-}
-
-std::string last_error() {
-  size_t n = tri_last_error_message(nullptr, 0);
-  std::string s(n, '\0');
-  tri_last_error_message(&s[0], n);
-  s.resize(n - 1);
-  return s;
 }
 
 bool read_input(const std::string& path, std::string* out) {

@@ -30,7 +30,7 @@ cp "$build/bindings/rust-bench-target/release/tri-launch-bench-rust" "$out/"
 echo "build.sh: $out/tri-launch-bench-rust"
 
 ( cd "$root/bench/launch/go" &&
-  CGO_ENABLED=1 CGO_CFLAGS="-I$root/include" CGO_LDFLAGS="-L$lib" GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
+  CGO_ENABLED=1 PKG_CONFIG_PATH="$build" GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
   GOCACHE=${GOCACHE:-$build/bindings/go-cache} GOPATH=${GOPATH:-$build/bindings/go-path} \
   go build -o "$out/tri-launch-bench-go" . )
 echo "build.sh: $out/tri-launch-bench-go"

@@ -56,6 +56,8 @@ type CacheEntry struct {
 	Target  string
 	Kernel  string
 	MadeFor string // the target's identity: LLVM, CPU and features, GPU architecture
+	// What it was specialized for: constexprs, warps and stages ("cuda"), a launch variant's facts.
+	Specialized string
 }
 
 // OK reports whether the entry is usable.
@@ -129,8 +131,8 @@ func (c *Context) CacheList(verify bool) ([]CacheEntry, error) {
 		if line == "" {
 			continue
 		}
-		f := strings.SplitN(line, "\t", 8)
-		if len(f) != 8 {
+		f := strings.SplitN(line, "\t", 9)
+		if len(f) != 9 {
 			return nil, errorf(CodeInternal, "tri_cache_list gave a line of %d fields: %q", len(f), line)
 		}
 		bytes, err1 := strconv.ParseUint(f[1], 10, 64)
@@ -139,7 +141,7 @@ func (c *Context) CacheList(verify bool) ([]CacheEntry, error) {
 			return nil, errorf(CodeInternal, "tri_cache_list gave a line this package cannot read: %q", line)
 		}
 		out = append(out, CacheEntry{Key: f[0], Bytes: bytes, LastUse: last, Status: f[3], Kind: f[4], Target: f[5],
-			Kernel: f[6], MadeFor: f[7]})
+			Kernel: f[6], MadeFor: f[7], Specialized: f[8]})
 	}
 	return out, nil
 }

@@ -1,4 +1,6 @@
-// The cgo side of the package: how it finds tri.h and libtri, and the C helpers that keep the
+// The cgo side of the package: how it finds tri.h and libtri (pkg-config's `tri`: tri.pc of an
+// installed Tri, or a build tree's tri-uninstalled.pc; its rpath lets programs start without
+// LD_LIBRARY_PATH), and the C helpers that keep the
 // cgo pointer rules. Go pointers (the slices given to Launch) reach C only as direct call
 // arguments, never stored inside Go or C memory, which Go 1.19 (no runtime.Pinner) requires.
 // Streams and device pointers are integers on the Go side (uintptr, uint64) and become void*
@@ -9,8 +11,7 @@
 package tri
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -ltri
+#cgo pkg-config: tri
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +62,22 @@ tri_result tri_go_plan_launch(uintptr_t plan) { return tri_launch_plan_launch((t
 
 // Exported from tune.go.
 extern void triGoTuneGrid(void* user, uint32_t config, uint32_t* grid);
+extern void triGoTuneStage(void* user, int32_t stage, uint32_t config, uint32_t done, uint32_t count,
+                           int32_t status, double median_ns);
 
 static void tri_go_tune_grid(void* user, uint32_t config, uint32_t* grid) {
   triGoTuneGrid(user, config, grid);
+}
+
+static void tri_go_tune_stage(void* user, int32_t stage, uint32_t config, uint32_t done, uint32_t count,
+                              tri_result status, double median_ns) {
+  triGoTuneStage(user, stage, config, done, count, status, median_ns);
+}
+
+// Sets the space's progress callback to the Go function behind `handle` (a cgo.Handle, as an
+// integer); 0 clears it.
+tri_result tri_go_set_tune_progress(tri_tune_space* space, uintptr_t handle) {
+  return tri_tune_space_set_progress(space, handle ? tri_go_tune_stage : NULL, (void*)handle);
 }
 
 // tri_tune with the arguments of tri_go_launch (buffer j is the pointer of argument slot[j]).

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 const spin = `
@@ -152,7 +152,7 @@ func TestDiskCacheRoundTrip(t *testing.T) {
 	}
 	e := entries[0]
 	if !e.OK() || e.Status != "ok" || len(e.Key) != 32 || e.Kind != "obj" || e.Target != "cpu" || e.Kernel != "vector_add" ||
-		e.Bytes != s.Bytes || e.MadeFor == "" {
+		e.Bytes != s.Bytes || e.MadeFor == "" || e.Specialized != "-" {
 		t.Fatalf("%+v", e)
 	}
 	if d := time.Since(time.Unix(e.LastUse, 0)); d < -time.Hour || d > time.Hour {
@@ -259,9 +259,16 @@ func TestCudaCodeForANamedArchitectureNeedsNoGPU(t *testing.T) {
 	}
 	_, err = k.Code("cubin-of-the-future")
 	wantError(t, err, tri.CodeNotFound, "cubin-of-the-future")
+	// The CPU shows its LLVM IR and assembly on request; a kind it does not make is named.
 	cpu := vectorAdd(t, ctx, nil)
-	_, err = cpu.Code("llvm")
-	wantError(t, err, tri.CodeNotFound, `target "cpu"`)
+	if llvm, err := cpu.Code("llvm"); err != nil || !strings.Contains(llvm, "target triple") {
+		t.Fatal(llvm, err)
+	}
+	if asm, err := cpu.Code("asm"); err != nil || !strings.Contains(asm, "tri.vector_add") {
+		t.Fatal(asm, err)
+	}
+	_, err = cpu.Code("ptx")
+	wantError(t, err, tri.CodeNotFound, `target "cpu" made no code of kind 'ptx' for this kernel (it makes: llvm`)
 	for _, c := range []struct {
 		opts     tri.CompileOptions
 		fragment string

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 // inChildWithoutDriver runs test again in a child process whose CUDA driver cannot load and

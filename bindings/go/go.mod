@@ -1,3 +1,3 @@
-module tri
+module github.com/tri-jit/tri/bindings/go
 
 go 1.19

@@ -223,6 +223,7 @@ type Kernel struct {
 	name   string
 	target string
 	params []Param
+	aligns map[int]uint32 // CompileOptions.ArgAlign: launches check them as {align=N} facts
 }
 
 // Compile compiles kernel name; opts nil means the defaults.
@@ -244,13 +245,14 @@ func (m *Module) Compile(name string, opts *CompileOptions) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.adopt(name, opts.Target, raw)
+	return m.adopt(name, opts, raw)
 }
 
-// adopt makes a Kernel of raw, kernel name compiled by the library for target ("": "cpu") from
-// this module (tri_kernel_compile, tri_tune); raw is released on every path, errors included.
-func (m *Module) adopt(name, target string, raw *C.tri_kernel) (*Kernel, error) {
-	k := &Kernel{ctx: m.ctx, name: name, target: target, raw: raw}
+// adopt makes a Kernel of raw, kernel name compiled by the library with opts (target "": "cpu")
+// from this module (tri_kernel_compile, tri_tune); raw is released on every path, errors
+// included.
+func (m *Module) adopt(name string, opts *CompileOptions, raw *C.tri_kernel) (*Kernel, error) {
+	k := &Kernel{ctx: m.ctx, name: name, target: opts.Target, raw: raw, aligns: opts.ArgAlign}
 	if k.target == "" {
 		k.target = "cpu"
 	}
@@ -319,9 +321,11 @@ func (k *Kernel) Text() (string, error) {
 	return string(blobBytes(b)), nil
 }
 
-// Code is what the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
-// descriptor, JSON) for "cuda"; "llvm" (LLVM IR after optimization) for "cuda", and for "cpu"
-// when it keeps it. ErrNotFound when the target made nothing of that kind.
+// Code is what the target made, by kind: "llvm" (LLVM IR after optimization) for "cpu" and
+// "cuda"; "asm" (the host assembly) for "cpu"; "ptx" (the PTX module), "metadata" (the launch
+// descriptor, JSON) and "cubin" (the driver's machine code, binary, with a GPU) for "cuda".
+// Stages a compile does not keep are made on the first call. ErrNotFound when the target makes
+// nothing of that kind (the message lists what it makes).
 func (k *Kernel) Code(kind string) (string, error) {
 	ckind := C.CString(kind)
 	defer C.free(unsafe.Pointer(ckind))
@@ -534,6 +538,20 @@ func (k *Kernel) encode(i int, v interface{}, forPlan bool) (encodedArg, error) 
 			}
 			a.extent = C.uint64_t(bytes)
 			e.goPtr, e.keep = ptr, v
+		}
+		// Every target would read a misaligned pointer wrong or fault on it; the address is here.
+		address := uint64(uintptr(e.goPtr))
+		if e.goPtr == nil {
+			address = uint64(*(*C.uint64_t)(unsafe.Pointer(&a.value[0])))
+		}
+		align := p.Align
+		if promised := k.aligns[i]; promised > align {
+			align = promised
+		}
+		if align > 1 && address%uint64(align) != 0 {
+			return e, errorf(CodeLaunchArgs, "%s with {align=%d}, but the address given, %#x, is not a multiple of %d: "+
+				"pass memory that starts on a %d-byte boundary (a subslice moves the start; copy it), or compile "+
+				"without that fact", where(), align, address, align, align)
 		}
 	case Scalar:
 		a.kind = C.TRI_TYPE_SCALAR

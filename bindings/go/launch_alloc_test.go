@@ -6,7 +6,7 @@ package tri_test
 import (
 	"testing"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 func TestLaunchesAllocateNothing(t *testing.T) {

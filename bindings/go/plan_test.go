@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 const scale = `

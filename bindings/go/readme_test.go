@@ -26,7 +26,8 @@ func TestReadmeProgram(t *testing.T) {
 	m := blocks[0]
 	here, _ := os.Getwd()
 	dir := t.TempDir()
-	gomod := "module readme\n\ngo 1.19\n\nrequire tri v0.0.0\n\nreplace tri => " + here + "\n"
+	const path = "github.com/tri-jit/tri/bindings/go"
+	gomod := "module readme\n\ngo 1.19\n\nrequire " + path + " v0.0.0\n\nreplace " + path + " => " + here + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
 	}

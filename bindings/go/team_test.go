@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 // ring: each rank puts its 16 inputs into its right neighbour's %recv with a signal, waits for

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 var examples = filepath.Join("..", "..", "examples")

@@ -15,6 +15,7 @@ package tri
 #include <stdint.h>
 #include <stdlib.h>
 #include <tri/tri.h>
+tri_result tri_go_set_tune_progress(tri_tune_space* space, uintptr_t handle);
 tri_result tri_go_tune(tri_module* module, const char* name, const tri_compile_options* options,
                        const tri_tune_space* space, uint32_t gx, uint32_t gy, uint32_t gz, uintptr_t stream,
                        const tri_arg* args, uint32_t n, uint32_t flags, uintptr_t grids, tri_kernel** out_kernel,
@@ -89,6 +90,40 @@ type TuneOptions struct {
 	// Stream is the CUDA stream "cuda" kernels are timed on (0: the default stream; host kernels
 	// take only 0).
 	Stream Stream
+	// Progress, when set, is called (on the goroutine that called Tune) as each config finishes
+	// compiling and benchmarking: a progress bar, or a line per config in a log. A panic in it is
+	// raised again once the library has returned.
+	Progress func(TuneProgress)
+}
+
+// TuneStage is what a TuneProgress reports.
+type TuneStage int
+
+const (
+	// StageCompile: a config finished compiling (or failed to, or was pruned). Compiles run at
+	// once and finish in any order.
+	StageCompile TuneStage = C.TRI_TUNE_STAGE_COMPILE
+	// StageBenchmark: a config finished benchmarking (or was skipped), one at a time, in order.
+	StageBenchmark TuneStage = C.TRI_TUNE_STAGE_BENCHMARK
+)
+
+// TuneProgress is one step of a tuning run (TuneOptions.Progress).
+type TuneProgress struct {
+	Stage  TuneStage
+	Index  int        // the config's index in the space
+	Config TuneConfig // the config
+	Done   int        // how many configs have finished this stage, this one included
+	Count  int        // of how many
+	Status Code       // 0, or the error that skipped the config
+	// MedianNs is a benchmark's median time (0 for a compile or a skipped config).
+	MedianNs float64
+}
+
+// progressSink is what triGoTuneStage gets back through its handle.
+type progressSink struct {
+	fn       func(TuneProgress)
+	configs  []TuneConfig
+	panicked interface{}
 }
 
 // TuneResult is a tune call's result (docs/tune.md, "The result").
@@ -299,6 +334,30 @@ func triGoTuneGrid(user unsafe.Pointer, config C.uint32_t, grid *C.uint32_t) {
 	}
 }
 
+//export triGoTuneStage
+func triGoTuneStage(user unsafe.Pointer, stage C.int32_t, config, done, count C.uint32_t, status C.int32_t,
+	medianNs C.double) {
+	sink := cgo.Handle(uintptr(user)).Value().(*progressSink)
+	if sink.panicked != nil {
+		return
+	}
+	// A panic must not unwind into C: it is kept, and raised again once tri_tune has returned.
+	defer func() {
+		if r := recover(); r != nil {
+			sink.panicked = r
+		}
+	}()
+	p := TuneProgress{Stage: TuneStage(stage), Index: int(config), Done: int(done), Count: int(count),
+		Status: Code(status)}
+	if int(config) < len(sink.configs) {
+		p.Config = sink.configs[config]
+	}
+	if p.Stage == StageBenchmark && p.Status == 0 {
+		p.MedianNs = float64(medianNs)
+	}
+	sink.fn(p)
+}
+
 // Tune autotunes kernel name (tri_tune, docs/tune.md): every config of t.Space compiles with
 // opts (nil: the defaults) plus its constexprs, warps and stages, launches with args (as Launch
 // takes them), and the fastest comes back compiled, with the result. Configs whose compile or
@@ -316,7 +375,7 @@ func (m *Module) Tune(name string, opts *CompileOptions, t TuneOptions, args ...
 		return nil, nil, err
 	}
 	// The arguments are encoded as a launch of this kernel would encode them.
-	shell := &Kernel{name: name, target: opts.Target, params: f.RuntimeParams()}
+	shell := &Kernel{name: name, target: opts.Target, params: f.RuntimeParams(), aligns: opts.ArgAlign}
 	if shell.target == "" {
 		shell.target = "cpu"
 	}
@@ -382,6 +441,15 @@ func (m *Module) Tune(name string, opts *CompileOptions, t TuneOptions, args ...
 		handle = cgo.NewHandle(grids)
 		defer handle.Delete()
 	}
+	var sink *progressSink
+	if t.Progress != nil {
+		sink = &progressSink{fn: t.Progress, configs: configs}
+		h := cgo.NewHandle(sink)
+		defer h.Delete()
+		if err := call(func() C.tri_result { return C.tri_go_set_tune_progress(space, C.uintptr_t(h)) }); err != nil {
+			return nil, nil, err
+		}
+	}
 	flags := C.uint32_t(0)
 	if t.Frozen {
 		flags |= C.TRI_TUNE_FROZEN
@@ -412,11 +480,18 @@ func (m *Module) Tune(name string, opts *CompileOptions, t TuneOptions, args ...
 	})
 	// The slices' memory must stay reachable until the C call has returned.
 	runtime.KeepAlive(args)
+	if sink != nil && sink.panicked != nil {
+		if err == nil {
+			C.tri_kernel_destroy(kraw)
+			C.tri_blob_destroy(blob)
+		}
+		panic(sink.panicked)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	data := blobBytes(blob)
-	k, err := m.adopt(name, opts.Target, kraw)
+	k, err := m.adopt(name, opts, kraw)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 const tuneN = 5000
@@ -354,4 +354,49 @@ func TestTuneErrors(t *testing.T) {
 	if _, err := ctx.TuneStat(tri.TuneStat(99)); err == nil {
 		t.Fatal("an unknown counter must fail")
 	}
+}
+
+func TestTuneProgressReportsEveryCompileAndBenchmark(t *testing.T) {
+	x, y, out := tuneInputs()
+	ctx := newContext(t, tri.WithCacheDir(filepath.Join(t.TempDir(), "cache")))
+	m := loadVadd(t, ctx)
+	var seen []tri.TuneProgress
+	opts := tuneOptions()
+	opts.Progress = func(p tri.TuneProgress) { seen = append(seen, p) }
+	k, _, err := m.Tune("vadd", &tri.CompileOptions{Target: "cpu"}, opts, x, y, out, tuneN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	if len(seen) != 6 {
+		t.Fatalf("%d reports: %+v", len(seen), seen)
+	}
+	indices := map[int]bool{}
+	for i, p := range seen[:3] {
+		if p.Stage != tri.StageCompile || p.Done != i+1 || p.Count != 3 {
+			t.Fatalf("compile report %d: %+v", i, p)
+		}
+		indices[p.Index] = true
+		if p.Index == 1 && (p.Status == 0 || p.Config.Constexprs["BLOCK"] != 100) {
+			t.Fatalf("the failing config: %+v", p)
+		}
+	}
+	if len(indices) != 3 {
+		t.Fatalf("every config compiles once: %+v", seen[:3])
+	}
+	for i, p := range seen[3:] {
+		if p.Stage != tri.StageBenchmark || p.Index != i || p.Done != i+1 || (i != 1 && p.MedianNs <= 0) {
+			t.Fatalf("benchmark report %d: %+v", i, p)
+		}
+	}
+	// A panic in the function comes back once the library has returned.
+	opts.Retune = true
+	opts.Progress = func(tri.TuneProgress) { panic("stop") }
+	defer func() {
+		if r := recover(); r != "stop" {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	m.Tune("vadd", &tri.CompileOptions{Target: "cpu"}, opts, x, y, out, tuneN)
+	t.Fatal("Tune returned after its progress function panicked")
 }

@@ -386,11 +386,15 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
 TRI_API void tri_kernel_destroy(tri_kernel* kernel);
 /* The specialized, canonicalized IR the kernel was compiled from, as text. Since 0.1. */
 TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
-/* Code the target made for the kernel, by kind: "ptx" (target "cuda": the PTX module),
- * "metadata" (target "cuda": the launch descriptor as JSON, docs/capi.md "Launch descriptor"),
- * "llvm" (targets "cuda" and "cpu": LLVM IR after optimization; "cpu" keeps none by default).
- * TRI_ERROR_NOT_FOUND when the target made nothing of that kind. The caller owns *out_code.
- * Since 0.2. */
+/* Code the target made for the kernel, by kind: "llvm" (targets "cuda" and "cpu": the LLVM IR
+ * after optimization), "asm" (target "cpu": the host assembly), "ptx" (target "cuda": the PTX
+ * module), "metadata" (target "cuda": the launch descriptor as JSON, docs/capi.md "Launch
+ * descriptor"), "cubin" (target "cuda": the machine code the driver made from the PTX, binary;
+ * only where a driver compiled it for the current device). A stage the compile did not keep
+ * (the cpu target keeps only machine code; a kernel read from the disk cache, only its entry)
+ * is made on the first call by compiling the kernel again in memory, so compiles that never ask
+ * pay nothing. TRI_ERROR_NOT_FOUND when the target makes nothing of that kind (the message lists
+ * the kinds it makes). The caller owns *out_code. Since 0.2. */
 TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code);
 /* The variants launch-time specialization has made for this kernel so far, as JSON
  * (docs/capi.md "Variants"): for each, its key, the argument classes it was compiled for, and
@@ -633,6 +637,23 @@ TRI_API tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t*
  * untimed first; its time is the median of the timed ones. Since 0.2. */
 TRI_API tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_t repetitions);
 
+/* Stages of a tuning run, for tri_tune_space_set_progress. */
+#define TRI_TUNE_STAGE_COMPILE 0   /* a config finished compiling (or failed to, or was pruned) */
+#define TRI_TUNE_STAGE_BENCHMARK 1 /* a config finished benchmarking (or was skipped) */
+/* Receives each config as it finishes a stage: the stage (TRI_TUNE_STAGE_*), the config's index,
+ * how many configs have finished that stage (this one included) of `count`, its status (TRI_OK,
+ * or the error that skipped it) and, for a benchmark, its median time in nanoseconds (0
+ * otherwise). Compiles run on the context's threads and are reported in the order they finish;
+ * benchmarks run one at a time, in index order. Called on the thread that called tri_tune, which
+ * may draw a progress bar from it. Since 0.2. */
+typedef void (*tri_tune_stage_fn)(void* user, int32_t stage, uint32_t config, uint32_t done, uint32_t count,
+                                  tri_result status, double median_ns);
+/* Sets the callback that follows tri_tune's compiles and benchmarks over this space (NULL: none),
+ * and the user pointer it receives. It is called besides tri_tune's own `progress`, which sees
+ * the benchmarks only. Nothing is reported for a result that was stored or imported (nothing is
+ * compiled or measured but the chosen config). Since 0.2. */
+TRI_API tri_result tri_tune_space_set_progress(tri_tune_space* space, tri_tune_stage_fn fn, void* user);
+
 /* Flags for tri_tune. */
 #define TRI_TUNE_FROZEN 1  /* never benchmark: a key with no stored or imported result uses config 0 (logged) */
 #define TRI_TUNE_RETUNE 2  /* ignore stored and imported results: benchmark, then store the new result */
@@ -736,7 +757,10 @@ TRI_API tri_result tri_cache_dir(tri_context* context, const char** out_path);
 TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* out_value);
 /* The entries of the cache directory as text, one line per entry sorted by key, fields separated
  * by tabs: key (32 hex digits), bytes, last use (seconds since 1970), status ("ok", "ok (another
- * build)", or "bad: <why>"), payload kind, target, kernel, what it was made for. Every entry is
+ * build)", or "bad: <why>"), payload kind, target, kernel, what it was made for (the machine),
+ * what it was specialized for ("BLOCK=256, warps=8; %x aligned to 16": constexprs, warps and
+ * stages on GPU targets, the facts of a launch variant; "-" for none; empty for entries made
+ * before Tri recorded it). Every entry is
  * read and checked in full; with verify nonzero, bad ones are removed (their status reads
  * "removed: <why>"). A file that is no entry under an entry's name (a FIFO, a symbolic link, a
  * file over the 256 MiB an entry may have) is listed as bad without being read, so one bad file

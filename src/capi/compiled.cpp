@@ -43,10 +43,43 @@ std::string CompileRequest::key(const std::string& kernel) const {
   return k;
 }
 
+std::string CompileRequest::describe(const ir::Function& k, bool gpu) const {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  for (const auto& [name, v] : constexprs) {
+    if (v.kind != Attr::Kind::Float) {
+      add(name + "=" + std::to_string(v.i));
+      continue;
+    }
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%g", v.f);
+    add(name + "=" + buf);
+  }
+  if (gpu) {
+    add("warps=" + std::to_string(options.num_warps));
+    if (options.num_stages) add("stages=" + std::to_string(options.num_stages));
+  }
+  std::string facts;
+  auto fact = [&](uint32_t param, const std::string& what) {
+    const std::string name = param < k.params.size() ? "%" + k.params[param].name : "%" + std::to_string(param);
+    facts += (facts.empty() ? "" : ", ") + name + " " + what;
+  };
+  for (const auto& [param, f] : this->facts) {
+    if (f.first) fact(param, "aligned to " + std::to_string(f.first));
+    if (f.second) fact(param, "divisible by " + std::to_string(f.second));
+  }
+  for (uint32_t i = 0; i < 32; ++i)
+    if (equal_one >> i & 1) fact(i, "= 1");
+  if (!facts.empty()) s += (s.empty() ? "" : "; ") + facts;
+  return s.empty() ? "-" : s;
+}
+
 namespace {
 
-// TRI_DUMP=ir,llvm,ptx (any of them) writes those stages of every kernel compiled to
-// TRI_DUMP_DIR (default ./tri-dump) as <kernel>.<target>.<n>.{tri,ll,ptx}.
+// TRI_DUMP=ir,llvm,asm,ptx,cubin (any of them) writes those stages of every kernel compiled to
+// TRI_DUMP_DIR (default ./tri-dump) as <kernel>.<target>.<n>.{tri,ll,s,ptx,cubin}: the
+// specialized IR, the optimized LLVM IR (cpu, cuda), the host assembly (cpu), the PTX and the
+// driver's cubin (cuda, where a driver made one). A stage the target does not make is skipped.
 void dump_stages(const Compiled& c, const std::string& name) {
   const char* what = std::getenv("TRI_DUMP");
   if (!what || !*what) return;
@@ -58,14 +91,16 @@ void dump_stages(const Compiled& c, const std::string& name) {
   std::string stages = std::string(",") + what + ",";
   auto write = [&](const char* stage, const char* ext, const std::string& text) {
     if (stages.find(std::string(",") + stage + ",") == std::string::npos || text.empty()) return;
-    if (FILE* f = std::fopen((base + ext).c_str(), "w")) {
+    if (FILE* f = std::fopen((base + ext).c_str(), "wb")) {
       std::fwrite(text.data(), 1, text.size(), f);
       std::fclose(f);
     }
   };
   write("ir", ".tri", ir::print_text(*c.ir));
   write("llvm", ".ll", c.exe->code("llvm"));
+  write("asm", ".s", c.exe->code("asm"));
   write("ptx", ".ptx", c.exe->code("ptx"));
+  write("cubin", ".cubin", c.exe->code("cubin"));
 }
 
 }  // namespace
@@ -90,9 +125,9 @@ std::vector<ParamSig> param_sigs(const Module& m, const Function& k) {
 }
 
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
-               const std::function<void(const std::string&)>& timing, cache::DiskCache* disk, const CancelToken& cancel) {
+               const std::function<void(const std::string&)>& timing_sink, cache::DiskCache* disk,
+               const CancelToken& cancel) {
   target::CompileOptions options = req.options;
-  options.timing = timing;
   options.cancel = cancel;
   auto cancelled = [&] { return Status(Code::Cancelled, "the compile of kernel @" + name + " was cancelled"); };
   if (cancel.requested()) return cancelled();
@@ -100,6 +135,16 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   if (!t)
     return Status(Code::Unsupported, "target \"" + req.target + "\" is not available in this build (available: " +
                                          target::names() + ")");
+  // Each timing line names the specialization, so the lines of a tune's many compiles say which
+  // config they are ("kernel @mm: passes 1.2 ms [BM=64, BN=64, warps=4]").
+  std::function<void(const std::string&)> timing;
+  if (timing_sink) {
+    const Function* fn = m.find(name);
+    const std::string what = fn ? req.describe(*fn, t->uses_stream()) : std::string("-");
+    const std::string suffix = what == "-" ? std::string() : " [" + what + "]";
+    timing = [&timing_sink, suffix](const std::string& line) { timing_sink(line + suffix); };
+  }
+  options.timing = timing;
   std::vector<passes::ConstexprBinding> values;
   for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
   std::vector<passes::ArgFacts> facts;
@@ -109,9 +154,11 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
 
   auto c = std::make_shared<Compiled>();
   c->target = t;
+  c->req = req;  // compile_with_disk describes it in the entry
   // TRI_DUMP wants every stage of a compile, which a kernel read from the disk has not got.
   const char* dump = std::getenv("TRI_DUMP");
   const bool use_disk = disk && !(dump && *dump);
+  if (dump && *dump) options.keep_code = true;
   cache::Key front;
   if (use_disk && try_front(*disk, m, name, req, *t, options, c.get(), &front)) {
     c->source = &m;

@@ -44,6 +44,11 @@ struct CompileRequest {
   uint32_t unclassed = 0;
 
   std::string key(const std::string& kernel) const;
+  // What the compile was specialized for, for people ("BLOCK=256, warps=8; %x aligned to 16"):
+  // the constexprs by name, warps and stages on a GPU target, the argument facts of a launch
+  // variant (parameters named from `k`, the kernel's runtime parameters in order). Kept in the
+  // disk cache entry (tri_cache_list).
+  std::string describe(const ir::Function& k, bool gpu) const;
 };
 
 struct ParamSig {
@@ -83,6 +88,9 @@ class Compiled {
   CompileRequest req;
   cache::DiskCache* disk = nullptr;  // the context's (it outlives every kernel), or null
   bool from_disk = false;            // exe was loaded from a disk cache entry, not compiled here
+  // The same kernel compiled again with CompileOptions::keep_code, when tri_kernel_code asked
+  // for code `exe` does not keep (made on the first such call, under mu_).
+  mutable std::shared_ptr<const target::Executable> with_code;
   // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
   // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
   uint64_t classify(const ArgValue* args, size_t n) const;

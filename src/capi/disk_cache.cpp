@@ -5,7 +5,8 @@
 // The key covers the specialized IR in its binary form with every source location zeroed (so a
 // comment or a moved line changes no key), the target's name and cache identity (target.h), the
 // CompileOptions fields, Tri's version and build id. Entry metadata is a field list (entry.h):
-// "target", "kernel", "tri" (version and build id), "made_for" (the target's identity) and
+// "target", "kernel", "tri" (version and build id), "made_for" (the target's identity),
+// "specialized" (its constexprs and facts, for people: CompileRequest::describe) and
 // "target_meta" (the target's own metadata).
 #include <chrono>
 #include <cstdio>
@@ -119,6 +120,7 @@ Status compile_with_disk(cache::DiskCache& disk, Compiled* c, const target::Targ
                                    {"kernel", k.name},
                                    {"tri", this_build()},
                                    {"made_for", identity},
+                                   {"specialized", c->req.describe(k, t.uses_stream())},
                                    {"target_meta", p.metadata}});
   e.payload = std::move(p.bytes);
   const auto store_start = std::chrono::steady_clock::now();
@@ -276,7 +278,7 @@ TRI_API tri_result tri_cache_list(tri_context* context, int32_t verify, tri_blob
                                 : (verify ? "removed: " : "bad: ") + i.problem;
       text += i.key.hex() + "\t" + std::to_string(i.bytes) + "\t" + std::to_string(i.last_use) + "\t" + status + "\t" +
               i.kind + "\t" + cache::field(f, "target") + "\t" + cache::field(f, "kernel") + "\t" +
-              cache::field(f, "made_for") + "\n";
+              cache::field(f, "made_for") + "\t" + cache::field(f, "specialized") + "\n";
     }
     return capi::make_blob(context, text, "tri_cache_list", out_text);
   });

@@ -202,7 +202,11 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
       return set_error(st);
     }
     // Said after the cache's lock and in-flight mark are gone: the sink may compile again.
-    if (made) module->context->log(TRI_LOG_DEBUG, "compiled kernel @" + std::string(name) + " for target \"" + req.target + "\"");
+    if (made) {
+      const std::string what = req.describe(compiled->kernel(), compiled->target->uses_stream());
+      module->context->log(TRI_LOG_DEBUG, "compiled kernel @" + std::string(name) + " for target \"" + req.target +
+                                              "\"" + (what == "-" ? std::string() : " [" + what + "]"));
+    }
     auto* k = new tri_kernel{module, std::move(compiled)};
     capi::module_retain(module);
     *out_kernel = k;
@@ -226,6 +230,23 @@ TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_t
   });
 }
 
+namespace {
+
+// Whether `kind` is one of the kinds a Target::code_kinds text lists ("llvm (...), asm (...)").
+bool makes_kind(std::string_view kinds, std::string_view kind) {
+  for (size_t at = 0; at < kinds.size();) {
+    size_t end = kinds.find_first_of(" ,", at);
+    if (end == std::string_view::npos) end = kinds.size();
+    if (kinds.substr(at, end - at) == kind) return true;
+    at = kinds.find(", ", end);
+    if (at == std::string_view::npos) break;
+    at += 2;
+  }
+  return false;
+}
+
+}  // namespace
+
 TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code) {
   TRI_CHECK_ARG(kernel);
   TRI_CHECK_ARG(kind);
@@ -233,16 +254,31 @@ TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, t
   return guard([&] {
     const capi::Compiled& c = *kernel->compiled;
     std::string code = c.exe->code(kind);
-    if (code.empty() && c.from_disk) {
-      // A kernel read from the disk cache has its payload's code only (the PTX, not the LLVM
-      // IR): compile it again in memory for what was asked.
-      std::shared_ptr<const target::Executable> fresh;
-      if (c.target->compile(*c.ir, c.kernel(), c.req.options, &fresh).is_ok()) code = fresh->code(kind);
+    if (code.empty() && (c.from_disk || c.target->keeps_code_on_request()) && makes_kind(c.target->code_kinds(), kind)) {
+      // What a compile keeps is what launches need (and a kernel read from the disk cache has
+      // its payload only): the other stages come from compiling it again, in memory, keeping
+      // them, once per kernel.
+      std::shared_ptr<const target::Executable> shown;
+      {
+        std::lock_guard<std::mutex> lock(c.mu_);
+        if (!c.with_code) {
+          target::CompileOptions o = c.req.options;
+          o.keep_code = true;
+          std::shared_ptr<const target::Executable> fresh;
+          if (c.target->compile(*c.ir, c.kernel(), o, &fresh).is_ok()) c.with_code = std::move(fresh);
+        }
+        shown = c.with_code;
+      }
+      if (shown) code = shown->code(kind);
     }
-    if (code.empty())
-      return set_error(Code::NotFound, std::string("tri_kernel_code: target \"") +
-                                           std::string(kernel->compiled->target->name()) + "\" made no code of kind '" +
-                                           kind + "' for this kernel");
+    if (code.empty()) {
+      const std::string_view kinds = c.target->code_kinds();
+      return set_error(Code::NotFound, std::string("tri_kernel_code: target \"") + std::string(c.target->name()) +
+                                           "\" made no code of kind '" + kind + "' for this kernel (" +
+                                           (kinds.empty() ? std::string("it makes none to show")
+                                                          : "it makes: " + std::string(kinds)) +
+                                           ")");
+    }
     return capi::make_blob(kernel->module->context, code, "tri_kernel_code", out_code);
   });
 }

@@ -10,9 +10,12 @@
 // file in <cache dir>/tune/<key>.json -> (frozen: config 0) -> compile every config at once on
 // the context's pool -> launch each config alone (warm-up, then the repetitions, the written
 // buffers restored before every launch) -> choose -> store. The chosen kernel goes back compiled.
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
@@ -35,9 +38,83 @@ struct tri_tune_space {
   std::vector<uint32_t> key;
   bool bucket = false;
   uint32_t repetitions = 10;
+  tri_tune_stage_fn stage_fn = nullptr;  // tri_tune_space_set_progress
+  void* stage_user = nullptr;
 };
 
 namespace {
+
+// The compiles of a tuning run as they finish, reported on the thread that called tri_tune: a
+// config is done when its `per_config` tasks (its kernel, and its launch variant) are.
+class CompileReport {
+ public:
+  CompileReport(size_t configs, int per_config) : left_(configs, per_config), per_config_(per_config) {}
+  void reset() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fill(left_.begin(), left_.end(), per_config_);
+    done_.clear();
+    reported_ = 0;
+  }
+  // A task of config i finished (any thread); `whole`: all of them at once (a pruned config).
+  void finish(size_t i, bool whole = false) {
+    if (left_.empty()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (left_[i] <= 0) return;
+    if (--left_[i] > 0 && !whole) return;
+    left_[i] = 0;
+    done_.push_back(i);
+    cv_.notify_one();
+  }
+  // Reports what finished and was not reported yet.
+  template <typename Say>
+  void drain(const Say& say) {
+    std::vector<size_t> now;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      now.assign(done_.begin() + reported_, done_.end());
+      reported_ = done_.size();
+    }
+    for (size_t i : now) say(i, static_cast<uint32_t>(++said_));
+  }
+  // Runs `work` (the pool's run) on a thread of its own and reports from this one as configs
+  // finish; without a thread, runs it here and reports at the end.
+  template <typename Work, typename Say>
+  Status run_reporting(const Work& work, const Say& say) {
+    Status st;
+    bool over = false;
+    std::thread runner;
+    try {
+      runner = std::thread([&] {
+        Status s = work();
+        std::lock_guard<std::mutex> lock(mu_);
+        st = s;
+        over = true;
+        cv_.notify_one();
+      });
+    } catch (const std::system_error&) {
+      st = work();
+      drain(say);
+      return st;
+    }
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return over || reported_ < done_.size(); });
+        if (over && reported_ == done_.size()) break;
+      }
+      drain(say);
+    }
+    runner.join();
+    return st;
+  }
+ private:
+  std::vector<int> left_;
+  const int per_config_;
+  std::vector<size_t> done_;
+  size_t reported_ = 0, said_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
 
 // tri_dtype numbers the scalar types as ir::Scalar does.
 const char* dtype_text(int32_t d) {
@@ -303,6 +380,13 @@ TRI_API tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t*
     space->bucket = bucket != 0;
     return TRI_OK;
   });
+}
+
+TRI_API tri_result tri_tune_space_set_progress(tri_tune_space* space, tri_tune_stage_fn fn, void* user) {
+  TRI_CHECK_ARG(space);
+  space->stage_fn = fn;
+  space->stage_user = user;
+  return TRI_OK;
 }
 
 TRI_API tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_t repetitions) {
@@ -655,15 +739,42 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
       }
     };
     const uint64_t tasks = classes ? 2 * n : n;
+    // With a stage callback, each config is reported as its last task finishes, on this thread:
+    // the pool's run waits on a thread of its own while this one reports.
+    CompileReport report(space->stage_fn ? n : 0, classes ? 2 : 1);
+    for (size_t i = 0; i < n; ++i)
+      if (pruned[i]) report.finish(i, true);
+    auto compile_task = [&](uint64_t task) {
+      compile_one(task);
+      report.finish(task % n);
+    };
+    auto stage_status = [&](size_t i) {
+      return pruned[i] ? res.trials[i].status
+             : !ks.k[i] ? kernel_trials[i].status
+                        : res.trials[i].status;
+    };
+    auto say = [&](size_t i, uint32_t done) {
+      space->stage_fn(space->stage_user, TRI_TUNE_STAGE_COMPILE, static_cast<uint32_t>(i), done,
+                      static_cast<uint32_t>(n), stage_status(i), 0);
+    };
     ThreadPool* pool = nullptr;
     if (tasks > 1 && capi::context_pool(ctx, &pool).is_ok() && pool->size() > 0) {
-      st = pool->run(tasks, compile_one);
+      if (space->stage_fn) {
+        st = report.run_reporting([&] { return pool->run(tasks, compile_task); }, say);
+      } else {
+        st = pool->run(tasks, compile_one);
+      }
       if (!st.is_ok()) pool = nullptr;
     } else {
       pool = nullptr;
     }
-    if (!pool)
-      for (uint64_t i = 0; i < tasks; ++i) compile_one(i);
+    if (!pool) {
+      report.reset();
+      for (size_t i = 0; i < n; ++i)
+        if (pruned[i]) report.finish(i, true);
+      for (uint64_t i = 0; i < tasks; ++i) compile_task(i);
+      if (space->stage_fn) report.drain(say);
+    }
     // A config runs when both its kernel and (with classes) its variant compiled; the kernel's
     // error is the one reported, as a launch of it would meet that first.
     std::vector<tri_kernel*> trial_kernel(n, nullptr);
@@ -724,6 +835,9 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
         ctx->log(TRI_LOG_WARNING, what + ": config " + std::to_string(i) + " (" + tune::config_text(res.configs[i]) +
                                       ") skipped: " + tr.error);
       if (progress) progress(user, static_cast<uint32_t>(i), static_cast<uint32_t>(n), tr.status, tr.median_ns);
+      if (space->stage_fn)
+        space->stage_fn(space->stage_user, TRI_TUNE_STAGE_BENCHMARK, static_cast<uint32_t>(i),
+                        static_cast<uint32_t>(i + 1), static_cast<uint32_t>(n), tr.status, tr.median_ns);
     }
     restore();
     if (gpu) api->cuStreamSynchronize(cs);  // the restoring copies finish before their sources are freed

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/did_you_mean.h"
 #include "ir/limits.h"
 #include "ir/text.h"
 #include "ir/text_lexer.h"
@@ -52,60 +53,41 @@ std::string plural(size_t n, const char* word) {
 
 std::string loc_str(Loc l) { return std::to_string(l.line) + ":" + std::to_string(l.col); }
 
-// Levenshtein distance, for "did you mean" hints (names are short: at most a few dozen bytes are
-// compared; longer ones are not worth a hint).
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// The candidates nearest to `typed`: first, for op names (`stems`), those whose name without a
-// one-letter type prefix (s, u, f: `smax` -> `max`) starts `typed` (`maximum` -> smax, umax,
-// fmax); then those within an edit distance of a third of the length (at least 1, less than the
-// length), nearest first. At most four.
-std::vector<std::string> nearest(std::string_view typed, const std::vector<std::string>& candidates,
-                                 bool stems = false) {
-  std::vector<std::string> out;
-  if (typed.size() > 64) return out;
-  auto add = [&](const std::string& c) {
-    if (out.size() < 4 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+// Names other IRs and Triton's language use for what Tri writes another way, with the Tri
+// spelling: an unknown op of one of these names says how to write it instead of only "unknown".
+const char* foreign_op_hint(std::string_view name) {
+  static const struct {
+    const char* name;
+    const char* hint;
+  } kHints[] = {
+      {"trans", "a transpose is `permute[order=[1, 0]] %x` (any order for other ranks)"},
+      {"transpose", "a transpose is `permute[order=[1, 0]] %x` (any order for other ranks)"},
+      {"where", "a lane-wise choice is `select %cond, %a, %b`"},
+      {"view", "a change of shape is `reshape %x`"},
+      {"full", "a filled block is `const[value=V] : <N x T>`"},
+      {"zeros", "a filled block is `const[value=0] : <N x T>`"},
+      {"broadcast_to", "`broadcast %x` grows dimensions of size 1; `expand_dims[axis=A]` adds one; `splat` makes a "
+                       "block of a scalar"},
+      {"sum", "a reduction is `reduce[axis=A, kind=sum] %x`"},
+      {"cumsum", "a prefix sum is `scan[axis=A, kind=sum] %x`"},
+      {"cumprod", "a prefix product is `scan[axis=A, kind=prod] %x`"},
+      {"argmax", "`reduce[axis=A, kind=argmax] %x, %index` gives the value and its index"},
+      {"argmin", "`reduce[axis=A, kind=argmin] %x, %index` gives the value and its index"},
+      {"div", "division is `fdiv` (floats), `sdiv` or `udiv` (integers), `cdiv` (rounding up)"},
+      {"truediv", "division is `fdiv` (floats), `sdiv` or `udiv` (integers), `cdiv` (rounding up)"},
+      {"mod", "a remainder is `srem` or `urem` (integers), `frem` (floats)"},
+      {"rem", "a remainder is `srem` or `urem` (integers), `frem` (floats)"},
+      {"cast", "conversions are named: trunc, zext, sext, fptrunc, fpext, fptosi, fptoui, sitofp, uitofp, bitcast"},
+      {"to", "conversions are named: trunc, zext, sext, fptrunc, fpext, fptosi, fptoui, sitofp, uitofp, bitcast"},
+      {"atomic_add", "atomics are `atomic[kind=add] %ptr, %value` (kinds: add, min, max, and, or, xor, xchg)"},
+      {"atomic_max", "atomics are `atomic[kind=max] %ptr, %value` (kinds: add, min, max, and, or, xor, xchg)"},
+      {"atomic_min", "atomics are `atomic[kind=min] %ptr, %value` (kinds: add, min, max, and, or, xor, xchg)"},
+      {"atomic_xchg", "atomics are `atomic[kind=xchg] %ptr, %value` (kinds: add, min, max, and, or, xor, xchg)"},
+      {"sigmoid", "a sigmoid is `1 / (1 + exp(-x))`: neg, exp, add, fdiv"},
   };
-  for (const std::string& c : candidates) {
-    if (!stems) break;
-    bool typed_prefix = c.size() >= 4 && (c[0] == 's' || c[0] == 'u' || c[0] == 'f');
-    std::string_view stem = typed_prefix ? std::string_view(c).substr(1) : std::string_view(c);
-    if (stem.size() >= 3 && typed.size() > stem.size() && typed.substr(0, stem.size()) == stem) add(c);
-  }
-  const size_t limit = std::max<size_t>(1, typed.size() / 3);
-  std::vector<std::pair<size_t, const std::string*>> close;
-  for (const std::string& c : candidates) {
-    size_t d = edit_distance(typed, c);
-    if (d <= limit && d < typed.size()) close.emplace_back(d, &c);
-  }
-  std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [d, c] : close) add(*c);
-  return out;
-}
-
-// " (did you mean a, b?)" or "".
-std::string did_you_mean(const std::vector<std::string>& names, const char* sigil = "") {
-  if (names.empty()) return "";
-  std::string s = " (did you mean ";
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i) s += i + 1 == names.size() ? " or " : ", ";
-    s += std::string("'") + sigil + names[i] + "'";
-  }
-  return s + "?)";
+  for (const auto& h : kHints)
+    if (name == h.name) return h.hint;
+  return nullptr;
 }
 
 const std::vector<std::string>& op_names() {
@@ -672,10 +654,13 @@ class Parser {
     Token opname = take();
     if (opname.kind != Tok::Name) return fail_expected(results.empty() ? "an op or '}'" : "an op name", opname);
     Opcode code;
-    if (!opcode_from_name(opname.text, &code))
+    if (!opcode_from_name(opname.text, &code)) {
+      if (const char* hint = foreign_op_hint(opname.text))
+        return fail(opname.loc, "unknown op '" + lexeme(opname) + "': " + hint + "; the ops are listed in docs/ir.md");
       return fail(opname.loc, "unknown op '" + lexeme(opname) + "'" +
                                   did_you_mean(nearest(opname.text, op_names(), true)) +
                                   "; the ops are listed in docs/ir.md");
+    }
     const OpInfo& info = op_info(code);
     std::vector<Attr> attrs(info.attrs.size());
     if (peek().kind == Tok::LBracket && !parse_attrs(info, &attrs)) return false;

@@ -295,15 +295,41 @@ class Printer {
     out_ += '\n';
   }
 
-  // A parameter list: on one line, or one entry a line when one of them has a comment.
+  // Signatures are filled to this many columns (docs/ir.md, "Layout").
+  static constexpr size_t kWidth = 100;
+
+  size_t column() const {
+    size_t nl = out_.rfind('\n');
+    return nl == std::string::npos ? out_.size() : out_.size() - nl - 1;
+  }
+
+  // A parameter list after its '(': on one line when it fits in kWidth columns with `tail` (what
+  // follows the last entry on its line: ")", ") {"), else filled line by line with continuation
+  // lines aligned after the '('; one entry a line when one of them has a comment.
   template <typename Item>
-  void print_list(size_t n, Anchor a, Item item) {
+  void print_list(size_t n, Anchor a, Item item, const std::string& tail) {
     bool multiline = false;
     for (size_t i = 0; i < n; ++i) multiline = multiline || has_comments(entry(a, static_cast<uint32_t>(i)));
     if (!multiline) {
+      std::vector<std::string> items;
       for (size_t i = 0; i < n; ++i) {
-        if (i) out_ += ", ";
+        std::string saved;
+        saved.swap(out_);
         item(i);
+        items.push_back(std::move(out_));
+        out_.swap(saved);
+      }
+      const size_t open = column();
+      for (size_t i = 0; i < n; ++i) {
+        const std::string piece = items[i] + (i + 1 < n ? "," : tail);
+        if (i && column() + 1 + piece.size() > kWidth) {
+          out_ += '\n';
+          out_.append(open, ' ');
+        } else if (i) {
+          out_ += ' ';
+        }
+        out_ += items[i];
+        if (i + 1 < n) out_ += ',';
       }
       return;
     }
@@ -335,6 +361,21 @@ class Printer {
     push_scope();
     out_ += f.is_kernel ? "kernel @" : "func @";
     out_ += f.name + "(";
+    // A kernel's constexprs go on a line of their own, indented four spaces, so what follows the
+    // parameters on their last line is ")" alone; a function's results follow its ")".
+    std::string results;
+    if (!f.is_kernel && !f.results.empty()) {
+      results = " -> (";
+      for (size_t i = 0; i < f.results.size(); ++i) results += (i ? ", " : "") + type(f.results[i]);
+      results += ')';
+    }
+    const bool constexprs = f.is_kernel && !f.constexprs.empty();
+    // Lists with comments are printed one entry a line; then `) constexpr(` stays on one line.
+    bool commented = false;
+    for (size_t i = 0; i < f.params.size(); ++i)
+      commented = commented || has_comments(entry(Anchor::Param, static_cast<uint32_t>(i)));
+    for (size_t i = 0; constexprs && i < f.constexprs.size(); ++i)
+      commented = commented || has_comments(entry(Anchor::Constexpr, static_cast<uint32_t>(i)));
     print_list(f.params.size(), Anchor::Param, [&](size_t i) {
       const Param& p = f.params[i];
       out_ += p.value != kNoValue ? define(p.value, &p.name) : "%" + p.name;
@@ -345,10 +386,10 @@ class Printer {
       if (p.noalias) facts.push_back("noalias");
       for (size_t k = 0; k < facts.size(); ++k) out_ += (k ? ", " : " {") + facts[k];
       if (!facts.empty()) out_ += '}';
-    });
+    }, constexprs ? ")" : ")" + results + " {");
     out_ += ')';
-    if (f.is_kernel && !f.constexprs.empty()) {
-      out_ += " constexpr(";
+    if (constexprs) {
+      out_ += commented ? " constexpr(" : "\n    constexpr(";
       print_list(f.constexprs.size(), Anchor::Constexpr, [&](size_t i) {
         const Constexpr& c = f.constexprs[i];
         out_ += c.name + ": " + scalar_name(c.type);
@@ -356,14 +397,10 @@ class Printer {
           out_ += " = ";
           attr_value(c.default_value, AttrSpec{});
         }
-      });
+      }, ") {");
       out_ += ')';
     }
-    if (!f.is_kernel && !f.results.empty()) {
-      out_ += " -> (";
-      for (size_t i = 0; i < f.results.size(); ++i) out_ += (i ? ", " : "") + type(f.results[i]);
-      out_ += ')';
-    }
+    out_ += results;
     out_ += " {";
     trailing(entry(Anchor::Function));
     out_ += '\n';

@@ -865,12 +865,36 @@ class Verifier {
 
   // ---- the generic rules
 
+  // What makes operands of types `a` and `b` match, when it is one op away: a scalar next to a
+  // block of its type is splat to it; blocks of one element type and different ranks or sizes
+  // are matched with expand_dims and broadcast. "" otherwise.
+  std::string shape_hint(TypeId a, TypeId b) {
+    const bool ba = T_.is_block(a), bb = T_.is_block(b);
+    if (ba != bb) {
+      TypeId block = ba ? a : b, scalar = ba ? b : a;
+      if (elem(block) == scalar)
+        return " (a scalar joins a block through 'splat': `%v = splat %s : " + ts(block) + "`)";
+      return "";
+    }
+    if (!ba || elem(a) != elem(b)) return "";
+    if (T_.rank(a) != T_.rank(b))
+      return " (blocks of different ranks: add dimensions of size 1 with 'expand_dims[axis=A]', then 'broadcast' "
+             "both to one shape)";
+    for (int i = 0; i < T_.rank(a); ++i) {
+      const Dim &x = dims(a)[i], &y = dims(b)[i];
+      if (x != y && x != Dim::lit(1) && y != Dim::lit(1)) return "";
+    }
+    return " ('broadcast' grows the dimensions of size 1 to match)";
+  }
+
   Status check_elementwise(OpId o) {
     const OpData& d = f_->op(o);
     const OpInfo& info = op_info(d.code);
     TypeId t = ty(d.operands[0]);
     for (size_t i = 1; i < d.operands.size(); ++i)
-      if (ty(d.operands[i]) != t) return op_err(o, "operands have types " + ts(t) + " and " + ts(ty(d.operands[i])));
+      if (ty(d.operands[i]) != t)
+        return op_err(o, "operands have types " + ts(t) + " and " + ts(ty(d.operands[i])) +
+                             shape_hint(t, ty(d.operands[i])));
     bool ok = info.rule == OpRule::EwInt ? int_elem(t)
               : info.rule == OpRule::EwFloat ? float_elem(t)
                                              : int_elem(t) || float_elem(t);
@@ -991,7 +1015,11 @@ class Verifier {
           return op_err(o, "operand has type " + ts(s) + ", expected a block ('splat' makes blocks of scalars)");
         if (!T_.is_block(t) || elem(t) != elem(s) || T_.rank(t) != T_.rank(s))
           return op_err(o, "result has type " + ts(t) + ", expected a block of " + ts(elem(s)) + " of rank " +
-                               std::to_string(T_.rank(s)));
+                               std::to_string(T_.rank(s)) +
+                               (T_.is_block(t) && elem(t) == elem(s) && T_.rank(t) > T_.rank(s)
+                                    ? " ('broadcast' keeps the rank: add dimensions of size 1 with "
+                                      "'expand_dims[axis=A]' first, then broadcast them)"
+                                    : std::string()));
         for (int i = 0; i < T_.rank(s); ++i) {
           const Dim& a = dims(s)[i];
           const Dim& b = dims(t)[i];
@@ -1235,7 +1263,7 @@ class Verifier {
       case Opcode::Cmp:
       case Opcode::FCmp: {
         TypeId a = ty(opnd(o, "lhs")), b = ty(opnd(o, "rhs"));
-        if (a != b) return op_err(o, "operands have types " + ts(a) + " and " + ts(b));
+        if (a != b) return op_err(o, "operands have types " + ts(a) + " and " + ts(b) + shape_hint(a, b));
         if (d.code == Opcode::Cmp && !int_elem(a) && !ptr_elem(a))
           return op_err(o, "operands have type " + ts(a) + ", expected integers or pointers ('fcmp' compares floats)");
         if (d.code == Opcode::FCmp && !float_elem(a))
@@ -1249,7 +1277,7 @@ class Verifier {
         TypeId i1 = scalar_type(Scalar::I1);
         if (!is_shaped(c, dims_or_none(a), i1))
           return op_err(o, "condition has type " + ts(c) + ", expected " + shaped_str(dims_or_none(a), i1));
-        if (a != b) return op_err(o, "operands have types " + ts(a) + " and " + ts(b));
+        if (a != b) return op_err(o, "operands have types " + ts(a) + " and " + ts(b) + shape_hint(a, b));
         return result_is(o, a);
       }
 

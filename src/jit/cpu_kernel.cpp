@@ -17,6 +17,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
 #include <cassert>
@@ -174,6 +175,7 @@ struct CpuKernel::Impl {
   std::string name;
   size_t num_params = 0;
   std::string ir;
+  std::string assembly;
   double compile_ms = 0;
   uint64_t stack_bytes = 0;
   std::string object;
@@ -185,6 +187,7 @@ CpuKernel::~CpuKernel() = default;
 const std::string& CpuKernel::name() const { return impl_->name; }
 size_t CpuKernel::num_params() const { return impl_->num_params; }
 const std::string& CpuKernel::llvm_ir() const { return impl_->ir; }
+const std::string& CpuKernel::assembly() const { return impl_->assembly; }
 double CpuKernel::compile_ms() const { return impl_->compile_ms; }
 uint64_t CpuKernel::stack_bytes() const { return impl_->stack_bytes; }
 const std::string& CpuKernel::object() const { return impl_->object; }
@@ -203,18 +206,26 @@ Status compile_cpu_object(const ir::Module& m, const ir::Function& kernel, const
   o.stack_bytes = built.stack_bytes;
   if (opts.keep_llvm_ir) o.llvm_ir = module_text(*built.mod);
   if (opts.cancel.requested()) return Status(Code::Cancelled, "the compile of kernel @" + kernel.name + " was cancelled");
-  llvm::SmallVector<char, 0> buf;
-  {
+  // Code generation changes the module it runs on, so the assembly is made from a copy, taken
+  // before the object file is; a compile that does not ask for it pays nothing.
+  std::unique_ptr<llvm::Module> for_asm = opts.keep_asm ? llvm::CloneModule(*built.mod) : nullptr;
+  auto emit = [&](llvm::Module& mod, llvm::CodeGenFileType type, std::string* out) {
+    llvm::SmallVector<char, 0> buf;
     llvm::raw_svector_ostream os(buf);
     llvm::legacy::PassManager pm;
     {
       std::lock_guard<std::mutex> lock(codegen::codegen_pipeline_mutex());  // LLVM's options as set by default
-      if (built.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-        return Status(Code::Unsupported, "LLVM cannot emit an object file for the host CPU");
+      if (built.tm->addPassesToEmitFile(pm, os, nullptr, type))
+        return Status(Code::Unsupported, std::string("LLVM cannot emit ") +
+                                             (type == llvm::CodeGenFileType::ObjectFile ? "an object file" : "assembly") +
+                                             " for the host CPU");
     }
-    pm.run(*built.mod);
-  }
-  o.object.assign(buf.data(), buf.size());
+    pm.run(mod);
+    out->assign(buf.data(), buf.size());
+    return Status::ok();
+  };
+  TRI_RETURN_IF_ERROR(emit(*built.mod, llvm::CodeGenFileType::ObjectFile, &o.object));
+  if (for_asm) TRI_RETURN_IF_ERROR(emit(*for_asm, llvm::CodeGenFileType::AssemblyFile, &o.assembly));
   *out = std::move(o);
   return Status::ok();
 }
@@ -228,6 +239,7 @@ Status load_cpu_object(CpuObject obj, const CpuCompileOptions& opts, std::unique
   impl->sites = std::move(obj.sites);
   impl->stack_bytes = obj.stack_bytes;
   impl->ir = std::move(obj.llvm_ir);
+  impl->assembly = std::move(obj.assembly);
   impl->object = std::move(obj.object);
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).setNumCompileThreads(0).create();

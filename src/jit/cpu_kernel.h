@@ -25,6 +25,9 @@ struct CpuCompileOptions {
   int opt_level = 3;
   // Keep the optimized module's text, for CpuKernel::llvm_ir() (debugging, golden tests).
   bool keep_llvm_ir = false;
+  // Keep the host assembly LLVM's code generator makes from that module, for
+  // CpuKernel::assembly() (a second code generation from a copy of the module: asked for only).
+  bool keep_asm = false;
   // Target CPU and features ("+avx2,-avx512f"); empty: the host's, as LLVM detects them.
   std::string cpu;
   std::string features;
@@ -69,6 +72,8 @@ class CpuKernel {
   size_t num_params() const;
   // The optimized LLVM module as text; empty unless CpuCompileOptions::keep_llvm_ir.
   const std::string& llvm_ir() const;
+  // The host assembly of the kernel (AT&T syntax on x86); empty unless CpuCompileOptions::keep_asm.
+  const std::string& assembly() const;
   // Wall time compile_cpu spent on this kernel, in milliseconds (lowering, O3, machine code).
   double compile_ms() const;
   // Bytes of stack one program instance's block buffers take (an upper bound).
@@ -97,6 +102,7 @@ struct CpuObject {
   codegen::cpu::RuntimeSites sites;
   uint64_t stack_bytes = 0;
   std::string llvm_ir;  // the optimized module's text when opts.keep_llvm_ir
+  std::string assembly;  // the host assembly when opts.keep_asm
 };
 
 // Lowers, optimizes and emits the object file; nothing is loaded. Errors as compile_cpu's.

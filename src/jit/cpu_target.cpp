@@ -209,7 +209,11 @@ class CpuExecutable final : public target::Executable {
     if (env.pool) TRI_RETURN_IF_ERROR(env.pool(env.pool_user, &pool));
     return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint, env.cancel, env.team, coresident_);
   }
-  std::string code(std::string_view kind) const override { return kind == "llvm" ? k_->llvm_ir() : std::string(); }
+  std::string code(std::string_view kind) const override {
+    if (kind == "llvm") return k_->llvm_ir();
+    if (kind == "asm") return k_->assembly();
+    return std::string();
+  }
   Status payload(const ir::Module& m, const ir::Function& kernel, target::Payload* out) const override {
     out->kind = "obj";
     out->bytes = k_->object();
@@ -228,6 +232,8 @@ bool waits(const ir::Module& m, const ir::Function& kernel) { return ir::find_op
 class CpuTarget final : public target::Target {
  public:
   std::string_view name() const override { return "cpu"; }
+  std::string_view code_kinds() const override { return "llvm (the optimized LLVM IR), asm (the host assembly)"; }
+  bool keeps_code_on_request() const override { return true; }
   // Alignment and divisibility facts reach the CPU code too (aligned vector accesses, loops
   // without remainders), but LLVM finds most of that itself and a variant costs a compile, so
   // launch-time specialization is there when asked for and off by default.
@@ -237,10 +243,11 @@ class CpuTarget final : public target::Target {
                  std::shared_ptr<const target::Executable>* out) const override {
     if (options.checked)
       return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; compile with target \"interp\"");
+    CpuCompileOptions cpu;
+    cpu.keep_llvm_ir = cpu.keep_asm = options.keep_code;
     std::shared_ptr<const CpuKernel> k;
-    CpuCompileOptions o;
-    o.cancel = options.cancel;
-    TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, o, &k));
+    cpu.cancel = options.cancel;
+    TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, cpu, &k));
     *out = std::make_shared<CpuExecutable>(std::move(k), waits(m, kernel));
     return Status::ok();
   }

@@ -408,6 +408,10 @@ class CudaTarget final : public target::Target {
   }
 
   std::string_view name() const override { return "cuda"; }
+  std::string_view code_kinds() const override {
+    return "ptx, llvm (the optimized LLVM IR), metadata (the launch descriptor), cubin (made by the driver for this "
+           "device: with a GPU only)";
+  }
   bool uses_stream() const override { return true; }
   bool specializes_at_launch() const override { return true; }
   int default_num_stages() const override { return 3; }

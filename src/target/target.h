@@ -43,6 +43,11 @@ struct CompileOptions {
   // GPU targets: leave the driver's translation of the PTX to machine code to the first load
   // instead of doing it at compile time (tri_tune's kernels whose launches run a variant).
   bool defer_native = false;
+  // Keep the text of every stage the target can show besides what it launches (cpu: the
+  // optimized LLVM IR and the host assembly), for Executable::code. Asked for by
+  // tri_kernel_code and TRI_DUMP only, so other compiles do not pay for it. Not part of the
+  // cache key: it changes no code.
+  bool keep_code = false;
   // Receives one line per compile with the time of each stage ("lower 1.2 ms, opt+ptx 3.4 ms");
   // may be empty. Not part of the cache key.
   std::function<void(const std::string&)> timing;
@@ -85,7 +90,7 @@ class Executable {
   // Runs the grid. args/nargs as base/launch.h describes; the C API has already checked their
   // count and types against the kernel's signature.
   virtual Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const LaunchEnv& env) const = 0;
-  // Code the target made, by kind ("ptx", "llvm", "metadata"); empty when it has none of that kind.
+  // Code the target made, by kind (Target::code_kinds); empty when it has none of that kind.
   virtual std::string code(std::string_view kind) const { return std::string(); }
   // The payload to store in the disk cache. `m` and `kernel` are what the executable was compiled
   // from. Code::Unsupported when this target stores nothing (the interpreter).
@@ -111,6 +116,10 @@ class Target {
  public:
   virtual ~Target() = default;
   virtual std::string_view name() const = 0;
+  // The kinds of code Executable::code may return, for messages ("llvm, asm"); empty: none.
+  virtual std::string_view code_kinds() const { return ""; }
+  // Whether some of those kinds are made only with CompileOptions::keep_code (cpu).
+  virtual bool keeps_code_on_request() const { return false; }
   // Whether launches take a stream (GPU targets); host targets refuse a non-NULL one.
   virtual bool uses_stream() const { return false; }
   // Whether argument facts (alignment, divisibility) change this target's code enough that a

@@ -3,14 +3,15 @@
 # (tests/bindings.cmake). Each toolchain comes from Debian's packages (scripts/install-deps.sh);
 # a missing one fails the test with the package to install, never skips it.
 #
-# usage: tests/bindings/run.sh rust|rust-sys|go|python|python-pure|julia|coverage|tools|launch-bench
+# usage: tests/bindings/run.sh rust|rust-sys|rust-package|go|go-module|python|python-pure|julia|coverage|tools|
+#        launch-bench
 # (python: the package with its compiled launch path, tri/_launch.c, built here into the build
 # tree; python-pure: the same tests on the pure-Python path, TRI_PYTHON_EXTENSION=0)
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (the library file, default
 # $TRI_BUILD_DIR/src/libtri.so); CARGO, GO, PYTHON override the tools found.
 set -euo pipefail
 
-what=${1:?usage: run.sh rust|rust-sys|go|python|python-pure|julia|coverage|tools|launch-bench}
+what=${1:?usage: run.sh rust|rust-sys|rust-package|go|go-module|python|python-pure|julia|coverage|tools|launch-bench}
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 build=${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}
@@ -37,7 +38,7 @@ python_with() {
 }
 
 case $what in
-  rust | rust-sys)
+  rust | rust-sys | rust-package)
     # Debian's cargo (rustc 1.63) is the one the bindings promise to build with.
     cargo=${CARGO:-}
     if [[ -z $cargo ]]; then
@@ -48,6 +49,9 @@ case $what in
     if [[ $what == rust-sys ]]; then
       py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
       exec "$py" "$src/bindings/rust/tri-sys/generate.py" --check
+    fi
+    if [[ $what == rust-package ]]; then
+      exec bash "$src/tests/bindings/rust_package.sh" "$cargo" "$build"
     fi
     echo "bindings/rust: $("$cargo" --version)"
     cd "$src/bindings/rust"
@@ -62,13 +66,21 @@ case $what in
       fail "go not found${go:+ at $go}: install Debian's golang-go (bash scripts/install-deps.sh)"
     echo "bindings/go: $("$go" version)"
     cd "$src/bindings/go"
-    export CGO_ENABLED=1 CGO_CFLAGS="-I$src/include" CGO_LDFLAGS="-L$libdir"
+    # cgo finds tri.h and libtri through pkg-config: the build tree's tri-uninstalled.pc.
+    [[ -f $build/tri-uninstalled.pc ]] || fail "no $build/tri-uninstalled.pc (re-run cmake)"
+    export CGO_ENABLED=1 PKG_CONFIG_PATH=$build${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export GOFLAGS=-mod=mod GOCACHE=${GOCACHE:-$work/go-cache} GOPATH=${GOPATH:-$work/go-path} GOTOOLCHAIN=local
     # cgocheck=2 checks every pointer the package hands to C against the cgo rules.
     export GOPROXY=off GODEBUG=cgocheck=2
     "$go" vet ./...
     exec "$go" test -count=1 ./...
+    ;;
+  go-module)
+    go=${GO:-$(command -v go || true)}
+    [[ -n $go ]] && command -v "$go" >/dev/null ||
+      fail "go not found${go:+ at $go}: install Debian's golang-go (bash scripts/install-deps.sh)"
+    exec bash "$src/tests/bindings/go_module.sh" "$go" "$build"
     ;;
   python | python-pure)
     py=$(python_with "numpy, pytest") ||
@@ -95,7 +107,8 @@ case $what in
     ;;
   julia)
     py=$(python_with sys) || fail "python3 not found (apt-get install python3)"
-    exec "$py" "$src/bindings/julia/check_ccalls.py"
+    "$py" "$src/bindings/julia/check_ccalls.py"
+    exec "$py" "$src/bindings/julia/check_exports.py"
     ;;
   coverage)
     py=$(python_with sys) || fail "python3 not found (apt-get install python3)"

@@ -156,6 +156,46 @@ static void runs_on_the_cpu(void** state) {
   run_scale("cpu");
 }
 
+static char* code_of(const tri_kernel* k, const char* kind) {
+  tri_blob* b = NULL;
+  if (tri_kernel_code(k, kind, &b) != TRI_OK) return NULL;
+  size_t n = tri_blob_size(b);
+  char* text = malloc(n + 1);
+  memcpy(text, tri_blob_data(b), n);
+  text[n] = 0;
+  tri_blob_destroy(b);
+  return text;
+}
+
+/* The cpu target shows its LLVM IR and host assembly when asked (issue 30); the interpreter has
+ * nothing to show; a kind a target does not make is named with the kinds it does. */
+static void shows_the_cpu_code_on_request(void** state) {
+  tri_module* m = module_of(kScale);
+  tri_kernel* k = compile(m, "cpu", 0, 16);
+  char* llvm = code_of(k, "llvm");
+  if (!llvm) fail_msg("tri_kernel_code(llvm): %s", last_error());
+  assert_non_null(strstr(llvm, "target triple"));
+  assert_non_null(strstr(llvm, "define "));
+  char* asm_text = code_of(k, "asm");
+  if (!asm_text) fail_msg("tri_kernel_code(asm): %s", last_error());
+  assert_non_null(strstr(asm_text, ".text"));
+  assert_non_null(strstr(asm_text, "tri.scale"));
+  char* again = code_of(k, "asm");
+  assert_string_equal(asm_text, again);
+  free(llvm);
+  free(asm_text);
+  free(again);
+  tri_blob* b = NULL;
+  assert_int_equal(tri_kernel_code(k, "ptx", &b), TRI_ERROR_NOT_FOUND);
+  assert_non_null(strstr(last_error(), "made no code of kind 'ptx' for this kernel (it makes: llvm"));
+  tri_kernel_destroy(k);
+  k = compile(m, "interp", 0, 16);
+  assert_int_equal(tri_kernel_code(k, "llvm", &b), TRI_ERROR_NOT_FOUND);
+  assert_non_null(strstr(last_error(), "it makes none to show"));
+  tri_kernel_destroy(k);
+  tri_module_destroy(m);
+}
+
 static void reports_specialization_errors(void** state) {
   tri_module* m = module_of(kScale);
   tri_compile_options* o = NULL;
@@ -296,6 +336,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(runs_on_the_interpreter),
       cmocka_unit_test(runs_on_the_cpu),
+      cmocka_unit_test(shows_the_cpu_code_on_request),
       cmocka_unit_test(reports_specialization_errors),
       cmocka_unit_test(checks_launch_arguments),
       cmocka_unit_test(compiling_again_is_a_lookup),

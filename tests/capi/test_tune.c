@@ -2,6 +2,7 @@
  * written buffers are restored between trials, results persist across contexts through the
  * cache directory, export/import, and the frozen mode that never benchmarks. (The tie rule's
  * arithmetic is tested in tests/tune/test_tune.cpp, where the timings can be chosen.) */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -192,6 +193,61 @@ static void test_tune_skips_failure_and_restores(void** state) {
   for (int i = 0; i < N; ++i) assert_true(g_out[i] == 1000.0f + 3.0f * (float)i);
   tri_blob_destroy(result);
   tri_kernel_destroy(k);
+  tri_context_destroy(c);
+}
+
+/* tri_tune_space_set_progress: every config's compile (in any order, `done` counting up), then
+ * every config's benchmark in order, on the calling thread; the failing config says so at both. */
+struct stage_log {
+  int calls;
+  int32_t stage[8];
+  uint32_t config[8], done[8];
+  tri_result status[8];
+  pthread_t thread;
+};
+static void stage_fn(void* user, int32_t stage, uint32_t config, uint32_t done, uint32_t count, tri_result status,
+                     double median_ns) {
+  struct stage_log* p = (struct stage_log*)user;
+  assert_int_equal(count, 4);
+  assert_true(pthread_equal(pthread_self(), p->thread));
+  assert_true(stage == TRI_TUNE_STAGE_BENCHMARK && status == TRI_OK ? median_ns > 0 : median_ns == 0);
+  assert_true(p->calls < 8);
+  p->stage[p->calls] = stage;
+  p->config[p->calls] = config;
+  p->done[p->calls] = done;
+  p->status[p->calls++] = status;
+}
+
+static void test_tune_reports_compiles_and_benchmarks(void** state) {
+  (void)state;
+  tri_context* c = make_context("");
+  g_n = N;
+  reset_data();
+  tri_module* m = NULL;
+  assert_int_equal(tri_module_create(c, kAcc, sizeof kAcc - 1, "acc.tri", &m), TRI_OK);
+  tri_tune_space* s = make_space();
+  struct stage_log log = {0};
+  log.thread = pthread_self();
+  assert_int_equal(tri_tune_space_set_progress(s, stage_fn, &log), TRI_OK);
+  tri_kernel* k = NULL;
+  assert_int_equal(tri_tune(m, "acc", NULL, s, 1, 1, 1, NULL, g_args, 3, 0, NULL, grid_fn, NULL, &k, NULL), TRI_OK);
+  assert_int_equal(log.calls, 8);
+  unsigned seen = 0;
+  for (int i = 0; i < 4; ++i) {
+    assert_int_equal(log.stage[i], TRI_TUNE_STAGE_COMPILE);
+    assert_int_equal(log.done[i], (uint32_t)i + 1);
+    seen |= 1u << log.config[i];
+    assert_int_equal(log.status[i], log.config[i] == 1 ? TRI_ERROR_SPECIALIZE : TRI_OK);
+    assert_int_equal(log.stage[4 + i], TRI_TUNE_STAGE_BENCHMARK);
+    assert_int_equal(log.config[4 + i], (uint32_t)i);
+    assert_int_equal(log.done[4 + i], (uint32_t)i + 1);
+  }
+  assert_int_equal(seen, 15u);
+  assert_int_equal(log.status[5], TRI_ERROR_SPECIALIZE);
+  assert_int_equal(tri_tune_space_set_progress(NULL, stage_fn, NULL), TRI_ERROR_INVALID_ARGUMENT);
+  tri_kernel_destroy(k);
+  tri_tune_space_destroy(s);
+  tri_module_destroy(m);
   tri_context_destroy(c);
 }
 
@@ -606,6 +662,7 @@ static void test_tune_errors(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tune_skips_failure_and_restores),
+      cmocka_unit_test(test_tune_reports_compiles_and_benchmarks),
       cmocka_unit_test(test_tune_persists),
       cmocka_unit_test(test_tune_export_import_frozen),
       cmocka_unit_test(test_tune_restores_before_every_launch),

@@ -37,7 +37,8 @@ flags=$(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs t
 echo "pkg-config --cflags --libs tri: $flags"
 # shellcheck disable=SC2086  # the flags are words
 "$cc" $extra_cflags "$here/consumer/main.c" -o "$work/consumer-pc" $flags
-out=$(LD_LIBRARY_PATH="$prefix/$libdir" "$work/consumer-pc")
+# No LD_LIBRARY_PATH: tri.pc's rpath finds libtri.so.0 in the prefix (issue 30).
+out=$(env -u LD_LIBRARY_PATH "$work/consumer-pc")
 echo "$out"
 [[ $out == *"1 kernel(s)"* ]]
 

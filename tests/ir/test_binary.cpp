@@ -8,7 +8,8 @@
 // byte for byte, so the format cannot drift silently. With TRI_UPDATE_GOLDEN=1 the test first
 // adds the current version's missing files: NAME.tri for each source below (examples, text
 // goldens) and NAME.trib for each NAME.tri. It never rewrites an existing file: golden files of a
-// released version stay as they are.
+// released version stay as they are. TRI_UPDATE_GOLDEN=printer is for a change of the text
+// printer (reprint_golden_files).
 #include <xxhash.h>
 
 #include <algorithm>
@@ -911,6 +912,35 @@ void add_missing_golden_files() {
   }
 }
 
+// TRI_UPDATE_GOLDEN=printer, after a change of the text printer (never of the format): each
+// version's NAME.tri becomes the text its NAME.trib prints, and the current version's NAME.trib
+// is written again from that text, whose source lines moved, once the new bytes are shown to
+// hold the same IR (they print the same text). Released versions' .trib files stay as they are.
+void reprint_golden_files() {
+  for (int v = 1; v <= kCurrentVersion; ++v) {
+    fs::path dir = fs::path(tri_test::source_path(kGoldenDir)) / ("v" + std::to_string(v));
+    for (const fs::path& f : files_in(dir, ".trib")) {
+      std::string bytes = tri_test::read_file(f.string());
+      std::unique_ptr<Module> m;
+      if (!read_binary(bytes.data(), bytes.size(), f.filename().string(), &m)) continue;  // the test says why
+      const std::string text = print_text(*m);
+      fs::path tri = fs::path(f).replace_extension(".tri");
+      std::ofstream(tri, std::ios::binary) << text;
+      if (v != kCurrentVersion) continue;
+      const std::string again = write_binary(*parse_file(tri));
+      std::unique_ptr<Module> back;
+      if (!read_binary(again.data(), again.size(), f.filename().string(), &back) || print_text(*back) != text) {
+        std::fprintf(stderr, "%s: the rewritten binary holds other IR; left as it was\n", f.string().c_str());
+        continue;
+      }
+      if (again != bytes) {
+        std::ofstream(f, std::ios::binary) << again;
+        std::printf("rewrote %s (source lines moved)\n", f.string().c_str());
+      }
+    }
+  }
+}
+
 // Every version's golden files read and print their text.
 void golden_files_of_every_version_read(void** state) {
   int versions = 0, files = 0;
@@ -966,6 +996,7 @@ void golden_files_are_what_the_writer_writes(void** state) {
 int main(void) {
   const char* update = std::getenv("TRI_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") add_missing_golden_files();
+  if (update && std::string(update) == "printer") reprint_golden_files();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(full_module_round_trips),
       cmocka_unit_test(every_attr_kind_is_covered),

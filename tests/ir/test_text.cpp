@@ -322,8 +322,8 @@ static void params_and_constexprs(void** state) {
   assert_string_equal(m->symbols[t.dims[0].sym].c_str(), "BM");
   assert_int_equal(t.dims[1].value, 4);
   expect_text(canonical(src),
-              "kernel @k(%x: ptr<f16> {align=16, divisible=8, noalias}, %n: i32 {divisible=16}) "
-              "constexpr(A: i32 = -3, B: i1 = true, C: f32 = 2.0, D: f64, E: i64 = 32, F: f16 = -inf) {\n"
+              "kernel @k(%x: ptr<f16> {align=16, divisible=8, noalias}, %n: i32 {divisible=16})\n"
+              "    constexpr(A: i32 = -3, B: i1 = true, C: f32 = 2.0, D: f64, E: i64 = 32, F: f16 = -inf) {\n"
               "  return\n}\n\n"
               "func @g() {\n  return\n}\n\n"
               "func @h(%a: <BM x 4 x f32>) -> (f32, <BM x 4 x f32>) {\n  return\n}\n");
@@ -340,8 +340,8 @@ static void types(void** state) {
       "%a: <4x8xf32>, %b: <BM x 0x10 x bf16>, %c: <2x ptr<i8>>, %d: <1 x 2 x 4 x 8 x f8e4m3>, %e: ptr<f8e5m2>",
       "  return\n");
   expect_text(canonical(src),
-              "kernel @k(%a: <4 x 8 x f32>, %b: <BM x 16 x bf16>, %c: <2 x ptr<i8>>, %d: <1 x 2 x 4 x 8 x f8e4m3>, "
-              "%e: ptr<f8e5m2>) {\n  return\n}\n");
+              "kernel @k(%a: <4 x 8 x f32>, %b: <BM x 16 x bf16>, %c: <2 x ptr<i8>>, %d: <1 x 2 x 4 x 8 x f8e4m3>,\n"
+              "          %e: ptr<f8e5m2>) {\n  return\n}\n");
   struct Bad {
     const char* type;
     const char* msg;
@@ -453,7 +453,8 @@ static void builder_module_prints_and_reparses(void** state) {
   b.create(Opcode::Return, {}, {});
   std::string text = print_text(m);
   expect_text(text,
-              "kernel @sum(%x: ptr<f32> {align=16}, %n: i32, %out: ptr<f32> {align=16}) constexpr(BLOCK: i32 = 256) {\n"
+              "kernel @sum(%x: ptr<f32> {align=16}, %n: i32, %out: ptr<f32> {align=16})\n"
+              "    constexpr(BLOCK: i32 = 256) {\n"
               "  %0 = arange[start=0, end=BLOCK] : <BLOCK x i32>\n"
               "  %1 = splat %n : <BLOCK x i32>\n"
               "  %2 = cmp[pred=slt] %0, %1 : <BLOCK x i1>\n"

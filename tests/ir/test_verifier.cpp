@@ -1016,7 +1016,7 @@ void register_custom_rules() {
     fx.v(Opcode::Broadcast, {fx.cf(0, fx.blk("4,8", fx.f32))}, fx.blk("4,16", fx.f32));
     fx.ret();
   });
-  BAD("broadcast_rank", "'broadcast' result has type <4 x 4 x f32>, expected a block of f32 of rank 1", {
+  BAD("broadcast_rank", "'broadcast' result has type <4 x 4 x f32>, expected a block of f32 of rank 1 ('broadcast' keeps the rank: add dimensions of size 1 with 'expand_dims[axis=A]' first, then broadcast them)", {
     fx.simple();
     fx.v(Opcode::Broadcast, {fx.cf(0, fx.blk("1", fx.f32))}, fx.blk("4,4", fx.f32));
     fx.ret();

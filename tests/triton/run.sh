@@ -3,7 +3,8 @@
 # (tests/triton.cmake):
 #   corpus  test_corpus.py: the committed TTIR fixtures on interp and cpu against NumPy. Needs
 #           NumPy and pytest (Debian's python3-numpy, python3-pytest), never Triton, never skips.
-#   tool    test_tool.py: python3 -m tri.triton on the corpus and on broken inputs. Needs Triton
+#   tool    test_tool.py, test_tool_exports.py: python3 -m tri.triton on the corpus and on broken
+#           inputs (each export on its own, type checks, --help without libtri). Needs Triton
 #           (pip install triton) as well; without it those tests print "skipped: triton not
 #           installed" and CTest reports the test as skipped.
 #   replay  test_replay.py: the committed capture (tests/triton/capture/) replayed on cpu and
@@ -38,8 +39,9 @@ python_with() {
 }
 
 case $what in
-  corpus | tool | replay | capture | capture_gpu) file=tests/triton/test_$what.py ;;
-  tutorials | flaggems) file=tests/corpus/test_corpus.py && export TRI_CORPUS=$what ;;
+  corpus | replay | capture | capture_gpu) files=(tests/triton/test_$what.py) ;;
+  tool) files=(tests/triton/test_tool.py tests/triton/test_tool_exports.py) ;;
+  tutorials | flaggems) files=(tests/corpus/test_corpus.py) && export TRI_CORPUS=$what ;;
   *) fail "unknown part '$what' (corpus, tool, replay, capture, capture_gpu, tutorials or flaggems)" ;;
 esac
 py=$(python_with "numpy, pytest") ||
@@ -54,4 +56,4 @@ echo "triton/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(nu
   "triton $("$py" -c 'import triton; print(triton.__version__)' 2>/dev/null || echo 'not installed')"
 cd "$src"
 export TRI_LIBRARY=$lib PYTHONPATH=$src/bindings/python/src${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1
-exec "$py" -m pytest -q -rs -p no:cacheprovider "$file"
+exec "$py" -m pytest -q -rs -p no:cacheprovider "${files[@]}"

@@ -2,6 +2,6 @@ module tri-launch-bench-go
 
 go 1.19
 
-require tri v0.0.0
+require github.com/tri-jit/tri/bindings/go v0.0.0
 
-replace tri => ../../../bindings/go
+replace github.com/tri-jit/tri/bindings/go => ../../../bindings/go

@@ -15,7 +15,8 @@
 package main
 
 /*
-#cgo LDFLAGS: -ldl -ltri
+#cgo pkg-config: tri
+#cgo LDFLAGS: -ldl
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -110,7 +111,7 @@ import (
 	"time"
 	"unsafe"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 const n = 1024

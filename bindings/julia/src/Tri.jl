@@ -7,12 +7,11 @@
 # layout against tri.h.
 module Tri
 
-export Context, IRModule, Kernel, CompileOptions, TriError, launch, compile, load_module, functions, function_info,
-       to_text, to_binary, DType, to_text_with_comments, cancel, DevicePtr, Device, devices, device, device_count,
-       device_name, device_attribute, kernel_code, kernel_variants, LaunchPlan, plan, set_arg!, set_grid!,
-       set_stream!, CacheEntry, cache_dir, cache_stat, cache_stats, cache_list, cache_prune, cache_export,
-       cache_import, TuneConfig, TuneProduct, TuneTrial, TuneResult, tune, tune_export, tune_import, tune_stat,
-       tune_stats, Team, alloc, free!, ptr, set_wait_timeout!, rank, num_ranks, barrier, launch_async,
+# Exported: only names no other GPU package uses, so `using Tri, CUDA` leaves nothing ambiguous
+# (CUDA.jl exports launch, device, devices, context, synchronize, ...; check_exports.py holds its
+# list). The verbs are called qualified: Tri.Context(), Tri.compile, Tri.launch, Tri.devices.
+export TriError, IRModule, load_module, CompileOptions, LaunchPlan, DevicePtr, CacheEntry, kernel_code,
+       kernel_variants, to_text_with_comments, TuneConfig, TuneProduct, TuneProgress, TuneTrial, TuneResult,
        make_team_id, join_team
 
 # The library: TRI_LIBRARY names the file, otherwise the system's "libtri" (read when the module
@@ -90,6 +89,8 @@ const TRI_DEVICE_ATTR_WARP_SIZE = 8
 const TRI_DEVICE_ATTR_DRIVER_VERSION = 9
 const TRI_DEVICE_ATTR_MAX_PTX_VERSION = 10
 
+const TRI_TUNE_STAGE_COMPILE = 0
+const TRI_TUNE_STAGE_BENCHMARK = 1
 const TRI_TUNE_FROZEN = 1
 const TRI_TUNE_RETUNE = 2
 const TRI_TUNE_USE_OTHER_DEVICE = 4
@@ -306,6 +307,7 @@ struct CacheEntry
     target::String
     kernel::String
     made_for::String
+    specialized::String  # constexprs, warps and stages ("cuda"), a launch variant's facts
 end
 
 """The entries, each read and checked in full; with `verify`, bad ones are removed. A TriError
@@ -316,9 +318,9 @@ function cache_list(c::Context; verify::Bool = false)
                 verify ? 1 : 0, out))
     entries = CacheEntry[]
     for line in split(String(blob_bytes(out[])), '\n'; keepempty = false)
-        f = split(line, '\t'; limit = 8)
-        length(f) == 8 || throw(TriError(TRI_ERROR_INTERNAL, "tri_cache_list gave a line of $(length(f)) fields"))
-        push!(entries, CacheEntry(f[1], parse(UInt64, f[2]), parse(Int64, f[3]), f[4], f[5], f[6], f[7], f[8]))
+        f = split(line, '\t'; limit = 9)
+        length(f) == 9 || throw(TriError(TRI_ERROR_INTERNAL, "tri_cache_list gave a line of $(length(f)) fields"))
+        push!(entries, CacheEntry(f[1], parse(UInt64, f[2]), parse(Int64, f[3]), f[4], f[5], f[6], f[7], f[8], f[9]))
     end
     return entries
 end
@@ -590,7 +592,7 @@ function compile(m::IRModule, name::AbstractString, options::CompileOptions)
         ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), opts)
     end
     k = finalizer(close, Kernel(out[], String(name), options.target, Param[], m.context))
-    k.params = runtime_params(function_info(m, name))
+    k.params = promised(runtime_params(function_info(m, name)), options)
     count = Ref{UInt32}(0)
     check(ccall((:tri_kernel_arg_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), k.ptr, count))
     count[] == length(k.params) ||
@@ -612,9 +614,11 @@ function to_text(k::Kernel)
     return String(blob_bytes(out[]))
 end
 
-"""Code the target made, by kind: "ptx" and "metadata" (the launch descriptor, JSON) for "cuda";
-"llvm" for "cuda" (and "cpu" when it keeps it). A TriError with TRI_ERROR_NOT_FOUND when the
-target made nothing of that kind."""
+"""Code the target made, by kind: "llvm" (LLVM IR after optimization) for "cpu" and "cuda"; "asm"
+(the host assembly) for "cpu"; "ptx", "metadata" (the launch descriptor, JSON) and "cubin" (the
+driver's machine code, binary, with a GPU) for "cuda". Stages a compile does not keep are made
+on the first call. A TriError with TRI_ERROR_NOT_FOUND when the target makes nothing of that
+kind (the message lists what it makes)."""
 function kernel_code(k::Kernel, kind::AbstractString)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     check(ccall((:tri_kernel_code, libtri), Int32, (Ptr{Cvoid}, Cstring, Ref{Ptr{Cvoid}}), live(k.ptr, "the kernel"),
@@ -658,6 +662,24 @@ function device_address(value)
     return reinterpret(UInt64, p)
 end
 
+# The runtime parameters with the options' arg_align promises folded into their alignment, which
+# launches check (`aligned`).
+promised(params::Vector{Param}, options::CompileOptions) =
+    [haskey(options.arg_align, i - 1) ?
+     Param(p.name, p.constexpr, p.type_kind, p.dtype, p.type_text, max(p.align, UInt32(options.arg_align[i - 1])),
+           p.divisible, p.noalias, p.default) : p for (i, p) in enumerate(params)]
+
+# A pointer argument must keep the alignment its kernel was compiled for (an {align=N} fact or a
+# promise): every target would read it wrong or fault on it, so it is refused before the launch.
+function aligned(a::TriArg, where, p::Param)
+    p.align > 1 && a.value % p.align != 0 &&
+        throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()) with {align=$(p.align)}, but the address given, " *
+                                              "0x$(string(a.value, base = 16)), is not a multiple of $(p.align): pass " *
+                                              "memory that starts on a $(p.align)-byte boundary (a view such as " *
+                                              "view(a, 2:n) moves the start; copy it), or compile without that fact"))
+    return a
+end
+
 # The bits of an integer dtype (I1 .. I64).
 intbits(d::DType) = d == I1 ? 1 : d == I8 ? 8 : d == I16 ? 16 : d == I32 ? 32 : 64
 
@@ -668,11 +690,12 @@ function encode(k::Kernel, i::Int, p::Param, value)
     if p.type_kind == TRI_TYPE_POINTER
         if on_device(k)
             if value isa DevicePtr && value.dtype == p.dtype
-                return TriArg(value.ptr, value.nbytes, TRI_TYPE_POINTER, Int32(p.dtype))
+                return aligned(TriArg(value.ptr, value.nbytes, TRI_TYPE_POINTER, Int32(p.dtype)), where, p)
             end
             addr = device_address(value)
             if addr !== nothing && haskey(JULIA_DTYPES, eltype(value)) && JULIA_DTYPES[eltype(value)] == p.dtype
-                return TriArg(addr, UInt64(sizeof(eltype(value)) * length(value)), TRI_TYPE_POINTER, Int32(p.dtype))
+                return aligned(TriArg(addr, UInt64(sizeof(eltype(value)) * length(value)), TRI_TYPE_POINTER,
+                                      Int32(p.dtype)), where, p)
             end
             throw(TriError(TRI_ERROR_LAUNCH_ARGS, "$(where()), so it takes device memory of $(irname(p.dtype)) (a " *
                                                   "DevicePtr or a device array; the kernel runs on the GPU), but a $(typeof(value)) was given"))
@@ -681,7 +704,8 @@ function encode(k::Kernel, i::Int, p::Param, value)
             throw(TriError(TRI_ERROR_LAUNCH_ARGS,
                            "$(where()), so it takes an Array of $(irname(p.dtype)), but a $(typeof(value)) was given"))
         end
-        return TriArg(UInt64(UInt(pointer(value))), UInt64(sizeof(value)), TRI_TYPE_POINTER, Int32(p.dtype))
+        return aligned(TriArg(UInt64(UInt(pointer(value))), UInt64(sizeof(value)), TRI_TYPE_POINTER, Int32(p.dtype)),
+                       where, p)
     elseif p.type_kind == TRI_TYPE_SCALAR
         if isfloat(p.dtype)
             value isa Real && !(value isa Bool) ||
@@ -1144,6 +1168,41 @@ function tune_grid_callback(user::Ptr{Cvoid}, config::UInt32, grid::Ptr{UInt32})
     return nothing
 end
 
+"""One step of a tuning run, as `tune`'s `progress` function receives it: config `index` (0-based;
+`config`) finished `stage` (:compile or :benchmark), the `done`-th of `count` to; `status` is
+TRI_OK or the error that skipped it; `median_ns` a benchmark's median (nothing otherwise)."""
+struct TuneProgress
+    stage::Symbol
+    index::Int
+    config::TuneConfig
+    done::Int
+    count::Int
+    status::Int32
+    median_ns::Union{Nothing,Float64}
+end
+
+# tri_tune_stage_fn: `user` points at a (function, configs, error) holder; the library calls it on
+# the thread running `tune`. An exception is kept and thrown once tri_tune has returned.
+mutable struct ProgressSink
+    fn::Function
+    configs::Vector{TuneConfig}
+    error::Any
+end
+
+function tune_stage_callback(user::Ptr{Cvoid}, stage::Int32, config::UInt32, done::UInt32, count::UInt32,
+                             status::Int32, median_ns::Float64)
+    sink = unsafe_pointer_to_objref(user)::ProgressSink
+    sink.error === nothing || return nothing
+    try
+        bench = stage == TRI_TUNE_STAGE_BENCHMARK
+        sink.fn(TuneProgress(bench ? :benchmark : :compile, Int(config), sink.configs[Int(config)+1], Int(done),
+                             Int(count), status, bench && status == TRI_OK ? median_ns : nothing))
+    catch e
+        sink.error = e
+    end
+    return nothing
+end
+
 """Autotunes kernel `name` (tri_tune, docs/tune.md) over `space`, a vector of TuneConfigs and
 TuneProducts (configs are numbered from 0 in order; the number breaks ties) or one of them,
 and returns `(kernel, result::TuneResult)`: the fastest config compiled with `options` plus its
@@ -1154,13 +1213,16 @@ stored result (`bucket` rounds them up to powers of two); `repetitions`: timed l
 config (default 10). A stored or imported result answers without benchmarking; `frozen` never
 benchmarks (no result: config 0), `retune` ignores stored results, `use_other_device` uses an
 imported result made on another device. Configs whose compile or launch fails are skipped and
-reported in `result.trials`; `tune` throws only when none runs."""
+reported in `result.trials`; `tune` throws only when none runs. `progress`, a function of a
+TuneProgress, is called as each config finishes compiling and benchmarking (on this thread)."""
 function tune(m::IRModule, name::AbstractString, space, args...; grid, options::CompileOptions = CompileOptions(),
               key = String[], bucket::Bool = false, repetitions::Union{Nothing,Integer} = nothing,
-              frozen::Bool = false, retune::Bool = false, use_other_device::Bool = false, stream = nothing)
+              frozen::Bool = false, retune::Bool = false, use_other_device::Bool = false, stream = nothing,
+              progress::Union{Nothing,Function} = nothing)
     entries = space isa Union{TuneConfig,TuneProduct} ? [space] : space
     # The arguments are encoded as a launch of this kernel would encode them.
-    shell = Kernel(C_NULL, String(name), options.target, runtime_params(function_info(m, name)), m.context)
+    shell = Kernel(C_NULL, String(name), options.target, promised(runtime_params(function_info(m, name)), options),
+                   m.context)
     raw = encode_all(shell, args)
     sp = Ref{Ptr{Cvoid}}(C_NULL)
     check(ccall((:tri_tune_space_create, libtri), Int32, (Ref{Ptr{Cvoid}},), sp))
@@ -1170,6 +1232,7 @@ function tune(m::IRModule, name::AbstractString, space, args...; grid, options::
     configs = TuneConfig[]
     table = UInt32[0]
     fixed = (1, 1, 1)
+    sink = nothing
     try
         for e in entries
             e isa Union{TuneConfig,TuneProduct} ||
@@ -1199,11 +1262,18 @@ function tune(m::IRModule, name::AbstractString, space, args...; grid, options::
         else
             fixed = grid3(grid)
         end
+        sink = progress === nothing ? nothing : ProgressSink(progress, configs, nothing)
+        if sink !== nothing
+            check(ccall((:tri_tune_space_set_progress, libtri), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}), cspace,
+                        @cfunction(tune_stage_callback, Cvoid,
+                                   (Ptr{Cvoid}, Int32, UInt32, UInt32, UInt32, Int32, Float64)),
+                        pointer_from_objref(sink)))
+        end
         flags = (frozen ? TRI_TUNE_FROZEN : 0) | (retune ? TRI_TUNE_RETUNE : 0) |
                 (use_other_device ? TRI_TUNE_USE_OTHER_DEVICE : 0)
         opts = make_options(options)
         try
-            GC.@preserve args raw table begin
+            GC.@preserve args raw table sink begin
                 check(ccall((:tri_tune, libtri), Int32,
                             (Ptr{Cvoid}, Cstring, Ptr{Cvoid}, Ptr{Cvoid}, UInt32, UInt32, UInt32, Ptr{Cvoid}, Ptr{TriArg},
                              UInt32, UInt32, Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Ref{Ptr{Cvoid}}, Ref{Ptr{Cvoid}}),
@@ -1218,6 +1288,11 @@ function tune(m::IRModule, name::AbstractString, space, args...; grid, options::
         ccall((:tri_tune_space_destroy, libtri), Cvoid, (Ptr{Cvoid},), cspace)
     end
     k = finalizer(close, Kernel(out_k[], String(name), options.target, shell.params, m.context))
+    if sink !== nothing && sink.error !== nothing
+        close(k)
+        ccall((:tri_blob_destroy, libtri), Cvoid, (Ptr{Cvoid},), out_r[])
+        throw(sink.error)
+    end
     json = String(blob_bytes(out_r[]))
     count = Ref{UInt32}(0)
     check(ccall((:tri_kernel_arg_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), k.ptr, count))

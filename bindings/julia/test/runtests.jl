@@ -3,6 +3,11 @@
 # runs check_ccalls.py instead, which checks every ccall against tri.h.
 using Test
 using Tri
+# Tri exports only names no other package uses (src/Tri.jl); the verbs the tests call come in by name.
+using Tri: Context, Team, alloc, barrier, cache_dir, cache_export, cache_import, cache_list, cache_prune,
+           cache_stats, cancel, compile, device_count, devices, free!, function_info, functions, launch,
+           launch_async, num_ranks, plan, ptr, rank, set_arg!, set_grid!, set_stream!, set_wait_timeout!,
+           to_binary, to_text, tune, tune_export, tune_import, tune_stat, tune_stats
 
 include(joinpath(@__DIR__, "..", "examples", "vector_add_softmax.jl"))
 
@@ -128,7 +133,9 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         g = compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 8)
         @test occursin(".target sm_90", kernel_code(g, "ptx"))
         @test occursin("\"num_warps\": 8", kernel_code(g, "metadata"))
-        @test_throws TriError kernel_code(compile(m, "vector_add"), "llvm")
+        @test occursin("target triple", kernel_code(compile(m, "vector_add"), "llvm"))
+        @test occursin("tri.vector_add", kernel_code(compile(m, "vector_add"), "asm"))
+        @test_throws TriError kernel_code(compile(m, "vector_add"), "ptx")
         @test_throws TriError compile(m, "vector_add"; target = "cuda", arch = "sm_90", num_warps = 3)
         @test_throws TriError launch(g, 1, ones(Float32, 4), ones(Float32, 4), ones(Float32, 4), 4)  # host arrays
         s = compile(m, "vector_add"; launch_specialization = true, max_variants = 2)
@@ -158,6 +165,24 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
             err
         end
         @test e isa TriError && e.code == Tri.TRI_ERROR_LIMIT_EXCEEDED
+    end
+
+    @testset "alignment" begin
+        # A pointer that breaks its {align=16} fact is refused before the launch, on every target
+        # (on "cuda" before a driver is needed).
+        # @copy(%x: ptr<f32> {align=16}, %out: ptr<f32>, %n: i32)
+        m = load_module(ctx, joinpath(@__DIR__, "..", "..", "..", "tests", "run", "copy_aligned.tri"))
+        g = compile(m, "copy"; target = "cuda", arch = "sm_90")
+        e = try
+            launch(g, 1, DevicePtr(0x7f0000001004, 64, Tri.F32), DevicePtr(0x7f0000002000, 64, Tri.F32), 16)
+        catch err
+            err
+        end
+        @test e isa TriError && e.code == Tri.TRI_ERROR_LAUNCH_ARGS && occursin("{align=16}", e.message) &&
+              occursin("0x7f0000001004", e.message)
+        k = compile(m, "copy"; target = "cpu", arg_align = Dict(1 => 32))
+        x = zeros(Float32, 64)
+        @test_throws TriError launch(k, 1, x, unsafe_wrap(Array, pointer(x) + 4, 16), 16)
     end
 
     @testset "disk cache" begin
@@ -218,6 +243,16 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         @test tune_stat(c, Tri.TRI_TUNE_STAT_TRIALS) == 2
         launch(k, res.grid, x, y, out, n)
         @test out == x .+ y
+        # Progress: every config's compile (in any order), then its benchmark (in order).
+        seen = Tri.TuneProgress[]
+        tune(m, "vadd", space, x, y, out, n; grid = grid_of, repetitions = 2, retune = true,
+             progress = p -> push!(seen, p))
+        @test [p.stage for p in seen] == [:compile, :compile, :compile, :benchmark, :benchmark, :benchmark]
+        @test sort([p.index for p in seen[1:3]]) == [0, 1, 2] && [p.done for p in seen[1:3]] == [1, 2, 3]
+        @test [p.index for p in seen[4:6]] == [0, 1, 2] && seen[5].status != 0 && seen[5].median_ns === nothing
+        @test seen[4].median_ns > 0 && seen[4].config == space[1]
+        @test_throws ErrorException tune(m, "vadd", space, x, y, out, n; grid = grid_of, retune = true,
+                                         progress = p -> error("stop"))
         before = tune_stats(c)
         _, again = tune(m, "vadd", space, x, y, out, n; grid = grid_of, key = ["n"], repetitions = 3)
         @test again.source == "stored" && again.best == res.best

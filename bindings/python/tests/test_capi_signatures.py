@@ -31,7 +31,7 @@ def expected(ctype: str):
             return {None}
         if base in HEADER.fnptrs:
             return {{"tri_log_fn": _capi.LOG_FN, "tri_tune_progress_fn": _capi.TUNE_PROGRESS_FN,
-                     "tri_tune_grid_fn": _capi.TUNE_GRID_FN}.get(base)} - {None}
+                     "tri_tune_grid_fn": _capi.TUNE_GRID_FN, "tri_tune_stage_fn": _capi.TUNE_STAGE_FN}.get(base)} - {None}
         return {SCALARS[base]}
     if stars == 1 and base == "char":
         return {ctypes.c_char_p}
@@ -71,7 +71,8 @@ def test_the_log_callback_matches_the_header():
 
 
 def test_the_tune_callbacks_match_the_header():
-    for name, fn in (("tri_tune_progress_fn", _capi.TUNE_PROGRESS_FN), ("tri_tune_grid_fn", _capi.TUNE_GRID_FN)):
+    for name, fn in (("tri_tune_progress_fn", _capi.TUNE_PROGRESS_FN), ("tri_tune_grid_fn", _capi.TUNE_GRID_FN),
+                     ("tri_tune_stage_fn", _capi.TUNE_STAGE_FN)):
         fp = HEADER.fnptrs[name]
         assert fn._restype_ is None and fp.ret == "void"
         assert len(fn._argtypes_) == len(fp.params)

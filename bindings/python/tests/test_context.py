@@ -116,6 +116,7 @@ def test_the_disk_cache_round_trip(tmp_path):
         assert entry.ok and entry.status == "ok" and len(entry.key) == 32
         assert (entry.kind, entry.target, entry.kernel, entry.nbytes) == ("obj", "cpu", "vector_add", s.bytes)
         assert abs(entry.last_use - time.time()) < 3600 and entry.made_for
+        assert entry.specialized == "-"  # the defaults: no constexpr set, no facts
         assert ctx.cache.list(verify=True) == [entry]
         assert ctx.cache.export_bundle(bundle) == 1 and bundle.stat().st_size > 0
         assert ctx.cache.prune() == 0  # within the bound

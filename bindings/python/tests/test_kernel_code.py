@@ -31,14 +31,20 @@ def test_cuda_code_for_a_named_architecture_needs_no_gpu(module):
     assert e.value.code == tri.ErrorCode.NOT_FOUND and "cubin-of-the-future" in e.value.message
 
 
-def test_the_cpu_target_keeps_no_llvm_ir_by_default(module):
-    kernel = module.compile("vector_add")
-    with pytest.raises(tri.TriError) as e:
-        kernel.code("llvm")
-    assert e.value.code == tri.ErrorCode.NOT_FOUND and 'target "cpu"' in e.value.message
+def test_the_cpu_target_shows_llvm_ir_and_assembly_on_request(module):
+    kernel = module.compile("vector_add", constexprs={"BLOCK": 256})
+    llvm = kernel.code("llvm")
+    assert "define " in llvm and "target triple" in llvm and "fadd" in llvm
+    asm = kernel.code("asm")
+    assert ".text" in asm and "tri.vector_add" in asm
+    assert kernel.code("asm") == asm  # made once, then kept
     with pytest.raises(tri.TriError) as e:
         kernel.code("ptx")
-    assert e.value.code == tri.ErrorCode.NOT_FOUND
+    assert e.value.code == tri.ErrorCode.NOT_FOUND and 'target "cpu"' in e.value.message
+    assert "it makes: llvm" in e.value.message and "asm" in e.value.message
+    with pytest.raises(tri.TriError) as e:
+        module.compile("vector_add", target="interp").code("llvm")
+    assert e.value.code == tri.ErrorCode.NOT_FOUND and "none to show" in e.value.message
 
 
 def test_bad_gpu_options_are_refused(module):

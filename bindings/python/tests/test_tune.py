@@ -95,3 +95,86 @@ def test_tune_product_space(tmp_path):
         with pytest.raises(tri.TriError, match="no value is named 'WARPS'"):
             m.tune("vector_add", tri.Product({"BLOCK": [256]}, filter="WARPS > 1"), x, y, out, N, grid=grid,
                    options=tri.CompileOptions(target="cpu"))
+
+
+def test_progress_reports_every_compile_and_benchmark(tmp_path, capsys):
+    x, y, out = inputs()
+    seen = []
+    with tri.Context(cache_dir=tmp_path / "cache") as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, repetitions=2, progress=seen.append)
+        compiles = [p for p in seen if p.stage == "compile"]
+        benches = [p for p in seen if p.stage == "benchmark"]
+        # Compiles finish in any order (they run at once), each config once; benchmarks in order.
+        assert sorted(p.index for p in compiles) == [0, 1, 2] and [p.done for p in compiles] == [1, 2, 3]
+        assert [p.index for p in benches] == [0, 1, 2] and all(p.count == 3 for p in seen)
+        assert seen.index(compiles[-1]) < seen.index(benches[0]), "every compile is reported before a benchmark"
+        bad = [p for p in compiles if p.index == 1][0]
+        assert bad.config == {"BLOCK": 100} and bad.error == tri.ErrorCode.SPECIALIZE
+        assert benches[0].median_us > 0 and benches[0].error is None and benches[1].median_us is None
+        # progress=True off a terminal: one line per config and stage, on stderr.
+        m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, repetitions=2, retune=True, progress=True)
+        err = capsys.readouterr().err.splitlines()
+        assert sum(line.startswith("  compiled ") for line in err) == 3, err
+        assert "  benchmarked 2/3  config 1 (BLOCK=100): skipped (SPECIALIZE)" in err, err
+        assert any(line.startswith("  benchmarked 3/3  config 2 (BLOCK=1024,num_stages=1): ") for line in err), err
+
+        # An exception in the function comes back once tri_tune returns.
+        def boom(p):
+            raise KeyboardInterrupt("stop")
+        with pytest.raises(KeyboardInterrupt):
+            m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, repetitions=2, retune=True, progress=boom)
+
+
+def test_progress_true_on_a_terminal_draws_bars(tmp_path, monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    x, y, out = inputs()
+    with tri.Context(cache_dir=tmp_path / "cache") as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        m.tune("vector_add", CONFIGS, x, y, out, N, grid=grid_of, repetitions=2, progress=True)
+    text = term.getvalue()
+    frames = [f.rstrip() for f in text.split("\r") if f.strip()]
+    # Redrawn in place (no line per config), the compiles first, and wiped at the end.
+    assert "\n" not in text and "compiled" not in text, text
+    assert frames[0].startswith("  compile [") and frames[0].endswith("benchmark [....................] 0/3"), frames
+    assert frames[-1] == "  compile [####################] 3/3  benchmark [####################] 3/3", frames
+    assert text.endswith("\r" + " " * 80 + "\r")
+
+
+def test_the_tuning_space_as_a_picture(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    import tri.plot
+    x, y, out = inputs()
+    with tri.Context(cache_dir=tmp_path / "cache") as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        _, res = m.tune("vector_add", tri.Product({"BLOCK": [64, 256]}, warps=[1, 4]), x, y, out, N,
+                        grid=grid_of, repetitions=2)
+    tri.plot.save_tune_svg(res, tmp_path / "space.svg")
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.parse(tmp_path / "space.svg").getroot()
+    cells = [r for r in root.iter(ns + "rect") if r.get("width") == "84.0"]
+    assert len(cells) == 4 and sum(r.get("stroke-width") == "3" for r in cells) == 1
+    texts = [t.text for t in root.iter(ns + "text")]
+    assert "BLOCK" in texts and "warps" in texts and texts[0] == "@vector_add on cpu"
+    # One value that varies: bars.
+    bars = ET.fromstring(tri.plot.tune_svg({**res, "configs": [c for c in res["configs"] if c["num_warps"] == 4]}))
+    assert len([r for r in bars.iter(ns + "rect") if r.get("width") == "44.0"]) == 2
+
+
+def test_debug_log_lines_of_a_compile_name_the_config(tmp_path):
+    heard = []
+    with tri.Context(cache_dir="", log=lambda level, msg: heard.append(msg), log_level=tri.LogLevel.DEBUG) as ctx:
+        m = ctx.load(EXAMPLES / "vector_add.tri")
+        x, y, out = inputs()
+        m.tune("vector_add", [{"BLOCK": 256}, {"BLOCK": 1024}], x, y, out, N, grid=grid_of, repetitions=1)
+    passes = [h for h in heard if ": passes " in h]
+    assert any(h.endswith("[BLOCK=256]") for h in passes) and any(h.endswith("[BLOCK=1024]") for h in passes), heard
+    assert any(h.startswith('compiled kernel @vector_add for target "cpu" [BLOCK=1024]') for h in heard), heard

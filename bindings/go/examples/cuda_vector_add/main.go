@@ -3,8 +3,7 @@
 // non-blocking stream with device pointers, a prepared launch, each result copied back and
 // checked against plain Go. Without a driver or a device it prints "skipped: no CUDA device".
 //
-//	cd bindings/go && CGO_CFLAGS=-I../../include CGO_LDFLAGS=-L../../build/src \
-//	  LD_LIBRARY_PATH=../../build/src go run ./examples/cuda_vector_add
+//	cd bindings/go && PKG_CONFIG_PATH=../../build go run ./examples/cuda_vector_add
 //
 // main_test.go runs it under go test (and skips it there without a GPU).
 package main
@@ -18,7 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 // errNoDevice is what run returns where there is no CUDA driver or device.

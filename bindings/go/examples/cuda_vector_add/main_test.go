@@ -1,7 +1,7 @@
 // Runs the GPU example under go test; without a CUDA driver or device the test is skipped with
 // "skipped: no CUDA device". On a GPU machine:
 //
-//	cd bindings/go && CGO_CFLAGS=-I$PWD/../../include CGO_LDFLAGS=-L$BUILD/src LD_LIBRARY_PATH=$BUILD/src \
+//	cd bindings/go && PKG_CONFIG_PATH=$BUILD \
 //	  go test -v ./examples/cuda_vector_add
 package main
 

@@ -2,8 +2,7 @@
 // CPU (or the interpreter: TRI_TARGET=interp), each checked against plain Go, then the errors a
 // user gets for a wrong argument and, in checked mode, for a slice that is too short.
 //
-//	cd bindings/go && CGO_CFLAGS=-I../../include CGO_LDFLAGS=-L../../build/src \
-//	  LD_LIBRARY_PATH=../../build/src go run ./examples/vector_add_softmax
+//	cd bindings/go && PKG_CONFIG_PATH=../../build go run ./examples/vector_add_softmax
 //
 // The kernels are the repository's examples/*.tri (TRI_EXAMPLES_DIR names another folder).
 // main_test.go runs these functions under go test.
@@ -18,7 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 func examplesDir() string {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tri"
+	tri "github.com/tri-jit/tri/bindings/go"
 )
 
 func TestExampleOnBothTargets(t *testing.T) {

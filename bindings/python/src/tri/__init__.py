@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import json
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -37,7 +38,7 @@ from ._capi import lib as _lib
 __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
     "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
-    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "Team", "TEAM_ID_BYTES", "version",
+    "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "TuneProgress", "Team", "TEAM_ID_BYTES", "version",
     "last_error_message", "launch_path",
 ]
 
@@ -250,6 +251,7 @@ class CacheEntry:
     target: str
     kernel: str
     made_for: str
+    specialized: str = ""  # constexprs, warps and stages (GPU), a launch variant's facts
 
     @property
     def ok(self) -> bool:
@@ -595,9 +597,9 @@ class Cache:
         entries = []
         for line in _blob_bytes(out).decode("utf-8", "replace").splitlines():
             f = line.split("\t")
-            if len(f) < 8:
+            if len(f) != 9:
                 raise TriError(C.TRI_ERROR_INTERNAL, f"tri_cache_list gave a line of {len(f)} fields: {line!r}")
-            entries.append(CacheEntry(f[0], int(f[1]), int(f[2]), f[3], f[4], f[5], f[6], "\t".join(f[7:])))
+            entries.append(CacheEntry(f[0], int(f[1]), int(f[2]), f[3], f[4], f[5], f[6], f[7], f[8]))
         return entries
 
     def prune(self, max_bytes: Optional[int] = None) -> int:
@@ -742,7 +744,8 @@ class Module(_Owner):
              grid: Union["GridLike", Callable[[Mapping[str, int]], "GridLike"]],
              options: Optional[CompileOptions] = None, key: Sequence[str] = (), bucket: bool = False,
              repetitions: int = 10, frozen: bool = False, retune: bool = False, use_other_device: bool = False,
-             stream: Any = None) -> Tuple["Kernel", Dict[str, Any]]:
+             stream: Any = None,
+             progress: Union[bool, Callable[["TuneProgress"], None], None] = None) -> Tuple["Kernel", Dict[str, Any]]:
         """Autotunes kernel `name` (tri_tune, docs/tune.md) and returns the chosen config compiled
         with the result as a dict (every config's status and times, "best", "source": benchmark,
         stored, imported or default).
@@ -754,7 +757,10 @@ class Module(_Owner):
         names of integer parameters whose values select a stored result (`bucket` rounds them up
         to powers of two). `frozen` never benchmarks; `retune` ignores stored results;
         `use_other_device` uses an imported result made on another device (by default it is
-        reported and the key is tuned here)."""
+        reported and the key is tuned here). `progress`: a function called with a TuneProgress
+        as each config finishes compiling and benchmarking, on this thread; True draws a bar on
+        stderr (a line per config when stderr is not a terminal). An exception it raises is
+        raised again once tri_tune returns."""
         opts_py = options or CompileOptions()
         if not isinstance(configs, Product) and not configs:
             raise TriError(C.TRI_ERROR_INVALID_ARGUMENT, "tune: give at least one config")
@@ -789,6 +795,9 @@ class Module(_Owner):
             keys = (ctypes.c_uint32 * max(len(idx), 1))(*idx)
             _check(_lib.tri_tune_space_set_key(space, keys, len(idx), 1 if bucket else 0))
             _check(_lib.tri_tune_space_set_repetitions(space, repetitions))
+            report = _TuneReporter(progress, configs) if progress else None
+            stage_fn = C.TUNE_STAGE_FN(report.callback) if report else C.TUNE_STAGE_FN()
+            _check(_lib.tri_tune_space_set_progress(space, stage_fn, None))
             if callable(grid):
                 fixed = (1, 1, 1)
                 grids = [_grid(grid(cfg)) for cfg in configs]
@@ -815,6 +824,10 @@ class Module(_Owner):
             _lib.tri_tune_space_destroy(space)
             if opts is not None:
                 _lib.tri_compile_options_destroy(opts)
+        if report and report.error is not None:
+            _lib.tri_kernel_destroy(out_k.value)
+            _lib.tri_blob_destroy(out_r.value)
+            raise report.error
         result = json.loads(_blob_bytes(out_r).decode())
         chosen = dict(configs[result["best"]])
         consts = {k: v for k, v in chosen.items() if k not in ("num_warps", "num_stages")}
@@ -822,6 +835,61 @@ class Module(_Owner):
                                     num_warps=chosen.get("num_warps", opts_py.num_warps),
                                     num_stages=chosen.get("num_stages", opts_py.num_stages))
         return Kernel._adopt(self, name, kopts, out_k.value), result
+
+
+@dataclass(frozen=True)
+class TuneProgress:
+    """One step of Module.tune, as its `progress` function receives it: config `index` (its
+    mapping: `config`) finished `stage` ("compile" or "benchmark"), the `done`-th of `count` to
+    do so; `error` is the ErrorCode that skipped it (None when it went through) and `median_us`
+    its benchmark's median (None for a compile)."""
+    stage: str
+    index: int
+    config: Mapping[str, int]
+    done: int
+    count: int
+    error: Optional[ErrorCode]
+    median_us: Optional[float]
+
+
+class _TuneReporter:
+    """tri_tune_space_set_progress's callback for Module.tune: calls the user's function, or
+    (progress=True) draws a bar on a terminal and one line per config elsewhere."""
+
+    def __init__(self, progress, configs):
+        self.fn = progress if callable(progress) else self._draw
+        self.configs = configs
+        self.error: Optional[BaseException] = None
+        self.done = {"compile": 0, "benchmark": 0}
+        self.tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+    def callback(self, _user, stage, config, done, count, status, median_ns):
+        if self.error is not None:
+            return
+        try:
+            name = "compile" if stage == C.TRI_TUNE_STAGE_COMPILE else "benchmark"
+            cfg = dict(self.configs[config]) if config < len(self.configs) else {}
+            self.fn(TuneProgress(name, config, cfg, done, count, ErrorCode(status) if status else None,
+                                 median_ns / 1e3 if name == "benchmark" and not status else None))
+        except BaseException as e:  # raised again once tri_tune returns: ctypes would print and drop it
+            self.error = e
+
+    def _draw(self, p: TuneProgress) -> None:
+        self.done[p.stage] = p.done
+        if self.tty:
+            def bar(n):
+                fill = n * 20 // max(p.count, 1)
+                return f"[{'#' * fill}{'.' * (20 - fill)}] {n}/{p.count}"
+            sys.stderr.write(f"\r  compile {bar(self.done['compile'])}  benchmark {bar(self.done['benchmark'])} ")
+            if self.done["benchmark"] == p.count:
+                sys.stderr.write("\r" + " " * 80 + "\r")
+        else:
+            cfg = ",".join(f"{k}={v}" for k, v in p.config.items())
+            note = (f": skipped ({p.error.name})" if p.error is not None else
+                    f": {p.median_us:.3f} us" if p.median_us is not None else "")
+            verb = "compiled" if p.stage == "compile" else "benchmarked"
+            sys.stderr.write(f"  {verb:<11} {p.done}/{p.count}  config {p.index} ({cfg}){note}\n")
+        sys.stderr.flush()
 
 
 class Product:
@@ -937,6 +1005,15 @@ class _Encoded:
         self.arg, self.keep, self.wait = arg, keep, wait
 
 
+def _misaligned(where: str, align: int, address: int) -> str:
+    """The message for a pointer argument that breaks the alignment its kernel was compiled for
+    (an {align=N} fact in the IR, or an arg_align promise): every target would read it wrong or
+    fault, so it is refused before the launch."""
+    return (f"{where} with {{align={align}}}, but the address given, {address:#x}, is not a multiple of {align}: "
+            f"pass memory that starts on a {align}-byte boundary (a view such as a[1:] moves the start; copy it), "
+            f"or compile without that fact")
+
+
 class Kernel(_KernelBase, _Owner):
     """A kernel compiled for one target and specialization. Launch it with
     `kernel.launch(grid, *args, stream=None)` or `kernel[grid](*args, stream=None)`, or prepare
@@ -963,17 +1040,18 @@ class Kernel(_KernelBase, _Owner):
 
     def _setup_fast_path(self) -> None:
         """Tells the compiled launch path (tri/_launch.c) the handle and, per runtime parameter,
-        what it takes: (0: pointer; 1: integer in lo..hi; 2: float; 3: nothing it handles, dtype,
-        lo, hi). Kernels of targets this package does not launch are left to the Python path."""
+        what it takes: (0: pointer, whose lo is the alignment it was compiled for; 1: integer in
+        lo..hi; 2: float; 3: nothing it handles, dtype, lo, hi). Kernels of targets this package
+        does not launch are left to the Python path."""
         if _fast is None:
             return
         if self._target not in _HOST_TARGETS and self._target not in _CUDA_TARGETS:
             self._launch_setup(None, (), False)
             return
         spec = []
-        for p in self.params:
+        for i, p in enumerate(self.params):
             if p.type_kind == TypeKind.POINTER:
-                spec.append((0, int(p.dtype), 0, 0))
+                spec.append((0, int(p.dtype), max(p.align, self.options.arg_align.get(i, 0)), 0))
             elif p.type_kind == TypeKind.SCALAR and p.dtype.is_float:
                 spec.append((2, int(p.dtype), 0, 0))
             elif p.type_kind == TypeKind.SCALAR:
@@ -1039,11 +1117,15 @@ class Kernel(_KernelBase, _Owner):
         """The specialized IR the kernel was compiled from."""
         return self._blob(_lib.tri_kernel_to_text).decode()
 
-    def code(self, kind: str) -> str:
-        """Code the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
-        descriptor, JSON) for "cuda"; "llvm" (LLVM IR after optimization) for "cuda" (and "cpu"
-        when it keeps it). TriError NOT_FOUND when the target made nothing of that kind."""
-        return self._blob(_lib.tri_kernel_code, kind.encode()).decode("utf-8", "replace")
+    def code(self, kind: str) -> Union[str, bytes]:
+        """Code the target made, by kind: "llvm" (LLVM IR after optimization) for "cpu" and
+        "cuda"; "asm" (the host assembly) for "cpu"; "ptx" (the PTX module) and "metadata" (the
+        launch descriptor, JSON) for "cuda"; "cubin" (bytes: the machine code the driver made,
+        with a GPU) for "cuda". Stages a compile does not keep are made on the first call.
+        TriError NOT_FOUND when the target makes nothing of that kind (the message lists what
+        it makes)."""
+        data = self._blob(_lib.tri_kernel_code, kind.encode())
+        return data if kind == "cubin" else data.decode("utf-8", "replace")
 
     def metadata(self) -> Dict[str, Any]:
         """The "cuda" launch descriptor (code("metadata")) as a dict: entry, arch, block,
@@ -1202,7 +1284,11 @@ class Kernel(_KernelBase, _Owner):
     def _encode(self, i: int, value: Any, stream: int) -> _Encoded:
         p = self.params[i]
         if p.type_kind == TypeKind.POINTER:
-            return self._pointer(i, p, value, stream)
+            e = self._pointer(i, p, value, stream)
+            align = max(p.align, self.options.arg_align.get(i, 0))
+            if align > 1 and (e.arg.value.p or 0) % align:
+                raise TriError(C.TRI_ERROR_LAUNCH_ARGS, _misaligned(self._where(i, p), align, e.arg.value.p))
+            return e
         if p.type_kind != TypeKind.SCALAR:
             raise TriError(C.TRI_ERROR_LAUNCH_ARGS, f"{self._where(i, p)}, which a launch cannot pass")
         return self._scalar(i, p, value)

@@ -5,6 +5,8 @@ crash.
 
 libtri is looked for, in order: the file named by the TRI_LIBRARY environment variable; a
 libtri.so placed in this package's folder (a wheel that bundles it); the system's library path.
+When none loads, the package still imports and the first call into the library raises the
+ImportError naming what was tried.
 """
 
 import ctypes
@@ -75,6 +77,8 @@ TRI_CACHE_STAT_ENTRIES = 9
 TRI_CACHE_STAT_BYTES = 10
 TRI_CACHE_STAT_MAX_BYTES = 11
 TRI_CACHE_STAT_ENABLED = 12
+TRI_TUNE_STAGE_COMPILE = 0
+TRI_TUNE_STAGE_BENCHMARK = 1
 TRI_TUNE_FROZEN = 1
 TRI_TUNE_RETUNE = 2
 TRI_TUNE_USE_OTHER_DEVICE = 4
@@ -112,6 +116,8 @@ LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p
 TUNE_PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int32,
                                     ctypes.c_double)
 TUNE_GRID_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
+TUNE_STAGE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint32,
+                                 ctypes.c_uint32, ctypes.c_int32, ctypes.c_double)
 
 _p = ctypes.POINTER
 _handle = ctypes.c_void_p
@@ -205,6 +211,7 @@ PROTOTYPES = {
     "tri_tune_space_count": (_result, [_handle, _p(_u32)]),
     "tri_tune_space_value": (_result, [_handle, _u32, _str, _p(_i64)]),
     "tri_tune_space_set_key": (_result, [_handle, _p(_u32), _u32, _i32]),
+    "tri_tune_space_set_progress": (_result, [_handle, TUNE_STAGE_FN, ctypes.c_void_p]),
     "tri_tune_space_set_repetitions": (_result, [_handle, _u32]),
     "tri_tune": (_result, [_handle, _str, _handle, _handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32, _u32,
                            TUNE_PROGRESS_FN, TUNE_GRID_FN, ctypes.c_void_p, _out_handle, _out_handle]),
@@ -254,4 +261,19 @@ def load() -> ctypes.CDLL:
                       "the tri package's folder, or install it on the library path. Tried: " + "; ".join(tried))
 
 
-lib = load()
+class _Unloaded:
+    """Stands in for libtri when it cannot be loaded: `import tri` still works (`python3 -m
+    tri.triton --help` needs no library), and the first use of the library raises the
+    ImportError that says what was tried."""
+
+    def __init__(self, error: ImportError):
+        self._error = error
+
+    def __getattr__(self, name):
+        raise ImportError(str(self._error))
+
+
+try:
+    lib = load()
+except ImportError as _e:
+    lib = _Unloaded(_e)

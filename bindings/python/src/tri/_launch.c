@@ -707,6 +707,9 @@ static int fast_launch(KernelBase* k, const uint32_t g[3], PyObject* const* args
     waits[i] = NO_WAIT;
     if (p->kind == P_POINTER) {
       if (!read_pointer(args[i], p, k->device, &raw[i], &waits[i])) return 0;
+      /* lo is the alignment the kernel was compiled for ({align=N}, or an arg_align promise): a
+       * pointer that breaks it goes to the Python path, which refuses it with the message. */
+      if (p->lo > 1 && (uint64_t)(uintptr_t)raw[i].value.p % (uint64_t)p->lo != 0) return 0;
       if (first_wait == NO_WAIT) first_wait = waits[i];
     } else if (p->kind == P_INT || p->kind == P_FLOAT) {
       if (!read_scalar(args[i], p, &raw[i])) return 0;

@@ -53,6 +53,8 @@ pub const TRI_DTYPE_F64: i32 = 8;
 pub const TRI_DTYPE_F8E4M3: i32 = 9;
 pub const TRI_DTYPE_F8E5M2: i32 = 10;
 pub const TRI_TEAM_ID_BYTES: i32 = 128;
+pub const TRI_TUNE_STAGE_COMPILE: i32 = 0;
+pub const TRI_TUNE_STAGE_BENCHMARK: i32 = 1;
 pub const TRI_TUNE_FROZEN: i32 = 1;
 pub const TRI_TUNE_RETUNE: i32 = 2;
 pub const TRI_TUNE_USE_OTHER_DEVICE: i32 = 4;
@@ -136,6 +138,7 @@ pub struct tri_tune_space {
 pub type tri_log_fn = Option<unsafe extern "C" fn(user: *mut c_void, level: i32, message: *const c_char)>;
 pub type tri_alloc_fn = Option<unsafe extern "C" fn(self_: *mut c_void, size: usize, align: usize) -> *mut c_void>;
 pub type tri_free_fn = Option<unsafe extern "C" fn(self_: *mut c_void, ptr: *mut c_void, size: usize)>;
+pub type tri_tune_stage_fn = Option<unsafe extern "C" fn(user: *mut c_void, stage: i32, config: u32, done: u32, count: u32, status: tri_result, median_ns: f64)>;
 pub type tri_tune_progress_fn = Option<unsafe extern "C" fn(user: *mut c_void, config: u32, count: u32, status: tri_result, median_ns: f64)>;
 pub type tri_tune_grid_fn = Option<unsafe extern "C" fn(user: *mut c_void, config: u32, grid: *mut u32)>;
 #[repr(C)]
@@ -238,6 +241,7 @@ extern "C" {
     pub fn tri_tune_space_value(space: *const tri_tune_space, index: u32, name: *const c_char, out_value: *mut i64) -> tri_result;
     pub fn tri_tune_space_set_key(space: *mut tri_tune_space, params: *const u32, count: u32, bucket: i32) -> tri_result;
     pub fn tri_tune_space_set_repetitions(space: *mut tri_tune_space, repetitions: u32) -> tri_result;
+    pub fn tri_tune_space_set_progress(space: *mut tri_tune_space, fn_: tri_tune_stage_fn, user: *mut c_void) -> tri_result;
     pub fn tri_tune(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, space: *const tri_tune_space, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32, flags: u32, progress: tri_tune_progress_fn, grid_fn: tri_tune_grid_fn, user: *mut c_void, out_kernel: *mut *mut tri_kernel, out_result: *mut *mut tri_blob) -> tri_result;
     pub fn tri_tune_export(context: *mut tri_context, path: *const c_char, out_count: *mut u32) -> tri_result;
     pub fn tri_tune_import(context: *mut tri_context, path: *const c_char, out_imported: *mut u32) -> tri_result;

@@ -200,8 +200,8 @@ pub mod cuda {
     }
 }
 
-const VECTOR_ADD: &str = include_str!("../../../../examples/vector_add.tri");
-const SOFTMAX: &str = include_str!("../../../../examples/softmax.tri");
+const VECTOR_ADD: &str = include_str!("../kernels/vector_add.tri");
+const SOFTMAX: &str = include_str!("../kernels/softmax.tri");
 
 fn inputs(n: usize, seed: u32) -> Vec<f32> {
     let mut s = seed;

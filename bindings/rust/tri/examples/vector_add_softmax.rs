@@ -6,8 +6,8 @@
 use tri::{Arg, CompileOptions, Context, ErrorKind, Module, Target};
 
 // The kernels are the repository's examples/*.tri, built into the program.
-const VECTOR_ADD: &str = include_str!("../../../../examples/vector_add.tri");
-const SOFTMAX: &str = include_str!("../../../../examples/softmax.tri");
+const VECTOR_ADD: &str = include_str!("../kernels/vector_add.tri");
+const SOFTMAX: &str = include_str!("../kernels/softmax.tri");
 
 /// Deterministic inputs in [-8, 8) without a random-number crate.
 fn inputs(n: usize, seed: u32) -> Vec<f32> {

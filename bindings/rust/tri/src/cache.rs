@@ -86,6 +86,8 @@ pub struct CacheEntry {
     pub kernel: String,
     /// What it was made for: the target's identity (LLVM, CPU and features, GPU architecture).
     pub made_for: String,
+    /// What it was specialized for: constexprs, warps and stages (Cuda), a launch variant's facts.
+    pub specialized: String,
 }
 
 impl CacheEntry {
@@ -94,7 +96,7 @@ impl CacheEntry {
     }
 
     fn parse(line: &str) -> Result<CacheEntry> {
-        let f: Vec<&str> = line.splitn(8, '\t').collect();
+        let f: Vec<&str> = line.splitn(9, '\t').collect();
         let number = |s: &str| {
             s.parse::<u64>().map_err(|_| {
                 Error::new(
@@ -103,7 +105,7 @@ impl CacheEntry {
                 )
             })
         };
-        if f.len() != 8 {
+        if f.len() != 9 {
             return Err(Error::new(
                 sys::TRI_ERROR_INTERNAL,
                 format!("tri_cache_list gave a line of {} fields: {:?}", f.len(), line),
@@ -118,6 +120,7 @@ impl CacheEntry {
             target: f[5].to_string(),
             kernel: f[6].to_string(),
             made_for: f[7].to_string(),
+            specialized: f[8].to_string(),
         })
     }
 }

@@ -166,7 +166,11 @@ impl CompileOptionsBuilder {
                     let c = cstring(n, "constexpr name")?;
                     check(unsafe { sys::tri_compile_options_set_constexpr_float(o, c.as_ptr(), *v) })?
                 }
-                Setting::Align(p, a) => check(unsafe { sys::tri_compile_options_set_arg_align(o, *p, *a) })?,
+                Setting::Align(p, a) => {
+                    check(unsafe { sys::tri_compile_options_set_arg_align(o, *p, *a) })?;
+                    options.aligns.retain(|(q, _)| q != p);
+                    options.aligns.push((*p, *a));
+                }
                 Setting::Divisible(p, d) => check(unsafe { sys::tri_compile_options_set_arg_divisible(o, *p, *d) })?,
                 Setting::NumWarps(w) => check(unsafe { sys::tri_compile_options_set_num_warps(o, *w) })?,
                 Setting::NumStages(s) => check(unsafe { sys::tri_compile_options_set_num_stages(o, *s) })?,
@@ -190,6 +194,8 @@ impl CompileOptionsBuilder {
 pub struct CompileOptions {
     pub(crate) raw: *mut sys::tri_compile_options,
     pub(crate) target: String,
+    /// The arg_align promises (runtime parameter, bytes): launches check them.
+    pub(crate) aligns: Vec<(u32, u32)>,
 }
 
 // SAFETY: the options object belongs to this value alone and has no thread affinity, so it may
@@ -203,7 +209,7 @@ impl CompileOptions {
         let mut raw = ptr::null_mut();
         // SAFETY: out-parameter written on success.
         check(unsafe { sys::tri_compile_options_create(&mut raw) })?;
-        Ok(CompileOptions { raw, target: "cpu".to_string() })
+        Ok(CompileOptions { raw, target: "cpu".to_string(), aligns: Vec::new() })
     }
 
     pub fn builder() -> CompileOptionsBuilder {
@@ -385,6 +391,8 @@ pub(crate) struct RuntimeParam {
     pointer: bool,
     dtype: DType,
     text: String,
+    /// The alignment the kernel was compiled for (an {align=N} fact, or an arg_align promise).
+    align: u32,
 }
 
 /// What a launch is checked against: the kernel's name, target and runtime parameters. Shared
@@ -403,21 +411,24 @@ impl Signature {
         Signature { name: name.to_string(), target: target.to_string(), params, device: on_device(target) }
     }
 
-    /// Kernel `name` of `module` as compiled for `target`: its runtime parameters, by reflection.
-    pub(crate) fn of(module: &Module, name: &str, target: &str) -> Result<Signature> {
+    /// Kernel `name` of `module` as compiled with `options`: its runtime parameters, by
+    /// reflection, and the alignment each pointer was compiled for.
+    pub(crate) fn of(module: &Module, name: &str, options: &CompileOptions) -> Result<Signature> {
         let function = module.function(name)?;
         let params = function
             .params
             .iter()
             .filter(|p| p.kind == ParamKind::Value)
-            .map(|p| RuntimeParam {
+            .enumerate()
+            .map(|(i, p)| RuntimeParam {
                 name: p.name.clone(),
                 pointer: p.type_kind == TypeKind::Pointer,
                 dtype: p.dtype,
                 text: p.type_text.clone(),
+                align: options.aligns.iter().filter(|(q, _)| *q as usize == i).map(|(_, a)| *a).fold(p.align, u32::max),
             })
             .collect();
-        Ok(Signature::new(name, target, params))
+        Ok(Signature::new(name, &options.target, params))
     }
 
     /// The index of runtime parameter `name` (without '%') among the runtime parameters.
@@ -475,6 +486,20 @@ impl Signature {
                 ),
             ));
         }
+        // Every target would read a misaligned pointer wrong or fault on it; the address is here.
+        // SAFETY: a pointer argument's value is its `p` field.
+        let address = if pointer { (unsafe { a.raw.value.p }) as usize } else { 0 };
+        if p.align > 1 && address % p.align as usize != 0 {
+            return Err(Error::new(
+                sys::TRI_ERROR_LAUNCH_ARGS,
+                format!(
+                    "argument {} (%{}) of kernel @{} is {} with {{align={}}}, but the address given, {:#x}, is not a \
+                     multiple of {}: pass memory that starts on a {}-byte boundary (a subslice moves the start; \
+                     copy it), or compile without that fact",
+                    i, p.name, self.name, p.text, p.align, address, p.align, p.align
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -525,21 +550,26 @@ impl Kernel {
         let mut raw = ptr::null_mut();
         // SAFETY: live module and options; compiling concurrently is allowed by tri.h.
         check(unsafe { sys::tri_kernel_compile(module.as_raw(), cname.as_ptr(), options.raw, &mut raw) })?;
-        Kernel::adopt(module, name, &options.target, raw)
+        Kernel::adopt(module, name, options, raw)
     }
 
     /// Takes ownership of `raw`, kernel `name` of `module` compiled for `target` by the library
     /// (tri_kernel_compile, tri_tune); it is released on every path, errors included.
-    pub(crate) fn adopt(module: &Module, name: &str, target: &str, raw: *mut sys::tri_kernel) -> Result<Kernel> {
+    pub(crate) fn adopt(
+        module: &Module,
+        name: &str,
+        options: &CompileOptions,
+        raw: *mut sys::tri_kernel,
+    ) -> Result<Kernel> {
         let mut kernel = Kernel {
             raw,
-            sig: Arc::new(Signature::new(name, target, Vec::new())),
+            sig: Arc::new(Signature::new(name, &options.target, Vec::new())),
             ctx: module.context().clone(),
         };
         let mut count = 0u32;
         // SAFETY: live kernel; out-parameter.
         check(unsafe { sys::tri_kernel_arg_count(kernel.raw, &mut count) })?;
-        let sig = Signature::of(module, name, target)?;
+        let sig = Signature::of(module, name, options)?;
         if sig.len() != count as usize {
             return Err(Error::new(
                 sys::TRI_ERROR_INTERNAL,
@@ -572,15 +602,27 @@ impl Kernel {
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
-    /// Code the target made, by kind: "ptx" (the PTX module) and "metadata" (the launch
-    /// descriptor, JSON) for Cuda; "llvm" (LLVM IR after optimization) for Cuda, and for Cpu
-    /// when it keeps it. `ErrorKind::NotFound` when the target made nothing of that kind.
+    /// Code the target made, by kind: "llvm" (LLVM IR after optimization) for Cpu and Cuda;
+    /// "asm" (the host assembly) for Cpu; "ptx" (the PTX module) and "metadata" (the launch
+    /// descriptor, JSON) for Cuda. Stages a compile does not keep are made on the first call.
+    /// `ErrorKind::NotFound` when the target makes nothing of that kind (the message lists what
+    /// it makes). The binary "cubin" (Cuda, where a driver made one) is `code_bytes`'s.
     pub fn code(&self, kind: &str) -> Result<String> {
         let ckind = cstring(kind, "code kind")?;
         let mut blob = ptr::null_mut();
         // SAFETY: live kernel, NUL-terminated kind, out-parameter.
         check(unsafe { sys::tri_kernel_code(self.raw, ckind.as_ptr(), &mut blob) })?;
         Blob::from_raw(blob, &self.ctx).into_string()
+    }
+
+    /// `code` as bytes: for "cubin", the machine code the driver made from the PTX (Cuda, with a
+    /// GPU), which is not text.
+    pub fn code_bytes(&self, kind: &str) -> Result<Vec<u8>> {
+        let ckind = cstring(kind, "code kind")?;
+        let mut blob = ptr::null_mut();
+        // SAFETY: live kernel, NUL-terminated kind, out-parameter.
+        check(unsafe { sys::tri_kernel_code(self.raw, ckind.as_ptr(), &mut blob) })?;
+        Ok(Blob::from_raw(blob, &self.ctx).to_vec())
     }
 
     /// The variants launch-time specialization has made so far, as JSON (docs/capi.md,
@@ -675,7 +717,7 @@ mod tests {
     #[test]
     fn kernels_of_unknown_targets_are_not_launched() {
         let ctx = Context::new().unwrap();
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples/vector_add.tri");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/vector_add.tri");
         let module = Module::from_file(&ctx, path).unwrap();
         let mut kernel = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
         let params = kernel.sig.params.clone();

@@ -107,12 +107,15 @@ pub use kernel::{Arg, CompileOptions, CompileOptionsBuilder, Element, Grid, Kern
 pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, TypeKind};
 pub use plan::LaunchPlan;
 pub use team::{Team, TeamId, TEAM_ID_BYTES};
-pub use tune::{TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneSpace, TuneStat, TuneStats, TuneTrial, Tuned};
+pub use tune::{
+    TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneProgress, TuneSpace, TuneStage, TuneStat, TuneStats, TuneTrial,
+    Tuned,
+};
 
 /// The raw C API, for what this crate does not wrap.
 pub use tri_sys as sys;
 
 // The README's program runs as a doctest, so the README cannot drift from the API.
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

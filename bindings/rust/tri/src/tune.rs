@@ -251,6 +251,69 @@ pub struct TuneTrial {
     pub median_ns: Option<f64>,
 }
 
+/// The stage a `TuneProgress` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TuneStage {
+    /// A config finished compiling (or failed to, or was pruned). Compiles run at once and
+    /// finish in any order.
+    Compile,
+    /// A config finished benchmarking (or was skipped). Benchmarks run one at a time, in order.
+    Benchmark,
+}
+
+/// One step of a tuning run, as `Module::tune_with_progress` reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuneProgress {
+    pub stage: TuneStage,
+    /// The config's index in the space, and the config.
+    pub index: usize,
+    pub config: TuneConfig,
+    /// How many configs have finished this stage (this one included), of `count`.
+    pub done: u32,
+    pub count: u32,
+    /// `TRI_OK`, or the error that skipped the config.
+    pub status: i32,
+    /// A benchmark's median time.
+    pub median_ns: Option<f64>,
+}
+
+/// The user's function and what the trampoline needs to call it: the configs, and the panic it
+/// caught (resumed once tri_tune returns: it must not unwind into C).
+struct ProgressSink<'p> {
+    f: &'p mut dyn FnMut(&TuneProgress),
+    configs: &'p [TuneConfig],
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+unsafe extern "C" fn stage_trampoline(
+    user: *mut sys::c_void,
+    stage: i32,
+    config: u32,
+    done: u32,
+    count: u32,
+    status: sys::tri_result,
+    median_ns: f64,
+) {
+    let sink = &mut *(user as *mut ProgressSink);
+    if sink.panic.is_some() {
+        return;
+    }
+    let stage = if stage == sys::TRI_TUNE_STAGE_COMPILE { TuneStage::Compile } else { TuneStage::Benchmark };
+    let progress = TuneProgress {
+        stage,
+        index: config as usize,
+        config: sink.configs.get(config as usize).cloned().unwrap_or_default(),
+        done,
+        count,
+        status,
+        median_ns: if stage == TuneStage::Benchmark && status == sys::TRI_OK { Some(median_ns) } else { None },
+    };
+    let f = &mut sink.f;
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(&progress))) {
+        sink.panic = Some(p);
+    }
+}
+
 impl TuneTrial {
     pub fn is_ok(&self) -> bool {
         self.status == sys::TRI_OK
@@ -456,7 +519,28 @@ impl Module {
         args: &[Arg],
         flags: TuneFlags,
     ) -> Result<Tuned> {
-        let sig = Signature::of(self, name, &options.target)?;
+        self.tune_with_progress(stream, name, options, space, grid, args, flags, None)
+    }
+
+    /// `tune_on`, calling `progress` (on this thread) as each config finishes compiling and
+    /// benchmarking: a progress bar, or a line per config in a log. A panic in it is resumed
+    /// once tri_tune has returned.
+    ///
+    /// # Safety
+    /// As for `tune_on`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn tune_with_progress<'f>(
+        &self,
+        stream: Stream,
+        name: &str,
+        options: &CompileOptions,
+        space: &TuneSpace,
+        grid: impl Into<TuneGrid<'f>>,
+        args: &[Arg],
+        flags: TuneFlags,
+        progress: Option<&mut dyn FnMut(&TuneProgress)>,
+    ) -> Result<Tuned> {
+        let sig = Signature::of(self, name, options)?;
         sig.check_args(args)?;
         let cname = cstring(name, "kernel name")?;
         let mut raw = ptr::null_mut();
@@ -492,6 +576,15 @@ impl Module {
         };
         let grid_fn: sys::tri_tune_grid_fn = if grids.is_some() { Some(grid_trampoline) } else { None };
         let user = grids.as_ref().map_or(ptr::null_mut(), |g| g as *const Vec<Grid> as *mut sys::c_void);
+        let mut sink = progress.map(|f| ProgressSink { f, configs: &configs, panic: None });
+        match sink.as_mut() {
+            Some(s) => check(sys::tri_tune_space_set_progress(
+                cspace.0,
+                Some(stage_trampoline),
+                s as *mut ProgressSink as *mut sys::c_void,
+            ))?,
+            None => check(sys::tri_tune_space_set_progress(cspace.0, None, ptr::null_mut()))?,
+        }
         let raw_args: Vec<sys::tri_arg> = args.iter().map(|a| *a.as_raw()).collect();
         let (mut out_kernel, mut out_result) = (ptr::null_mut(), ptr::null_mut());
         let Grid(gx, gy, gz) = fixed;
@@ -514,10 +607,15 @@ impl Module {
             &mut out_kernel,
             &mut out_result,
         );
+        let panic = sink.and_then(|s| s.panic);
         check(rc)?;
         // Both are owned from here on, whatever fails next.
         let blob = Blob::from_raw(out_result, self.context());
-        let kernel = Kernel::adopt(self, name, &options.target, out_kernel)?;
+        let kernel = Kernel::adopt(self, name, options, out_kernel)?;
+        if let Some(p) = panic {
+            drop((blob, kernel));
+            std::panic::resume_unwind(p);
+        }
         let json = blob.into_string()?;
         let (best, source, trials) = read_result(&json, &configs)?;
         Ok(Tuned {

@@ -13,7 +13,7 @@ use tri::{
 };
 
 fn example(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../examples").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name)
 }
 
 fn vector_add(ctx: &Context, options: &CompileOptions) -> Kernel {

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tri::{Arg, CacheStat, CompileOptions, Context, DType, DevicePtr, ErrorKind, Module, Target};
 
 fn example(name: &str) -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../examples").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name)
 }
 
 /// A fresh folder under the system's temporary directory.
@@ -150,6 +150,7 @@ fn the_disk_cache_round_trip() {
     assert_eq!((e.kind.as_str(), e.target.as_str(), e.kernel.as_str(), e.bytes), ("obj", "cpu", "vector_add", s.bytes));
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
     assert!(e.last_use.abs_diff(now) < 3600 && !e.made_for.is_empty(), "{:?}", e);
+    assert_eq!(e.specialized, "-", "{:?}", e); // the defaults: no constexpr set, no facts
     assert_eq!(ctx.cache_list(true).unwrap(), entries);
     assert_eq!(ctx.cache_export(&bundle).unwrap(), 1);
     assert!(std::fs::metadata(&bundle).unwrap().len() > 0);
@@ -221,10 +222,13 @@ fn cuda_code_for_a_named_architecture_needs_no_gpu() {
     assert!(meta.contains(r#""block": [256, 1, 1]"#), "{}", meta);
     assert!(kernel.code("llvm").unwrap().contains("nvptx64-nvidia-cuda"));
     assert_eq!(kernel.code("cubin-of-the-future").unwrap_err().kind(), ErrorKind::NotFound);
-    // The CPU keeps no LLVM IR by default.
+    // The CPU shows its LLVM IR and assembly on request; a kind it does not make is named.
     let cpu = module.compile("vector_add", &CompileOptions::new().unwrap()).unwrap();
-    let e = cpu.code("llvm").unwrap_err();
-    assert!(e.kind() == ErrorKind::NotFound && e.message().contains("target \"cpu\""), "{}", e);
+    assert!(cpu.code("llvm").unwrap().contains("target triple"));
+    assert!(cpu.code("asm").unwrap().contains("tri.vector_add"));
+    assert_eq!(cpu.code_bytes("asm").unwrap(), cpu.code("asm").unwrap().into_bytes());
+    let e = cpu.code("ptx").unwrap_err();
+    assert!(e.kind() == ErrorKind::NotFound && e.message().contains("target \"cpu\"") && e.message().contains("it makes: llvm"), "{}", e);
     // Bad GPU options are refused by the library.
     for (b, fragment) in [
         (CompileOptions::builder().num_warps(3), "3 warps"),

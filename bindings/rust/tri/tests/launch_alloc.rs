@@ -29,7 +29,7 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn launches_allocate_nothing() {
     let ctx = Context::new().unwrap();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples/vector_add.tri");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/vector_add.tri");
     let module = Module::from_file(&ctx, path).unwrap();
     let kernel = module.compile("vector_add", &CompileOptions::builder().target(Target::Cpu).build().unwrap()).unwrap();
     let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();

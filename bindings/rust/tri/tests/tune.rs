@@ -16,7 +16,7 @@ use tri::{
 const N: usize = 5000;
 
 fn vadd_tri() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/run/vadd.tri")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/vadd.tri")
 }
 
 /// A fresh folder under the system's temporary directory.
@@ -355,4 +355,40 @@ fn flags_combine() {
     assert_eq!(TuneFlags::default(), TuneFlags::NONE);
     let c = TuneConfig::new().constexpr("BLOCK", 1).constexpr("BLOCK", 2).num_warps(8);
     assert_eq!((c.get("BLOCK"), c.get("warps"), c.get("stages"), c.get("nope")), (Some(2), Some(8), Some(0), None));
+}
+
+#[test]
+fn progress_reports_every_compile_and_benchmark() {
+    let dir = temp_dir("progress");
+    let (x, y, mut out) = inputs();
+    let ctx = Context::builder().cache_dir(dir.join("cache")).build().unwrap();
+    let module = Module::from_file(&ctx, vadd_tri()).unwrap();
+    let mut seen: Vec<tri::TuneProgress> = Vec::new();
+    let mut record = |p: &tri::TuneProgress| seen.push(p.clone());
+    // SAFETY: vadd stays within n elements of each buffer and writes only `out`.
+    unsafe {
+        module.tune_with_progress(
+            std::ptr::null_mut(),
+            "vadd",
+            &cpu(),
+            &space(),
+            TuneGrid::per_config(grid_of),
+            &[Arg::slice(&x), Arg::slice(&y), Arg::slice_mut(&mut out), Arg::i32(N as i32)],
+            TuneFlags::NONE,
+            Some(&mut record),
+        )
+    }
+    .unwrap();
+    let compiles: Vec<_> = seen.iter().filter(|p| p.stage == tri::TuneStage::Compile).collect();
+    let benches: Vec<_> = seen.iter().filter(|p| p.stage == tri::TuneStage::Benchmark).collect();
+    let mut indices: Vec<usize> = compiles.iter().map(|p| p.index).collect();
+    indices.sort_unstable();
+    assert_eq!(indices, vec![0, 1, 2]);
+    assert_eq!(compiles.iter().map(|p| p.done).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(benches.iter().map(|p| p.index).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert!(seen[..3].iter().all(|p| p.stage == tri::TuneStage::Compile), "compiles come first");
+    let bad = compiles.iter().find(|p| p.index == 1).unwrap();
+    assert_eq!(bad.config, TuneConfig::new().constexpr("BLOCK", 100));
+    assert_ne!(bad.status, tri::sys::TRI_OK);
+    assert!(benches[0].median_ns.unwrap() > 0.0 && benches[1].median_ns.is_none());
 }

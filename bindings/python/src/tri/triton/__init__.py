@@ -126,9 +126,11 @@ def _jit_function(obj):
 
 # ---------------------------------------------------------------- TRI_EXPORTS
 
-def load_exports(path: str) -> Dict[str, Export]:
+def load_exports(path: str, errors: Optional[Dict[str, "AuthoringError"]] = None) -> Dict[str, Export]:
     """Runs the Python file `path` (its folder first on sys.path, so it may import its
-    neighbours) and returns its TRI_EXPORTS, checked."""
+    neighbours) and returns its TRI_EXPORTS, checked. Each export is checked on its own: with
+    `errors` (a dict), a bad one goes there by name, with what is wrong, and the others are
+    returned; without, the first bad one raises."""
     _triton()  # a clear message before the file's own `import triton` fails
     path = os.path.abspath(path)
     if not os.path.isfile(path):
@@ -158,7 +160,15 @@ def load_exports(path: str) -> Dict[str, Export]:
     if not isinstance(exports, Mapping):
         raise AuthoringError(f"{_display(path)}: TRI_EXPORTS is a {type(exports).__name__}; it must be a dict "
                              "of output name -> dict(kernel=..., signature=..., constexprs=...)")
-    return {str(k): parse_export(str(k), v, _display(path)) for k, v in exports.items()}
+    out: Dict[str, Export] = {}
+    for k, v in exports.items():
+        try:
+            out[str(k)] = parse_export(str(k), v, _display(path))
+        except AuthoringError as e:
+            if errors is None:
+                raise
+            errors[str(k)] = e
+    return out
 
 
 def _user_traceback(e: BaseException, path: str) -> str:
@@ -209,6 +219,9 @@ def parse_export(name: str, spec: Any, where: str = "TRI_EXPORTS") -> Export:
         if not isinstance(v, str) or v == "constexpr":
             raise AuthoringError(f"{here}: signature[{k!r}] is {v!r}; give a Triton type such as '*fp32', 'i32' or "
                                  "'fp32' (constexpr values go in 'constexprs')")
+        bad = _type_problem(v)
+        if bad:
+            raise AuthoringError(f"{here}: signature[{k!r}] is {v!r}, {bad}")
     for p in fn.params:
         if p.name in signature or p.name in constexprs:
             continue
@@ -229,6 +242,30 @@ def parse_export(name: str, spec: Any, where: str = "TRI_EXPORTS") -> Export:
                 raise AuthoringError(f"{here}: divisibility[{k!r}] is {v!r}; give a positive int (16)")
         divisibility = dict(divisibility)
     return Export(name, fn, signature, constexprs, divisibility, options)
+
+
+# The type names Triton's launcher signature takes (triton/compiler/code_generator.py's str_to_ty,
+# 3.3 to 3.9), a pointer being '*' (or '*k', const) before one; and what people write instead.
+_TRITON_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64",
+                 "fp8e4nv", "fp8e4b8", "fp8e4b15", "fp8e5", "fp8e5b16")
+_TYPE_ALIASES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+                 "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32",
+                 "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+                 "f16": "fp16", "f32": "fp32", "f64": "fp64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+def _type_problem(name: str) -> Optional[str]:
+    """Why `name` is not a Triton signature type (None when it is), with the types there are."""
+    stem = name[1:] if name.startswith("*") else name
+    if name.startswith("*") and stem.startswith("k") and stem[1:] in _TRITON_TYPES:
+        stem = stem[1:]
+    if stem in _TRITON_TYPES or stem.startswith("tensordesc"):
+        return None
+    hint = ""
+    if stem in _TYPE_ALIASES:
+        hint = f" (did you mean {name[:len(name) - len(stem)] + _TYPE_ALIASES[stem]!r}?)"
+    return (f"which is not a Triton type{hint}: the types are {', '.join(_TRITON_TYPES)}, and a pointer is '*' "
+            "before one ('*fp32')")
 
 
 # ---------------------------------------------------------------- TTIR
@@ -463,24 +500,37 @@ def _convert(ctx: Context, e: Export, args, err) -> bool:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     err = sys.stderr
+    bad: Dict[str, AuthoringError] = {}
     try:
-        exports = load_exports(args.file)
+        exports = load_exports(args.file, bad)
         if args.list:
             for e in exports.values():
                 sig = ", ".join(f"{k}: {v}" for k, v in e.signature.items())
                 print(f"{e.name}: {_describe(e)} ({sig})")
-            return 0
-        chosen = _select(exports, args.kernel, _display(os.path.abspath(args.file)))
-        if not chosen:
-            raise AuthoringError(f"TRI_EXPORTS of {_display(os.path.abspath(args.file))} is empty")
-        os.makedirs(args.out_dir, exist_ok=True)
+            for name, x in bad.items():
+                print(f"{name}: bad export: {x}")
+            return 1 if bad else 0
+        # Each export converts on its own: a bad one is reported (when selected) and the others run.
+        where = _display(os.path.abspath(args.file))
+        wanted = [w for w in args.kernel if w not in bad]
+        chosen = _select(exports, wanted, where) if wanted or not args.kernel else []
+        failed_exports = [n for n in bad if not args.kernel or n in args.kernel]
+        if not chosen and not failed_exports:
+            raise AuthoringError(f"TRI_EXPORTS of {where} is empty")
+        if chosen:
+            os.makedirs(args.out_dir, exist_ok=True)
     except AuthoringError as x:
         print(f"{PROG}: error: {x}", file=err)
         return 1
     except OSError as x:
         print(f"{PROG}: error: {x}", file=err)
         return 1
-    failed = 0
+    for name in failed_exports:
+        print(f"{PROG}: error: {bad[name]}", file=err)
+    failed = len(failed_exports)
+    if not chosen:
+        print(f"{PROG}: {failed} of {failed} export(s) failed", file=err)
+        return 1
     with Context() as ctx:
         for e in chosen:
             try:
@@ -490,7 +540,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 ok = False
             failed += not ok
     if failed:
-        print(f"{PROG}: {failed} of {len(chosen)} export(s) failed", file=err)
+        print(f"{PROG}: {failed} of {len(chosen) + len(failed_exports)} export(s) failed", file=err)
         return 1
     return 0
 

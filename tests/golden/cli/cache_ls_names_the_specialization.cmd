@@ -1,0 +1,1 @@
+for b in 256 512; do tri run examples/vector_add.tri --kernel vector_add --const BLOCK=$b --arg x=zeros:f32[4] --arg y=zeros:f32[4] --arg out=zeros:f32[4] --arg n=4 > /dev/null; done; tri cache ls | head -1; tri cache ls | tail -n +2 | sort -t@ -k2

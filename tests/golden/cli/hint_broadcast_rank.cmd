@@ -1,0 +1,1 @@
+tri check tests/golden/verify_fail/broadcast_rank.tri

@@ -1,0 +1,1 @@
+tri test tests/golden/cli/inputs/run_line_value_without_type.tri

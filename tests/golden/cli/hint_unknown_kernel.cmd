@@ -1,0 +1,1 @@
+tri run examples/softmax.tri --kernel topk

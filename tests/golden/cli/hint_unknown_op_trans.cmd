@@ -1,0 +1,1 @@
+tri check tests/golden/parse_fail/unknown_op_foreign.tri

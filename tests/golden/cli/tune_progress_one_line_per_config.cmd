@@ -1,0 +1,1 @@
+tri tune tests/run/vadd.tri --kernel vadd --values BLOCK=64,256 --config BLOCK=100 --arg x=rand:f32[5000] --arg y=iota:f32[5000] --arg out=zeros:f32[5000] --arg n=5000 --grid 5000/BLOCK --repeat 2 --retune 2>&1 >/dev/null | sed -E 's#(compiled +)[0-9]/3  config [0-9] \(BLOCK=[0-9]+\)#\1N/3  config N (BLOCK=N)#' | sort
