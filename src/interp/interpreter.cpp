@@ -696,7 +696,7 @@ Status Interp::exec_op(Frame& fr, OpId o) {
     case Opcode::MultipleOf:
     case Opcode::MaxContiguous:
       // Facts for the compiler: the value passes through (checked mode checks the fact first).
-      if (checked_) TRI_RETURN_IF_ERROR(check_hint(fr, o));
+      if (checked_ && bool_attr(*fr.f, o, "checked")) TRI_RETURN_IF_ERROR(check_hint(fr, o));
       fr.vals[op.results[0]] = fr.vals[op.operands[0]];
       fr.vals[op.results[0]].type = f.type_of(op.results[0]);
       return Status::ok();

@@ -272,6 +272,26 @@ std::string imported(const std::string& text) {
   return ir::print_text(*m);
 }
 
+// tl.multiple_of / tl.max_contiguous: TTIR carries them as attributes of the op that makes the
+// value (the persistent-matmul tutorial's `tl.where(offs < M, offs, 0)`); they become
+// multiple_of and max_contiguous of its result, so the loads through it are vectorized.
+void test_value_hints(void**) {
+  std::string body =
+      "    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>\n"
+      "    %ns = tt.splat %n : i32 -> tensor<128xi32>\n"
+      "    %z = arith.constant dense<0> : tensor<128xi32>\n"
+      "    %c = arith.cmpi slt, %r, %ns : tensor<128xi32>\n"
+      "    %o = arith.select %c, %r, %z {tt.contiguity = dense<128> : tensor<1xi32>, "
+      "tt.divisibility = dense<128> : tensor<1xi32>} : tensor<128xi1>, tensor<128xi32>\n"
+      "    %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>\n"
+      "    %p = tt.addptr %xs, %o : tensor<128x!tt.ptr<f32>>, tensor<128xi32>\n"
+      "    %v = tt.load %p : tensor<128x!tt.ptr<f32>>\n"
+      "    tt.store %p, %v : tensor<128x!tt.ptr<f32>>\n";
+  const std::string out = imported(kernel_with(body));
+  assert_true(out.find("multiple_of[values=[128], checked=false]") != std::string::npos);
+  assert_true(out.find("max_contiguous[values=[128], checked=false]") != std::string::npos);
+}
+
 void test_descriptor_syntax(void**) {
   // Triton 3.6 writes the block type as a tensor (`!tt.tensordesc<tensor<8x32xf32>>`), 3.9
   // without (`!tt.tensordesc<8x32xf32>`); both, with integer elements that say their sign.
@@ -460,6 +480,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
       cmocka_unit_test(test_nesting_limit),     cmocka_unit_test(test_descriptor_syntax),
+      cmocka_unit_test(test_value_hints),
       cmocka_unit_test(test_refused_with_location), cmocka_unit_test(test_descriptors_per_function),
       cmocka_unit_test(test_one_nesting_limit),
   };

@@ -341,6 +341,15 @@ void hints_checked(void**) {
   std::string want = "t.tri:5:1: error: 'multiple_of' lane [0, 0] of <4 x 16 x ptr<f32>> is " + hexaddr(buf + 16) +
                      ", which is not a multiple of 128 as the first of a run of 128 along dimension 1; program (0, 0, 0)";
   assert_string_equal(st.message().c_str(), want.c_str());
+  // checked=false (the TTIR importer's hints): not verified even in checked mode.
+  KB kb2;
+  ValueId q = kb2.param("q", kb2.t(Scalar::I32));
+  ValueId qs = kb2.bin(Opcode::Add, kb2.splat(q, {16}), kb2.arange(0, 16));
+  kb2.op(Opcode::MaxContiguous, {kb2.op(Opcode::MultipleOf, {qs}, kb2.blk({16}, Scalar::I32),
+                                        {Attr::of_ints({16}), Attr::of_bool(false)})},
+         kb2.blk({16}, Scalar::I32), {Attr::of_ints({16}), Attr::of_bool(false)});
+  kb2.ret();
+  assert_true(kb2.run(Grid{}, {arg_int(3)}, true).is_ok());
 }
 
 }  // namespace

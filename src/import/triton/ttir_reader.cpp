@@ -481,7 +481,25 @@ void Reader::define(const std::string& mlir_name, ValueId v) {
   f_->values[v].name = tri_value_name(mlir_name);
 }
 
-void Reader::set_results(const std::vector<ValueId>& vals) {
+void Reader::set_results(const std::vector<ValueId>& given) {
+  std::vector<ValueId> vals = given;
+  if (vals.size() == 1 && (cur_.hint_divisibility || cur_.hint_contiguity)) {
+    // The op's hints, kept as ops (docs/import.md): each dimension gets the splat value. Not
+    // checked: Triton's idiom `max_contiguous(multiple_of(offs % M, BM), BM)` states them of
+    // edge tiles whose wrapped lanes are masked off later.
+    const TypeId t = f_->type_of(vals[0]);
+    const TypeId et = m_->types.elem_of(t);
+    const ir::TypeData& ed = m_->types.get(et);
+    const bool ok = ed.kind == ir::TypeKind::Ptr ||
+                    (ed.kind == ir::TypeKind::Scalar && ir::is_int(ed.scalar) && ed.scalar != ir::Scalar::I1);
+    const size_t rank = m_->types.is_block(t) ? m_->types.get(t).dims.size() : 1;
+    if (ok && cur_.hint_divisibility)
+      vals[0] = make1(Opcode::MultipleOf, {vals[0]}, t,
+                      {Attr::of_ints(std::vector<int64_t>(rank, cur_.hint_divisibility)), Attr::of_bool(false)});
+    if (ok && cur_.hint_contiguity && m_->types.is_block(t))
+      vals[0] = make1(Opcode::MaxContiguous, {vals[0]}, t,
+                      {Attr::of_ints(std::vector<int64_t>(rank, cur_.hint_contiguity)), Attr::of_bool(false)});
+  }
   size_t declared = 0;
   for (const auto& r : cur_.results) declared += r.second;
   if (declared != vals.size())
@@ -816,7 +834,13 @@ AttrDict Reader::parse_dict(char open, char close) {
 void Reader::skip_trailing_attrs() {
   while (true) {
     if (c_.peek() == '{') {
-      parse_dict();
+      const AttrDict d = parse_dict();
+      auto hint = [&](const char* key, int64_t* out) {
+        auto it = d.find(key);
+        if (it != d.end() && it->second.kind == AttrVal::Kind::Int && it->second.i > 0) *out = it->second.i;
+      };
+      hint("tt.divisibility", &cur_.hint_divisibility);
+      hint("tt.contiguity", &cur_.hint_contiguity);
     } else if (c_.peek_word("fastmath") || c_.peek_word("overflow") || c_.peek_word("exact") ||
                c_.peek_word("nneg")) {
       c_.ident("a flag");

@@ -274,6 +274,10 @@ class Reader {
     std::vector<ir::OpId> made;
     bool results_set = false;
     int branch_block = -1;  // a cf op: the index of its block in regions_.back().cfg (for its location)
+    // tl.multiple_of / tl.max_contiguous hints on the op (`{tt.divisibility = dense<128> :
+    // tensor<1xi32>, tt.contiguity = ...}`): its one result becomes multiple_of / max_contiguous
+    // of what the op makes (set_results).
+    int64_t hint_divisibility = 0, hint_contiguity = 0;
   };
   Current cur_;
 
