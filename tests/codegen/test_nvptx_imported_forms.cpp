@@ -323,6 +323,10 @@ kernel @k(%kp: ptr<bf16> {align=16}, %gp: ptr<f32> {align=16}, %vp: ptr<bf16> {a
   assert_int_equal(count(ptx, "ld.shared.v4.f32"), 0);
   assert_true(count(ptx, "ld.global.v2.b32") > 0);  // the bf16 tile, 4 elements per access
   assert_true(count(ptx, "ld.global.v4.b32") > 0);  // the f32 tile
+  // One warp: its shared-memory exchanges (the dot's operands and accumulator) synchronize with
+  // warp barriers, not the CTA barrier.
+  assert_true(count(ptx, "bar.warp.sync") > 0);
+  assert_int_equal(count(ptx, "bar.sync"), 0);
 }
 
 // Triton's attention writes `qk = tl.dot(q, k.T)` and `qk * scale - m[:, None]` (fma(qk, scale,
