@@ -201,5 +201,3 @@ double __tri_tgamma(double x) {
   return copysign_(__tri_k_exp_dd(l.hi, l.lo), s);
 }
 
-float __tri_lgammaf(float x) { return (float)__tri_lgamma(x); }
-float __tri_tgammaf(float x) { return (float)__tri_tgamma(x); }

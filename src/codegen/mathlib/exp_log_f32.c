@@ -89,16 +89,21 @@ float __tri_logf(float x) {
 #define LG2F_M 0x1.3509f8p-18f /* log10(2) - LG2F_S */
 
 /* log_b(x) = e B + log1p(f) / ln b for B = log_b(2), with e B = bh + bl (bh exact) and
- * 1 / ln b = ih + il. */
+ * 1 / ln b = ih + il. log1p(f) = f - f^2/2 + f^3 V(f): f ih, (f^2/2) ih and e bh are summed as
+ * exact pairs so that only the small terms round before the last addition. */
 static inline float log_base(float x, float bh, float bl, float ih, float il) {
   float ef;
   float f = log_reduce(x, &ef);
-  float u = (f * f) * POLYF(LOG_U, f); /* log1p(f) = f + u */
-  float p = f * ih;
-  float tail = FMAF(f, ih, -p) + FMAF(f, il, FMAF(u, ih, ef * bl));
-  float e;
-  float s = fast_two_sum_f(ef * bh, p, &e); /* |ef bh| > |p| unless ef = 0 */
-  return log_specials(x, s + (e + tail));
+  float fsq = f * f, fsqe = FMAF(f, f, -fsq);
+  float v = f * fsq * polyf(LOG_U + 1, 8, f); /* LOG_U[0] = -1/2 */
+  float p = f * ih, pe = FMAF(f, ih, -p);
+  float h2 = -0.5f * fsq; /* exact */
+  float q = h2 * ih, qe = FMAF(h2, ih, -q);
+  float tail = FMAF(FMAF(-0.5f, fsqe, v), ih, FMAF(f, il, ef * bl)) + (pe + qe);
+  float e1, e2;
+  float s1 = fast_two_sum_f(ef * bh, p, &e1); /* |ef bh| > |p| unless ef = 0 */
+  float s2 = fast_two_sum_f(s1, q, &e2);      /* |q| <= f/2 |p| */
+  return log_specials(x, s2 + ((e1 + e2) + tail));
 }
 
 float __tri_log2f(float x) { return log_base(x, 1.0f, 0.0f, INVLN2F, INVLN2F_LO); }

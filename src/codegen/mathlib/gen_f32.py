@@ -34,12 +34,13 @@ def z_form(fn, lead=1):
 def fits():
     out = []
 
-    def add(name, doc, f, w, a, b, powers, zero=None, npts=1000, split=()):
+    def add(name, doc, f, w, a, b, powers, zero=None, npts=1000, split=(), fixed=None):
         """zero: f's value at the point where the formula is 0/0 (its limit); split: powers whose
         coefficient is a pair of floats (the table holds the high part, NAME_LO<power> the low)."""
         ff = (lambda x: (lambda v: zero if v is None else v)(f(x))) if zero is not None else f
         g = Grid(ff, w, a, b, npts)
-        c, e = fit_f32(g, powers, split=split)
+        fixed = fixed or {}
+        c, e = fit_f32(g, [p for p in powers if p not in fixed], fixed=fixed, split=split)
         out.append((name, doc, [c[p] for p in sorted(c)], e))
         print("  %s: 2^%.2f" % (name, float(M.log(e, 2))), file=sys.stderr)
 
@@ -49,9 +50,10 @@ def fits():
         lambda r: (M.expm1(r) - r) / r ** 2 if r else None, lambda r: r * r / M.expm1(r) if r else 0,
         -LN2_HALF, LN2_HALF, range(5), zero=M.mpf(1) / 2)
     # log: log1p(f) = f + f^2 U(f) for f = m - 1, m in [sqrt(1/2), sqrt(2))
-    add("LOG_U", "log1p(f) = f + f^2 U(f), sqrt(1/2) - 1 <= f <= sqrt(2) - 1",
+    add("LOG_U", "log1p(f) = f + f^2 U(f), U(0) = -1/2 exactly, sqrt(1/2) - 1 <= f <= sqrt(2) - 1",
         lambda f: (M.log1p(f) - f) / f ** 2 if f else None, lambda f: f * f / M.log1p(f) if f else 0,
-        sqrt(M.mpf(1) / 2) - 1 - M.mpf(2) ** -20, sqrt(2) - 1 + M.mpf(2) ** -20, range(9), zero=-M.mpf(1) / 2)
+        sqrt(M.mpf(1) / 2) - 1 - M.mpf(2) ** -20, sqrt(2) - 1 + M.mpf(2) ** -20, range(9), zero=-M.mpf(1) / 2,
+        fixed={0: -M.mpf(1) / 2})
     # pow's log in pairs: log1p(f) = 2s + (2/3) s^3 + s^5 R(s^2), s = f / (2 + f), |s| <= 1/5; the
     # weight makes the error relative to log1p(f).
     add("POWLOG_R", "log1p(f) = 2s + 2s^3/3 + s^5 R(s^2), s = f / (2 + f), |s| <= 0.1716",
@@ -96,6 +98,20 @@ def fits():
     add("ERFC_P", "erfc(x) = exp(-x^2) P(t) / (x + 2), t = (x - 2) / (x + 2), 3/4 <= x <= 10.1",
         erfc_p, lambda t: 1 / erfc_p(t), (x0 - ERFC_K) / (x0 + ERFC_K), (ERFC_XMAX - ERFC_K) / (ERFC_XMAX + ERFC_K),
         range(10), split=(0,))
+    # lgamma near its zeros at 1 and 2: lgamma(1 + t) = t A(t), lgamma(2 + t) = t B(t), and C
+    # between them; relative error (the constant terms are pairs of floats)
+    lg = M.loggamma
+    add("LGAMMA_A", "lgamma(1 + t) = t A(t), |t| <= 1/4",
+        lambda t: lg(1 + t) / t if abs(t) > 1e-20 else None,
+        lambda t: abs(t / lg(1 + t)) if abs(t) > 1e-20 else 1 / M.euler,
+        -M.mpf(1) / 4, M.mpf(1) / 4, range(9), zero=-M.euler, split=(0,))
+    add("LGAMMA_C", "lgamma(3/2 + u) = C(u), |u| <= 1/4 (around the minimum, no zero)",
+        lambda u: lg(M.mpf(3) / 2 + u), lambda u: 1 / abs(lg(M.mpf(3) / 2 + u)),
+        -M.mpf(1) / 4, M.mpf(1) / 4, range(9), split=(0,))
+    add("LGAMMA_B", "lgamma(2 + t) = t B(t), -1/4 <= t <= 1",
+        lambda t: lg(2 + t) / t if abs(t) > 1e-20 else None,
+        lambda t: abs(t / lg(2 + t)) if abs(t) > 1e-20 else 1 / (1 - M.euler),
+        -M.mpf(1) / 4, 1, range(10), zero=1 - M.euler, split=(0,))
     return out
 
 

@@ -46,6 +46,15 @@ static inline float two_sum_f(float a, float b, float* e) {
   return s;
 }
 
+/* x rounded toward zero to an integer (bit masks; keeps the sign of zero). */
+static inline float truncf_(float x) {
+  uint32_t u = asu32(x);
+  int e = (int)((u >> 23) & 0xffu) - 127;
+  if (e >= 23) return x; /* integers, inf, NaN */
+  if (e < 0) return asf32(u & 0x80000000u);
+  return asf32(u & ~(0x007fffffu >> e));
+}
+
 /* Nearest integer to x as a float and an int, |x| < 2^22 (1.5 2^23 added and taken away). */
 static inline float rint_f(float x, int* k) {
   float t = x + 0x1.8p23f;
@@ -165,6 +174,44 @@ static inline float log1p_args(float a, float al, float* c, float* ef) {
   *c = small ? al : (err + al) * asf32((uint32_t)(127 - ie) << 23);
   *ef = small ? 0.0f : e;
   return small ? a : f;
+}
+
+#define TWO3_HI 0x1.555556p-1f /* 2/3 */
+#define TWO3_LO -0x1.555556p-26f
+#define LN2F_L2 0x1.cf78p-40f /* ln2 - LN2F_S - LN2F_M */
+
+/* log(x + c) = h + *l for finite x > 0 (subnormals too) and |c| <= ulp(x), |*l| <= ulp(h), relative
+ * error about 2^-34: x = 2^e (1 + f), s = f / (2 + f) as a pair, log1p(f) = 2s + (2/3)s^3 +
+ * s^5 R(s^2) with the first two terms in pairs, e ln2 added as a pair, c entering as
+ * c 2^-e / (1 + f). */
+static inline float log_pair(float x, float c, float* l) {
+  float ef;
+  float f = log_reduce(x, &ef);
+  int ie = (int)ef > 126 ? 126 : (int)ef < -126 ? -126 : (int)ef;
+  float cm = c * asf32((uint32_t)(127 - ie) << 23) * FMAF(f, f - 1.0f, 1.0f);
+  float dl;
+  float d = fast_two_sum_f(2.0f, f, &dl); /* 2 + f = d + dl */
+  float rd = 1.0f / d;
+  float sh = f * rd;
+  float sl = (FMAF(-sh, d, f) - sh * dl) * rd; /* s = f / (2 + f) = sh + sl */
+  float z = sh * sh;
+  float zl = FMAF(sh, sh, -z);
+  /* s^3 = c3 + c3l */
+  float c3 = z * sh;
+  float c3l = FMAF(z, sh, -c3) + FMAF(zl, sh, 3.0f * z * sl);
+  /* (2/3) s^3 + s^5 R(s^2) = s^3 (2/3 + z R(z)) = th + tl */
+  float q = FMAF(z, POLYF(POWLOG_R, z), TWO3_LO);
+  float th = c3 * TWO3_HI;
+  float tl = FMAF(c3, TWO3_HI, -th) + FMAF(c3, q, c3l * TWO3_HI);
+  /* 2s + th + (2sl + tl) */
+  float e1;
+  float h1 = fast_two_sum_f(2.0f * sh, th, &e1);
+  float l1 = e1 + (FMAF(2.0f, sl, tl) + cm);
+  /* + e ln2, e LN2F_S exact */
+  float e2;
+  float h2 = fast_two_sum_f(ef * LN2F_S, h1, &e2);
+  float l2 = e2 + (l1 + FMAF(ef, LN2F_M, ef * LN2F_L2));
+  return fast_two_sum_f(h2, l2, l);
 }
 
 /* ---- sin and cos of |r| <= pi/4 + a little, with rl a low part of the argument */

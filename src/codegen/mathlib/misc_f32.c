@@ -79,18 +79,12 @@ float __tri_fmodf(float x, float y) {
   return copysignf_(r, x);
 }
 
-float __tri_truncf(float x) {
-  uint32_t u = asu32(x);
-  int e = (int)((u >> 23) & 0xffu) - 127;
-  if (e >= 23) return x; /* integers, inf, NaN */
-  if (e < 0) return asf32(u & 0x80000000u);
-  return asf32(u & ~(0x007fffffu >> e));
-}
+float __tri_truncf(float x) { return truncf_(x); }
 
 float __tri_roundf(float x) {
   float ax = fabsf_(x);
   if (!(ax < 0x1p23f)) return x; /* integers, inf, NaN */
-  float t = __tri_truncf(ax);
+  float t = truncf_(ax);
   t += ax - t >= 0.5f ? 1.0f : 0.0f; /* ax - t is exact */
   return copysignf_(t, x);
 }

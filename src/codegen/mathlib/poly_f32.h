@@ -6,8 +6,8 @@
 #define ERF_C0 0x1.20dd760000000p+0f
 /* expm1(r) = r + r^2 Q(r), |r| <= ln2/2: 2^-26.1 */
 static const float EXPM1_Q[5] = {0x1.fffffe0000000p-2f, 0x1.5554b20000000p-3f, 0x1.5557020000000p-5f, 0x1.1226a60000000p-7f, 0x1.6b8cb40000000p-10f};
-/* log1p(f) = f + f^2 U(f), sqrt(1/2) - 1 <= f <= sqrt(2) - 1: 2^-27.8 */
-static const float LOG_U[9] = {-0x1.fffff80000000p-2f, 0x1.5555500000000p-2f, -0x1.0004380000000p-2f, 0x1.99a4280000000p-3f, -0x1.5424220000000p-3f, 0x1.226b320000000p-3f, -0x1.0f4cb20000000p-3f, 0x1.087da40000000p-3f, -0x1.3851720000000p-4f};
+/* log1p(f) = f + f^2 U(f), U(0) = -1/2 exactly, sqrt(1/2) - 1 <= f <= sqrt(2) - 1: 2^-27.4 */
+static const float LOG_U[9] = {-0x1.0000000000000p-1f, 0x1.5555540000000p-2f, -0x1.0002260000000p-2f, 0x1.99a01c0000000p-3f, -0x1.54728a0000000p-3f, 0x1.22d92e0000000p-3f, -0x1.0d82440000000p-3f, 0x1.055eca0000000p-3f, -0x1.38c9da0000000p-4f};
 /* log1p(f) = 2s + 2s^3/3 + s^5 R(s^2), s = f / (2 + f), |s| <= 0.1716: 2^-36.8 */
 static const float POWLOG_R[3] = {0x1.999a000000000p-2f, 0x1.2452780000000p-2f, 0x1.dfa3b80000000p-3f};
 /* sin(r) = r + r^3 S(r^2), |r| <= pi/4: 2^-27.8 */
@@ -31,4 +31,13 @@ static const float ERF_G[9] = {-0x1.b1370a0000000p+1f, -0x1.c120640000000p+1f, -
 /* erfc(x) = exp(-x^2) P(t) / (x + 2), t = (x - 2) / (x + 2), 3/4 <= x <= 10.1: 2^-29.9 */
 #define ERFC_P_LO0 -0x1.33c3200000000p-26f
 static const float ERFC_P[10] = {0x1.0586720000000p+0f, -0x1.5fd3860000000p-1f, 0x1.1e2df40000000p-2f, -0x1.2a8a920000000p-5f, -0x1.6074c20000000p-6f, 0x1.a976540000000p-8f, 0x1.95d8520000000p-9f, -0x1.e078580000000p-11f, -0x1.4c79b00000000p-11f, 0x1.afd0080000000p-13f};
+/* lgamma(1 + t) = t A(t), |t| <= 1/4: 2^-28.2 */
+#define LGAMMA_A_LO0 0x1.d745c40000000p-28f
+static const float LGAMMA_A[9] = {-0x1.2788d00000000p-1f, 0x1.a51a640000000p-1f, -0x1.9a4d5a0000000p-2f, 0x1.1516a80000000p-2f, -0x1.a8bb080000000p-3f, 0x1.59b4de0000000p-3f, -0x1.261e8c0000000p-3f, 0x1.20c5780000000p-3f, -0x1.f994ea0000000p-4f};
+/* lgamma(3/2 + u) = C(u), |u| <= 1/4 (around the minimum, no zero): 2^-30.3 */
+#define LGAMMA_C_LO0 0x1.edf2980000000p-29f
+static const float LGAMMA_C[9] = {-0x1.eeb95c0000000p-4f, 0x1.2aed060000000p-5f, 0x1.de9e640000000p-2f, -0x1.1ae57a0000000p-3f, 0x1.e0fa5a0000000p-5f, -0x1.da15160000000p-6f, 0x1.f8d8d20000000p-7f, -0x1.2763aa0000000p-7f, 0x1.5d969e0000000p-8f};
+/* lgamma(2 + t) = t B(t), -1/4 <= t <= 1: 2^-30.2 */
+#define LGAMMA_B_LO0 0x1.bea1d60000000p-28f
+static const float LGAMMA_B[10] = {0x1.b0ee600000000p-2f, 0x1.4a34cc0000000p-2f, -0x1.13dffc0000000p-4f, 0x1.5132960000000p-6f, -0x1.e414160000000p-8f, 0x1.7b18220000000p-9f, -0x1.3733ca0000000p-10f, 0x1.f2ff860000000p-12f, -0x1.43e9380000000p-13f, 0x1.c68f3c0000000p-16f};
 #endif
