@@ -33,7 +33,7 @@ void round_to_int(llvm::IRBuilder<>& b, llvm::Value* t, llvm::Value** nf, llvm::
 }
 
 
-// log(1 + m) - m part and pieces shared by log and log2: returns (t = log(mantissa part), e).
+// log(1 + m) - m part: returns (t = log(mantissa part), e).
 void log_core(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value** t, llvm::Value** ef) {
   llvm::Type* i32 = b.getInt32Ty();
   // Subnormal inputs are scaled by 2^23 first.
@@ -115,14 +115,6 @@ llvm::Value* emit_log_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   log_core(b, x, &t, &ef);
   // log(x) = t + e ln2, with ln2 = 0.693359375 - 2.12194440e-4 (the small part added first).
   llvm::Value* r = b.CreateFAdd(b.CreateFAdd(t, b.CreateFMul(ef, cf(b, -2.12194440e-4))), b.CreateFMul(ef, cf(b, 0.693359375)));
-  return log_specials(b, x, r);
-}
-
-llvm::Value* emit_log2_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value *t, *ef;
-  log_core(b, x, &t, &ef);
-  // log2(x) = t log2(e) + e; exact for powers of two (t = 0).
-  llvm::Value* r = b.CreateFAdd(b.CreateFMul(t, cf(b, 1.44269504088896341)), ef);
   return log_specials(b, x, r);
 }
 

@@ -3,15 +3,19 @@
 // long double ones (sinl ...), f32 functions against the double ones. For every function and
 // both precisions: special values (signed zeros, infinities, NaN, subnormals, the largest
 // finite, values at poles, zeros and overflow thresholds) must match the reference exactly in
-// class and sign, and every sample must be within 4 ulp. Samples: every binade of the domain,
-// both signs, a few random significands each, plus dense random points in the range where each
-// function does its work. Prints the max ulp per function.
+// class and sign. f64 samples must be within 4 ulp; f32 samples within the bound CUDA's Math API
+// documents for the same function (libdevice's accuracy: asinf 2 ulp, logf 1, ..., kBound32
+// below), which the native f32 code is measured against. Samples: every binade of the domain,
+// both signs, a few random significands each, dense random points in the range where each
+// function does its work, and for f32 every 4096th bit pattern. Prints the max ulp per function.
 //
 // TRI_MATHLIB_SCALE (default 6: about 1.5 million points per unary function, 4 million per
-// binary one) scales the sample counts.
+// binary one) scales the sample counts; TRI_MATHLIB_F32_STRIDE=1 makes the f32 walk cover every
+// input (docs/codegen.md's table was measured so).
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -34,6 +38,14 @@ double rnd_unit() { return (rnd() >> 11) * 0x1p-53; }
 double scale() {
   const char* s = std::getenv("TRI_MATHLIB_SCALE");
   return s ? std::atof(s) : 6.0;
+}
+
+// TRI_MATHLIB_F32_STRIDE (default 4096): the f32 functions also run on every stride-th bit
+// pattern; 1 runs every f32 input (about a minute per function).
+uint64_t f32_stride() {
+  const char* s = std::getenv("TRI_MATHLIB_F32_STRIDE");
+  long v = s ? std::atol(s) : 4096;
+  return v < 1 ? 1 : (uint64_t)v;
 }
 
 double from_bits(uint64_t u) {
@@ -231,6 +243,7 @@ struct Unary {
   long double (*ref64)(long double);
   double (*ref32)(double);
   double lo, hi;  // the range sampled densely
+  double bound32;  // CUDA Math API's maximum ulp error for the f32 function
 };
 struct Binary {
   const char* name;
@@ -238,6 +251,7 @@ struct Binary {
   float (*f32)(float, float);
   long double (*ref64)(long double, long double);
   double (*ref32)(double, double);
+  double bound32;
 };
 
 long double lexp10(long double x) { return exp10l(x); }
@@ -245,34 +259,42 @@ double dexp10(double x) { return exp10(x); }
 long double llgamma(long double x) { return lgammal(x); }
 double dlgamma(double x) { return lgamma(x); }
 
-#define U(n, lo, hi) {#n, __tri_##n, __tri_##n##f, n##l, n, lo, hi}
+// f32 bounds: the CUDA C Programming Guide's table of single-precision functions ("Maximum ulp
+// error", full range); lgamma's 6 holds outside [-10.001, -2.264] (inside, the test asks for an
+// absolute error below 2^-20, see lgamma_zero_exempt); 0 means exact.
+#define U(n, lo, hi, b) {#n, __tri_##n, __tri_##n##f, n##l, n, lo, hi, b}
 const Unary kUnary[] = {
-    U(exp, -750, 750),     U(exp2, -1080, 1030), {"exp10", __tri_exp10, __tri_exp10f, lexp10, dexp10, -330, 310},
-    U(expm1, -50, 50),     U(log, 0, 10),        U(log2, 0, 10),
-    U(log10, 0, 10),       U(log1p, -1, 10),     U(sin, -100, 100),
-    U(cos, -100, 100),     U(tan, -100, 100),    U(asin, -1, 1),
-    U(acos, -1, 1),        U(atan, -50, 50),     U(sinh, -720, 720),
-    U(cosh, -720, 720),    U(tanh, -25, 25),     U(asinh, -10, 10),
-    U(acosh, 1, 10),       U(atanh, -1, 1),      U(erf, -7, 7),
-    U(erfc, -7, 30),       {"lgamma", __tri_lgamma, __tri_lgammaf, llgamma, dlgamma, -50, 200},
-    U(tgamma, -190, 175),  U(cbrt, -10, 10),     U(round, -10, 10),
-    U(trunc, -10, 10),
+    U(exp, -750, 750, 2),    U(exp2, -1080, 1030, 2), {"exp10", __tri_exp10, __tri_exp10f, lexp10, dexp10, -330, 310, 2},
+    U(expm1, -50, 50, 1),    U(log, 0, 10, 1),        U(log2, 0, 10, 1),
+    U(log10, 0, 10, 2),      U(log1p, -1, 10, 1),     U(sin, -100, 100, 2),
+    U(cos, -100, 100, 2),    U(tan, -100, 100, 4),    U(asin, -1, 1, 2),
+    U(acos, -1, 1, 2),       U(atan, -50, 50, 2),     U(sinh, -720, 720, 3),
+    U(cosh, -720, 720, 2),   U(tanh, -25, 25, 2),     U(asinh, -10, 10, 3),
+    U(acosh, 1, 10, 4),      U(atanh, -1, 1, 3),      U(erf, -7, 7, 2),
+    U(erfc, -7, 30, 4),      {"lgamma", __tri_lgamma, __tri_lgammaf, llgamma, dlgamma, -50, 200, 6},
+    U(tgamma, -190, 175, 5), U(cbrt, -10, 10, 1),     U(round, -10, 10, 0),
+    U(trunc, -10, 10, 0),
 };
 #undef U
-#define B(n) {#n, __tri_##n, __tri_##n##f, n##l, n}
-const Binary kBinary[] = {B(pow), B(atan2), B(hypot), B(fmod), B(copysign)};
+#define B(n, b) {#n, __tri_##n, __tri_##n##f, n##l, n, b}
+const Binary kBinary[] = {B(pow, 4), B(atan2, 3), B(hypot, 3), B(fmod, 0), B(copysign, 0)};
 #undef B
 
 struct Row {
   std::string name;
   Stat s64, s32;
+  double bound32;
 };
 std::vector<Row> rows;
 
-// lgamma below -2 is accurate in absolute terms only near its zeros (erf_gamma.c says why):
-// there the test asks for an absolute error below 2^-50 instead of 4 ulp.
+// lgamma below -2 is accurate in absolute terms only near its zeros (erf_gamma.c and
+// erf_gamma_f32.c say why): there the test asks for an absolute error below 2^-50 (f64) instead
+// of 4 ulp, and below 2^-20 (f32) inside [-10.001, -2.264], the interval CUDA exempts.
 bool lgamma_zero_exempt(const std::string& name, double x, double got, long double ref) {
   return name == "lgamma" && x < -2 && std::fabs((long double)got - ref) < 0x1p-50L && std::fabs(ref) < 0.5L;
+}
+bool lgamma_zero_exempt32(const std::string& name, float x, float got, double ref) {
+  return name == "lgamma" && x < -2.264f && x > -10.001f && std::fabs((double)got - ref) < 0x1p-20;
 }
 
 void run_unary(const Unary& u, double sc, Row* row) {
@@ -313,11 +335,23 @@ void run_unary(const Unary& u, double sc, Row* row) {
       fs.push_back(-std::nextafter(c, INFINITY));
     }
   }
-  for (float x : fs) {
+  long exempt32 = 0;
+  auto one32 = [&](float x) {
     float got = u.f32(x);
     double ref = u.ref32(x);
-    record(t, got, ref, x, 0, std::isnan(ref) || std::isinf(ref) || ref == 0 || std::isnan(x) || std::isinf(x));
-  }
+    bool special = std::isnan(ref) || std::isinf(ref) || ref == 0 || std::isnan(x) || std::isinf(x);
+    if (!special && lgamma_zero_exempt32(u.name, x, got, ref)) {
+      ++exempt32;
+      return;
+    }
+    record(t, got, ref, x, 0, special);
+  };
+  for (float x : fs) one32(x);
+  // every stride-th bit pattern: all binades and signs, evenly (stride 1: every f32 input)
+  const uint64_t stride = f32_stride();
+  for (uint64_t b = stride > 1 ? 0x5a5 % stride : 0; b < (uint64_t(1) << 32); b += stride)
+    one32(from_bits32((uint32_t)b));
+  if (exempt32) std::printf("  lgamma f32: %ld points in (-10.001, -2.264) checked for absolute error 2^-20\n", exempt32);
 }
 
 void run_binary(const Binary& b, double sc, Row* row) {
@@ -372,19 +406,19 @@ void run_binary(const Binary& b, double sc, Row* row) {
 void test_mathlib(void** state) {
   double sc = scale();
   for (const Unary& u : kUnary) {
-    rows.push_back(Row{u.name, {}, {}});
+    rows.push_back(Row{u.name, {}, {}, u.bound32});
     run_unary(u, sc, &rows.back());
   }
   for (const Binary& b : kBinary) {
-    rows.push_back(Row{b.name, {}, {}});
+    rows.push_back(Row{b.name, {}, {}, b.bound32});
     run_binary(b, sc, &rows.back());
   }
-  std::printf("%-10s %10s %9s %26s   %10s %9s %16s\n", "function", "f64 points", "max ulp", "at", "f32 points",
-              "max ulp", "at");
+  std::printf("%-10s %10s %9s %26s   %10s %9s %6s %16s\n", "function", "f64 points", "max ulp", "at", "f32 points",
+              "max ulp", "bound", "at");
   bool ok = true;
   for (const Row& r : rows) {
-    std::printf("%-10s %10ld %9.3f %26a   %10ld %9.3f %16a", r.name.c_str(), r.s64.count, r.s64.max_ulp,
-                r.s64.worst_x, r.s32.count, r.s32.max_ulp, r.s32.worst_x);
+    std::printf("%-10s %10ld %9.3f %26a   %10ld %9.3f %6.0f %16a", r.name.c_str(), r.s64.count, r.s64.max_ulp,
+                r.s64.worst_x, r.s32.count, r.s32.max_ulp, r.bound32, r.s32.worst_x);
     if (r.s64.worst_y != 0 || r.s32.worst_y != 0) std::printf("  (y %a / %a)", r.s64.worst_y, r.s32.worst_y);
     std::printf("\n");
     if (r.s64.special_fail || r.s32.special_fail) {
@@ -392,8 +426,14 @@ void test_mathlib(void** state) {
                   r.s32.special_fail);
       ok = false;
     }
-    if (r.s64.max_ulp > 4 || r.s32.max_ulp > 4) {
-      std::printf("  %s: more than 4 ulp\n", r.name.c_str());
+    if (r.s64.max_ulp > 4) {
+      std::printf("  %s: f64 more than 4 ulp\n", r.name.c_str());
+      ok = false;
+    }
+    // an exact function's bound is 0 ulp; otherwise the measured maximum, which includes the
+    // reference's own error (double against the exact value: below 2^-28 ulp), must be within it
+    if (r.s32.max_ulp > (r.bound32 == 0 ? 0 : r.bound32)) {
+      std::printf("  %s: f32 more than %g ulp\n", r.name.c_str(), r.bound32);
       ok = false;
     }
   }

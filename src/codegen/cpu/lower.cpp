@@ -126,7 +126,6 @@ llvm::Function* ModuleLowering::math_helper(const std::string& name) {
     if (name == "exp") return emit_exp_f32(hb, x);
     if (name == "exp2") return emit_exp2_f32(hb, x);
     if (name == "log") return emit_log_f32(hb, x);
-    if (name == "log2") return emit_log2_f32(hb, x);
     return emit_tanh_f32(hb, x);
   });
 }

@@ -33,14 +33,6 @@ static const double LG1[24] = {0x1.a51a6625307d3p-1, -0x1.9a4d55beab2d7p-2, 0x1.
 static const double LG2[24] = {0x1.4a34cc4a60fa6p-2, -0x1.13e001a557607p-4, 0x1.51322ac7d8483p-6, -0x1.e404fc218f5f2p-8, 0x1.7add6eadb6c30p-9, -0x1.38ac5c2bf8e08p-10, 0x1.0b36af86396e9p-11, -0x1.d3fd4c76d2fc8p-13, 0x1.a127b0f17d65ap-14, -0x1.78de5bd7c81efp-15, 0x1.580dcee66eb02p-16, -0x1.3cbc963ce2243p-17, 0x1.2597a39f34aacp-18, -0x1.11b2eb7679541p-19, 0x1.0064cdeb22f0fp-20, -0x1.e2600d93cfd2fp-22, 0x1.c76bbb3f07a4dp-23, -0x1.af5a6cbbf8a97p-24, 0x1.99b93c2070b0fp-25, -0x1.862c734df3eacp-26, 0x1.7469daccfadcdp-27, -0x1.6434a8447aeadp-28, 0x1.555a877ffd2c3p-29, -0x1.47b1679258d0ep-30};
 /* erf(x) = 2/sqrt(pi) x (1 + z ERF_T(z)), z = x^2; lowest first */
 static const double ERF_T[20] = {-0x1.5555555555555p-2, 0x1.999999999999ap-4, -0x1.8618618618618p-6, 0x1.2f684bda12f68p-8, -0x1.8d3018d3018d3p-11, 0x1.c01c01c01c01cp-14, -0x1.bbd779334ef0bp-17, 0x1.87a00187a0018p-20, -0x1.3777c55568ccdp-23, 0x1.c2e3054870b38p-27, -0x1.2b67310aa9f3ap-30, 0x1.6f448e13e85e1p-34, -0x1.a289ee7e40f74p-38, 0x1.bd577e658d020p-42, -0x1.bc6250fb14231p-46, 0x1.a173a167fba4dp-50, -0x1.7271cbe5863ecp-54, 0x1.377c2110f2083p-58, -0x1.f1b4073b34a68p-63, 0x1.7abd72258fb6ep-67};
-/* f32: g(x) = erfc(x) exp(x^2) on [1,2], [2,3], [3,4] in t = 2 (x - mid); highest first */
-static const float ERFC_PF[3][10] = {
-    {-0x1.43b0940000000p-23f, 0x1.f36a3a0000000p-21f, -0x1.5a84ba0000000p-18f, 0x1.ed941c0000000p-16f, -0x1.5140580000000p-13f, 0x1.b65bbe0000000p-11f, -0x1.0dc51c0000000p-8f, 0x1.37ea240000000p-6f, -0x1.4f19880000000p-4f, 0x1.494db00000000p-2f}, /* [1, 2] rel err 2.9e-09 */
-    {-0x1.268bb60000000p-27f, 0x1.1777660000000p-24f, -0x1.ed81680000000p-22f, 0x1.ba380e0000000p-19f, -0x1.809d600000000p-16f, 0x1.435c7a0000000p-13f, -0x1.0632080000000p-10f, 0x1.98958a0000000p-8f, -0x1.3086d80000000p-5f, 0x1.afbb400000000p-3f}, /* [2, 3] rel err 3.1e-08 */
-    {-0x1.bbc66c0000000p-31f, 0x1.fbe4560000000p-28f, -0x1.1455ee0000000p-24f, 0x1.2f69b40000000p-21f, -0x1.460adc0000000p-18f, 0x1.5632380000000p-15f, -0x1.5e5d7e0000000p-12f, 0x1.5d58120000000p-9f, -0x1.5285d20000000p-6f, 0x1.3e0a9a0000000p-3f}, /* [3, 4] rel err 2.7e-08 */
-};
-/* f32: erf(x) = x ERF_TF(x^2) for |x| <= 1; lowest first */
-static const float ERF_TF[11] = {0x1.20dd760000000p+0f, -0x1.8127460000000p-2f, 0x1.ce2f220000000p-4f, -0x1.b82ce40000000p-6f, 0x1.565bce0000000p-8f, -0x1.c02db40000000p-11f, 0x1.f9a3260000000p-14f, -0x1.f4d25c0000000p-17f, 0x1.b9e6ca0000000p-20f, -0x1.5f742e0000000p-23f, 0x1.fcc5720000000p-27f};
 #define EULER_GAMMA 0x1.2788cfc6fb619p-1
 #define ONE_MINUS_GAMMA 0x1.b0ee6072093cep-2
 
@@ -209,32 +201,3 @@ double __tri_tgamma(double x) {
   return copysign_(__tri_k_exp_dd(l.hi, l.lo), s);
 }
 
-/* Native f32 erf: Taylor (to x^21) for |x| <= 1; 1 - exp(-x^2) g(x) with f32 fits of g
- * (gen_fits.py, degree 9) on [1, 4]; 1 beyond. */
-float __tri_erff(float x) {
-  if (x != x) return x;
-  float ax = fabsf_(x);
-  if (ax < 0x1p-14f) return FMAF(x, 0x1.06eba8p-3f, x); /* x + x (2/sqrt(pi) - 1) */
-  if (ax <= 1.0f) {
-    float z = x * x;
-    float p = ERF_TF[10];
-    for (int i = 9; i >= 1; --i) p = p * z + ERF_TF[i];
-    /* x (c0 + z p) with c0 = 2/sqrt(pi) as a pair: the leading product rounds once */
-    return FMAF(x, ERF_TF[0], x * FMAF(z, p, -0x1.f7ac92p-25f));
-  }
-  float r = 1.0f;
-  if (ax < 4.0f) {
-    int i = (int)ax - 1;
-    float t = 2.0f * (ax - ((float)i + 1.5f)); /* exact */
-    const float* c = ERFC_PF[i];
-    float g = c[0];
-    for (int j = 1; j < 10; ++j) g = g * t + c[j];
-    float h = ax * ax, l = FMAF(ax, ax, -h);
-    float e = __tri_k_expf(-h, -l);
-    r = 1.0f - e * g;
-  }
-  return copysignf_(r, x);
-}
-float __tri_erfcf(float x) { return (float)__tri_erfc(x); }
-float __tri_lgammaf(float x) { return (float)__tri_lgamma(x); }
-float __tri_tgammaf(float x) { return (float)__tri_tgamma(x); }

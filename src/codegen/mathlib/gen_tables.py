@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recomputes the math library's table of 2/pi bits (trig.c, TWO_OVER_PI) with integer arithmetic
+"""Recomputes the math library's table of 2/pi bits (trig.c, __tri_two_over_pi) with integer arithmetic
 only (pi by Machin's formula), and prints it; with --check, compares it with the table in trig.c
 and exits 1 on any difference. Run by CTest (codegen/mathlib_tables)."""
 import os
@@ -40,18 +40,18 @@ def main():
     w = two_over_pi_words(WORDS)
     if len(sys.argv) > 1 and sys.argv[1] == "--check":
         src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "trig.c")).read()
-        m = re.search(r"TWO_OVER_PI\[\d*\]\s*=\s*\{([^}]*)\}", src)
+        m = re.search(r"__tri_two_over_pi\[\d*\]\s*=\s*\{([^}]*)\}", src)
         if not m:
-            print("gen_tables.py: no TWO_OVER_PI table in trig.c")
+            print("gen_tables.py: no __tri_two_over_pi table in trig.c")
             return 1
         have = [int(t, 16) for t in re.findall(r"0x[0-9a-fA-F]+", m.group(1))]
         if have != w:
             bad = [i for i in range(max(len(w), len(have))) if i >= len(w) or i >= len(have) or w[i] != have[i]]
-            print("gen_tables.py: trig.c's TWO_OVER_PI differs from 2/pi at words %s (run gen_tables.py and paste)" % bad[:5])
+            print("gen_tables.py: trig.c's __tri_two_over_pi differs from 2/pi at words %s (run gen_tables.py and paste)" % bad[:5])
             return 1
-        print("gen_tables.py: TWO_OVER_PI (%d words) matches 2/pi" % len(w))
+        print("gen_tables.py: __tri_two_over_pi (%d words) matches 2/pi" % len(w))
         return 0
-    print("static const uint32_t TWO_OVER_PI[%d] = {" % WORDS)
+    print("const uint32_t __tri_two_over_pi[%d] = {" % WORDS)
     for i in range(0, WORDS, 6):
         print("    " + ", ".join("0x%08x" % x for x in w[i:i + 6]) + ",")
     print("};")

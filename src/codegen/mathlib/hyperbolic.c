@@ -123,10 +123,3 @@ double __tri_atanh(double x) {
   /* log1p(q + ql) = log1p(q) + ql / (1 + q) */
   return copysign_(0.5 * (l + ql / (1.0 + q)), x);
 }
-
-float __tri_sinhf(float x) { return (float)__tri_sinh(x); }
-float __tri_coshf(float x) { return (float)__tri_cosh(x); }
-float __tri_tanhf(float x) { return (float)__tri_tanh(x); }
-float __tri_asinhf(float x) { return (float)__tri_asinh(x); }
-float __tri_acoshf(float x) { return (float)__tri_acosh(x); }
-float __tri_atanhf(float x) { return (float)__tri_atanh(x); }

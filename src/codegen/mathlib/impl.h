@@ -123,9 +123,6 @@ static inline float scale2f(float x, int k) {
   }
   return x * pow2f(k);
 }
-/* f32 exp(y + lo) for -104 < y < 89, |lo| small against y (subnormal results rounded twice,
- * within 1 ulp). exp_log.c. */
-float __tri_k_expf(float y, float lo);
 
 /* Double-double: hi + lo with |lo| <= ulp(hi) / 2. */
 typedef struct {
@@ -194,5 +191,8 @@ dd __tri_k_log_dd(double x);
 /* trig.c: sin and cos of pi * x for finite x (exact argument reduction). */
 double __tri_k_sinpi(double x);
 double __tri_k_cospi(double x);
+/* trig.c: the bits of 2/pi after the binary point, 32 a word, most significant first
+ * (gen_tables.py recomputes and checks them). */
+extern const uint32_t __tri_two_over_pi[40];
 
 #endif

@@ -119,13 +119,3 @@ double __tri_hypot(double x, double y) {
   h += (FMA(-h, h, s.hi) + s.lo) / (2.0 * h);
   return scale2(h, -k);
 }
-
-float __tri_truncf(float x) { return (float)__tri_trunc(x); }
-float __tri_roundf(float x) { return (float)__tri_round(x); }
-float __tri_copysignf(float x, float y) { return asf32((asu32(x) & 0x7fffffffu) | (asu32(y) & 0x80000000u)); }
-float __tri_fmodf(float x, float y) { return (float)__tri_fmod(x, y); }
-float __tri_cbrtf(float x) { return (float)__tri_cbrt(x); }
-float __tri_hypotf(float x, float y) {
-  if (issnanf_(x) || issnanf_(y)) return x + y; /* the widening below would quiet it first */
-  return (float)__tri_hypot(x, y);
-}

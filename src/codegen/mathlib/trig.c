@@ -3,7 +3,7 @@
  * sin, cos, tan: reduction to r = x - n pi/2 with |r| <= pi/4 (about), carried as a
  * double-double. For |x| < 2^20, Cody-Waite with pi/2 in three pieces (the first two of 33 bits,
  * so n * piece is exact). Beyond, Payne-Hanek: the 53-bit significand times the 224 bits of 2/pi
- * that matter at its exponent (TWO_OVER_PI; gen_tables.py recomputes and checks it), giving
+ * that matter at its exponent (__tri_two_over_pi; gen_tables.py recomputes and checks it), giving
  * 2 integer bits (n mod 4) and 128 fraction bits, enough for the closest any double comes to a
  * multiple of pi/2 (about 2^-61 relative). Kernels: Taylor series of sin to x^19 and cos to x^20
  * on |r| <= pi/4 (truncation below 2^-60), with the low part of r added through the derivative;
@@ -24,7 +24,7 @@
 #define PI_L 0x1.1a62633145c07p-53
 #define INV_PIO2 0x1.45f306dc9c883p-1
 
-static const uint32_t TWO_OVER_PI[40] = {
+const uint32_t __tri_two_over_pi[40] = {
     0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041,
     0xfe5163ab, 0xdebbc561, 0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c,
     0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484, 0xe99c7026, 0xb45f7e41,
@@ -54,7 +54,7 @@ static __attribute__((noinline)) int rem_pio2_large(double x, dd* r) {
   int j0 = e >= 34 ? (e - 34) / 32 + 1 : 0;
   int sh = e - 32 * j0; /* -32 .. 33 */
   uint32_t w[7], p[9];
-  for (int k = 0; k < 7; ++k) w[k] = TWO_OVER_PI[j0 + 6 - k]; /* little-endian */
+  for (int k = 0; k < 7; ++k) w[k] = __tri_two_over_pi[j0 + 6 - k]; /* little-endian */
   for (int k = 0; k < 9; ++k) p[k] = 0;
   uint32_t mh[2] = {(uint32_t)m, (uint32_t)(m >> 32)};
   for (int h = 0; h < 2; ++h) {
@@ -351,104 +351,3 @@ double __tri_atan2(double y, double x) {
   if (xneg) a = dd_add(dd_make(PI_H, PI_L), dd_neg(a));
   return copysign_(a.hi, y);
 }
-
-/* ---- native f32 sin, cos, tan: Cody-Waite with pi/2 in three f32 pieces and fma for
- * |x| < 2^17 (the reduced argument carried as a pair of floats),
- * Taylor kernels to x^11 and x^12 on |r| <= pi/4; larger arguments take the f64 path
- * (Payne-Hanek). */
-
-#define PIO2_1F 0x1.921fb6p+0f
-#define PIO2_2F -0x1.777a5cp-25f
-#define PIO2_3F -0x1.ee59dap-50f
-#define INV_PIO2F 0x1.45f306p-1f
-
-/* sin(r + rl), cos(r + rl) for |r| <= pi/4 + a little, |rl| <= ulp(r). */
-/* f32 sin, cos, tan of |x| >= 2^17 through f64, out of line (rare). */
-static __attribute__((noinline)) float sinf_large(float x) { return (float)__tri_sin(x); }
-static __attribute__((noinline)) float cosf_large(float x) { return (float)__tri_cos(x); }
-static __attribute__((noinline)) float tanf_large(float x) { return (float)__tri_tan(x); }
-
-static inline float sinf_k(float r, float rl) {
-  float z = r * r;
-  float p = -1.0f / 39916800.0f;
-  p = p * z + 1.0f / 362880.0f;
-  p = p * z - 1.0f / 5040.0f;
-  p = p * z + 1.0f / 120.0f;
-  p = p * z - 1.0f / 6.0f;
-  return r + FMAF(r * z, p, rl);
-}
-
-static inline float cosf_k(float r, float rl) {
-  float z = r * r;
-  float p = 1.0f / 479001600.0f;
-  p = p * z - 1.0f / 3628800.0f;
-  p = p * z + 1.0f / 40320.0f;
-  p = p * z - 1.0f / 720.0f;
-  p = p * z + 1.0f / 24.0f;
-  return FMAF(-0.5f * r, r, 1.0f) + FMAF(z * z, p, -r * rl);
-}
-
-/* r + rl = x - n pi/2 for pi/4 < |x| < 2^17 (a pair of floats); returns n mod 4. The first
- * step is exact; the product with the second piece and the sum are carried exactly as pairs. */
-static inline int rem_pio2f(float x, float* r, float* rl) {
-  float n = rintf_small(x * INV_PIO2F);
-  float t = FMAF(-n, PIO2_1F, x); /* exact */
-  float p = n * PIO2_2F;
-  float pe = FMAF(n, PIO2_2F, -p); /* n PIO2_2F = p + pe */
-  float s = t - p;
-  float bb = s - t;
-  float se = (t - (s - bb)) + (-p - bb); /* t - p = s + se */
-  float lo = (se - pe) - n * PIO2_3F;
-  float h = s + lo;
-  *r = h;
-  *rl = (s - h) + lo;
-  return (int)n & 3;
-}
-
-float __tri_sinf(float x) {
-  if (!isfinitef_(x)) return x - x;
-  float ax = fabsf_(x);
-  if (ax < 0x1p-12f) return x;
-  if (ax <= 0x1.921fb6p-1f) return sinf_k(x, 0.0f);
-  if (ax >= 0x1p17f) return sinf_large(x);
-  float r, rl;
-  switch (rem_pio2f(x, &r, &rl)) {
-    case 0: return sinf_k(r, rl);
-    case 1: return cosf_k(r, rl);
-    case 2: return -sinf_k(r, rl);
-    default: return -cosf_k(r, rl);
-  }
-}
-
-float __tri_cosf(float x) {
-  if (!isfinitef_(x)) return x - x;
-  float ax = fabsf_(x);
-  if (ax < 0x1p-13f) return 1.0f;
-  if (ax <= 0x1.921fb6p-1f) return cosf_k(x, 0.0f);
-  if (ax >= 0x1p17f) return cosf_large(x);
-  float r, rl;
-  switch (rem_pio2f(x, &r, &rl)) {
-    case 0: return cosf_k(r, rl);
-    case 1: return -sinf_k(r, rl);
-    case 2: return -cosf_k(r, rl);
-    default: return sinf_k(r, rl);
-  }
-}
-
-float __tri_tanf(float x) {
-  if (!isfinitef_(x)) return x - x;
-  float ax = fabsf_(x);
-  if (ax < 0x1p-12f) return x;
-  if (ax >= 0x1p17f) return tanf_large(x);
-  float r = x, rl = 0.0f;
-  int n = 0;
-  if (ax > 0x1.921fb6p-1f) n = rem_pio2f(x, &r, &rl);
-  float s = sinf_k(r, rl), c = cosf_k(r, rl);
-  float a = (n & 1) ? c : s, b = (n & 1) ? -s : c;
-  float q = a / b;
-  return q + FMAF(-q, b, a) / b;
-}
-float __tri_asinf(float x) { return (float)__tri_asin(x); }
-float __tri_acosf(float x) { return (float)__tri_acos(x); }
-float __tri_atanf(float x) { return (float)__tri_atan(x); }
-float __tri_atan2f(float y, float x) { return (float)__tri_atan2(y, x); }

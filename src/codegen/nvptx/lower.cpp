@@ -138,9 +138,6 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
       llvm::Value* t = b_.CreateFMul(a[0], llvm::ConstantFP::get(b_.getFloatTy(), 1.4426950408889634));
       return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {t});
     }
-    // Inline, vectorizable f32 versions (vec_math.h) where they exist.
-    if (name == "log") return emit_log_f32(b_, a[0]);
-    if (name == "log2") return emit_log2_f32(b_, a[0]);
     if (name == "tanh") return emit_tanh_f32_gpu(b_, a[0]);
   }
   // Everything else calls Tri's math library (src/codegen/mathlib), linked into the module by
