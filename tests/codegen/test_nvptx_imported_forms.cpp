@@ -329,13 +329,11 @@ kernel @k(%kp: ptr<bf16> {align=16}, %gp: ptr<f32> {align=16}, %vp: ptr<bf16> {a
   assert_int_equal(count(ptx, "bar.sync"), 0);
 }
 
-// Triton's attention writes `qk = tl.dot(q, k.T)` and `qk * scale - m[:, None]` (fma(qk, scale,
-// neg(m[:, None])) after contraction). The loop-carried K tile is copied into its shared-memory
-// ring by cp.async and its transpose read there as a view (it was loaded into registers and
-// stored each iteration), and the negated broadcast stays a broadcast of the row, so the fma takes
-// it in the accumulator's layout without moving the 64 x 64 block through shared memory.
-void transposed_ring_tile_and_broadcast_arithmetic(void**) {
-  const std::string ptx = compile(R"(
+// An attention-like loop: a K tile loaded per iteration and used as k.T by a dot, then
+// `qk * scale - max(qk)[:, None]` as Triton's contraction writes it (fma(qk, scale, neg(m))).
+// With two_loops, a second copy of the loop follows the first (causal attention's two).
+std::string attention_like(bool two_loops) {
+  const std::string head = R"(
 kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
   %r = arange[start=0, end=64] : <64 x i32>
   %re = expand_dims[axis=1] %r : <64 x 1 x i32>
@@ -352,7 +350,9 @@ kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {alig
   %z = const[value=0.0] : <64 x 64 x f32>
   %c0 = const[value=0] : i32
   %c64s = const[value=64] : i32
-  %acc = for %c0, %n, %c64s, %acc0 {
+)";
+  const std::string loop = R"(
+  %ACC = for %c0, %n, %c64s, %INIT {
   ^(%i: i32, %a: <64 x 64 x f32>):
     %step = const[value=64] : i32
     %base = mul %i, %step : i32
@@ -372,12 +372,30 @@ kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {alig
     %a2 = add %a, %t : <64 x 64 x f32>
     yield %a2
   } : <64 x 64 x f32>
+)";
+  const std::string tail = R"(
   %ob = splat %o : <64 x 64 x ptr<f32>>
   %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
-  store %op, %acc
+  store %op, %OUT
   return
 }
-)", 4, {}, 3, true);
+)";
+  auto subst = [](std::string s, const std::string& from, const std::string& to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+    return s;
+  };
+  std::string text = head + subst(subst(loop, "%ACC", "%acc"), "%INIT", "%acc0");
+  if (two_loops) text += subst(subst(loop, "%ACC", "%acc2"), "%INIT", "%acc");
+  return text + subst(tail, "%OUT", two_loops ? "%acc2" : "%acc");
+}
+
+// Triton's attention writes `qk = tl.dot(q, k.T)` and `qk * scale - m[:, None]` (fma(qk, scale,
+// neg(m[:, None])) after contraction). The loop-carried K tile is copied into its shared-memory
+// ring by cp.async and its transpose read there as a view (it was loaded into registers and
+// stored each iteration), and the negated broadcast stays a broadcast of the row, so the fma takes
+// it in the accumulator's layout without moving the 64 x 64 block through shared memory.
+void transposed_ring_tile_and_broadcast_arithmetic(void**) {
+  const std::string ptx = compile(attention_like(false), 4, {}, 3, true);
   assert_true(count(ptx, "wgmma.mma_async") > 0);
   assert_true(count(ptx, "cp.async.cg.shared.global") > 0);
   assert_true(count(ptx, "ld.global.v4") <= 4);  // q only: 64 x 64 halves, 4 x 16 bytes a thread
@@ -388,115 +406,9 @@ kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {alig
 // Two loops one after the other (causal attention's off-band and on-band loops) use the same
 // shared memory for their ring tiles: the first gives it back when it ends.
 void sequential_loops_share_their_rings(void**) {
-  const std::string one = R"(
-kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
-  %r = arange[start=0, end=64] : <64 x i32>
-  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
-  %c64 = const[value=64] : <64 x 1 x i32>
-  %ro = mul %re, %c64 : <64 x 1 x i32>
-  %rb = broadcast %ro : <64 x 64 x i32>
-  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
-  %cb = broadcast %ce : <64 x 64 x i32>
-  %off = add %rb, %cb : <64 x 64 x i32>
-  %qb = splat %qp : <64 x 64 x ptr<f16>>
-  %qq = addptr %qb, %off : <64 x 64 x ptr<f16>>
-  %q = load %qq : <64 x 64 x f16>
-  %acc0 = const[value=0.0] : <64 x 64 x f32>
-  %z = const[value=0.0] : <64 x 64 x f32>
-  %c0 = const[value=0] : i32
-  %c64s = const[value=64] : i32
-  %acc = for %c0, %n, %c64s, %acc0 {
-  ^(%i: i32, %a: <64 x 64 x f32>):
-    %step = const[value=64] : i32
-    %base = mul %i, %step : i32
-    %bs = splat %base : <64 x 64 x i32>
-    %o2 = add %off, %bs : <64 x 64 x i32>
-    %kb = splat %kp : <64 x 64 x ptr<f16>>
-    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
-    %kt0 = load %kq : <64 x 64 x f16>
-    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
-    %s = dot %q, %kt, %z : <64 x 64 x f32>
-    %m = reduce[axis=1, kind=max] %s : <64 x f32>
-    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
-    %mb = broadcast %me : <64 x 64 x f32>
-    %nm = neg %mb : <64 x 64 x f32>
-    %sc = const[value=0.125] : <64 x 64 x f32>
-    %t = fma %s, %sc, %nm : <64 x 64 x f32>
-    %a2 = add %a, %t : <64 x 64 x f32>
-    yield %a2
-  } : <64 x 64 x f32>
-  %ob = splat %o : <64 x 64 x ptr<f32>>
-  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
-  store %op, %acc
-  return
-}
-)";
-  const std::string two = R"(
-kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
-  %r = arange[start=0, end=64] : <64 x i32>
-  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
-  %c64 = const[value=64] : <64 x 1 x i32>
-  %ro = mul %re, %c64 : <64 x 1 x i32>
-  %rb = broadcast %ro : <64 x 64 x i32>
-  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
-  %cb = broadcast %ce : <64 x 64 x i32>
-  %off = add %rb, %cb : <64 x 64 x i32>
-  %qb = splat %qp : <64 x 64 x ptr<f16>>
-  %qq = addptr %qb, %off : <64 x 64 x ptr<f16>>
-  %q = load %qq : <64 x 64 x f16>
-  %acc0 = const[value=0.0] : <64 x 64 x f32>
-  %z = const[value=0.0] : <64 x 64 x f32>
-  %c0 = const[value=0] : i32
-  %c64s = const[value=64] : i32
-  %acc = for %c0, %n, %c64s, %acc0 {
-  ^(%i: i32, %a: <64 x 64 x f32>):
-    %step = const[value=64] : i32
-    %base = mul %i, %step : i32
-    %bs = splat %base : <64 x 64 x i32>
-    %o2 = add %off, %bs : <64 x 64 x i32>
-    %kb = splat %kp : <64 x 64 x ptr<f16>>
-    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
-    %kt0 = load %kq : <64 x 64 x f16>
-    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
-    %s = dot %q, %kt, %z : <64 x 64 x f32>
-    %m = reduce[axis=1, kind=max] %s : <64 x f32>
-    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
-    %mb = broadcast %me : <64 x 64 x f32>
-    %nm = neg %mb : <64 x 64 x f32>
-    %sc = const[value=0.125] : <64 x 64 x f32>
-    %t = fma %s, %sc, %nm : <64 x 64 x f32>
-    %a2 = add %a, %t : <64 x 64 x f32>
-    yield %a2
-  } : <64 x 64 x f32>
-  %acc2 = for %c0, %n, %c64s, %acc {
-  ^(%i: i32, %a_: <64 x 64 x f32>):
-    %step = const[value=64] : i32
-    %base = mul %i, %step : i32
-    %bs = splat %base : <64 x 64 x i32>
-    %o2 = add %off, %bs : <64 x 64 x i32>
-    %kb = splat %kp : <64 x 64 x ptr<f16>>
-    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
-    %kt0 = load %kq : <64 x 64 x f16>
-    %kt = permute[order=[1, 0]] %kt0 : <64 x 64 x f16>
-    %s = dot %q, %kt, %z : <64 x 64 x f32>
-    %m = reduce[axis=1, kind=max] %s : <64 x f32>
-    %me = expand_dims[axis=1] %m : <64 x 1 x f32>
-    %mb = broadcast %me : <64 x 64 x f32>
-    %nm = neg %mb : <64 x 64 x f32>
-    %sc = const[value=0.125] : <64 x 64 x f32>
-    %t = fma %s, %sc, %nm : <64 x 64 x f32>
-    %a2 = add %a_, %t : <64 x 64 x f32>
-    yield %a2
-  } : <64 x 64 x f32>
-  %ob = splat %o : <64 x 64 x ptr<f32>>
-  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
-  store %op, %acc2
-  return
-}
-)";
   uint32_t bytes_one = 0, bytes_two = 0;
-  compile(one, 4, {}, 3, true, &bytes_one);
-  const std::string ptx = compile(two, 4, {}, 3, true, &bytes_two);
+  compile(attention_like(false), 4, {}, 3, true, &bytes_one);
+  const std::string ptx = compile(attention_like(true), 4, {}, 3, true, &bytes_two);
   assert_true(bytes_one > 16384);  // q and two K tiles in flight at least
   assert_int_equal(bytes_two, bytes_one);
   assert_true(count(ptx, "cp.async.wait_all") + count(ptx, "cp.async.wait_group 0") > 0);
