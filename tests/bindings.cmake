@@ -13,3 +13,7 @@ foreach(what rust rust-sys rust-package python python-pure go go-module julia co
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"
                        LABELS bindings TIMEOUT 900)
 endforeach()
+# The Rust tests share the bindings/rust workspace: `cargo package` verifies that nothing changes
+# the package's sources while it builds, which a concurrent `cargo test` in the same workspace
+# can break (a CI run with -j2 failed so), so they do not run at the same time.
+set_tests_properties(bindings/rust bindings/rust-sys bindings/rust-package PROPERTIES RESOURCE_LOCK bindings_rust_workspace)
