@@ -13,7 +13,9 @@ foreach(what rust rust-sys rust-package python python-pure go go-module julia co
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"
                        LABELS bindings TIMEOUT 900)
 endforeach()
-# The Rust tests share the bindings/rust workspace: `cargo package` verifies that nothing changes
-# the package's sources while it builds, which a concurrent `cargo test` in the same workspace
-# can break (a CI run with -j2 failed so), so they do not run at the same time.
+# Tests that share a binding's source tree do not run at the same time: `cargo package` verifies
+# that nothing changes the package's sources while it builds, and the Python wheel test copies
+# bindings/python while the other Python run builds its extension there (CI runs at -j2 failed
+# bindings/rust-package once and bindings/python once, each passing alone).
 set_tests_properties(bindings/rust bindings/rust-sys bindings/rust-package PROPERTIES RESOURCE_LOCK bindings_rust_workspace)
+set_tests_properties(bindings/python bindings/python-pure PROPERTIES RESOURCE_LOCK bindings_python_tree)
