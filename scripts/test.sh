@@ -50,14 +50,14 @@ step "ctest in $build"
 if [[ $sanitize -eq 1 ]]; then
   # Threads sharing contexts, modules, the compile cache, the thread pool, re-entrant callbacks
   # and cancels, under ThreadSanitizer (a report fails the test). Only these tests are built.
-  tsan_tests=(capi_test_concurrency capi_test_harden jit_test_thread_pool)
+  tsan_tests=(capi_test_concurrency capi_test_harden base_test_thread_pool)
   step "configure build-tsan"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRI_SANITIZE_THREAD=ON
   step "build the concurrency tests in build-tsan with $jobs jobs"
   cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
   step "ctest (ThreadSanitizer) in build-tsan"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --output-on-failure -R '^(capi/test_concurrency|capi/test_harden|jit/test_thread_pool)$')
+    ctest --output-on-failure -R '^(capi/test_concurrency|capi/test_harden|base/test_thread_pool)$')
 fi
 
 fuzz_seconds=${TRI_FUZZ_SECONDS:-30}

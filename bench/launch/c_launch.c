@@ -3,7 +3,7 @@
  * program (examples/vector_add.tri), in batches of 1000 launches, the methods taking turns for 31
  * rounds, each reporting its median round per launch. On "cuda" the GPU drains between batches,
  * untimed. Methods: a raw cuLaunchKernel of the kernel's own PTX ("cuda" only; the driver is
- * TRI_LIBCUDA, as libtri finds it, else libcuda.so.1, so tests/cuda/fake_libcuda.c stands in
+ * TRI_LIBCUDA, as libtri finds it, else libcuda.so.1, so tests/target/cuda/fake_libcuda.c stands in
  * without a GPU), tri_launch, and tri_launch_plan_launch.
  *
  * usage: tri-bench-launch-c [--target cuda|cpu] [--kernel examples/vector_add.tri]

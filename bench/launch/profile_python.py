@@ -1,5 +1,5 @@
 """Where the host time of one Python launch goes, on a machine without a GPU: the "cpu" target on
-NumPy arrays, and the "cuda" target through tests/cuda/fake_libcuda.c (a fake driver whose
+NumPy arrays, and the "cuda" target through tests/target/cuda/fake_libcuda.c (a fake driver whose
 cuLaunchKernel returns at once) on stand-ins for the device arrays libraries hand over: a
 __cuda_array_interface__ v2 object (what a torch tensor gives), a v3 one naming the launch's
 stream (CuPy), a DLPack-only one, and tri.DevicePtr. For each: the median host time of the

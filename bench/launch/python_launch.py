@@ -9,7 +9,7 @@ tensors, on CuPy arrays (when CuPy is installed) and on tri.DevicePtr (plain int
 a raw cuLaunchKernel of the kernel's own PTX called from Python through ctypes; Triton's
 `add_kernel[(1,)](x, y, o, n, BLOCK=1024)` on the same tensors; and CUDA graphs captured from
 200 launches of each (Tri's through the binding), replayed and timed with CUDA events, per kernel.
-With TRI_LIBCUDA naming tests/cuda/fake_libcuda.c the same runs without a GPU (no torch, no
+With TRI_LIBCUDA naming tests/target/cuda/fake_libcuda.c the same runs without a GPU (no torch, no
 Triton: DevicePtr and __cuda_array_interface__ objects), which measures the binding alone.
 
 --target cpu: NumPy arrays; the floor is tri_launch called through ctypes with the arguments

@@ -16,7 +16,7 @@ Targets (issue 26; `target` in us, `met` says whether `tri` is within it):
 - Rust, Go, Julia: a direct call <= raw + 2 us, a plan <= raw + 1 us (raw from the same language);
 - C: tri_launch <= 1.1x raw, a plan <= raw + 0.3 us (PERF.md); a graph replay <= 1.0 us per kernel.
 With --target cpu and a fake driver (--fake-libcuda, default build/tests/libfake_libcuda.so) the
-"cuda" path of every language runs too, on tests/cuda/fake_libcuda.c, whose cuLaunchKernel
+"cuda" path of every language runs too, on tests/target/cuda/fake_libcuda.c, whose cuLaunchKernel
 returns at once: rows "..., fake cuda driver", the bindings' own cost on that path.
 
 usage: python3 bench/launch/run.py [--target cuda|cpu] [--lib build/src/libtri.so]

@@ -1,10 +1,11 @@
-// CUDA device queries of the C API: tri_device_count, tri_device_attribute, tri_device_name. They
-// read the process-wide driver (src/cuda/driver.h), so a context is only checked, not used; the
-// context parameter keeps the calls' shape open to per-context device selection later.
+// Device queries of the C API: tri_device_count, tri_device_attribute, tri_device_name. They ask
+// the build's device target (target.h: target::device_target(), "cuda"), which reads its
+// process-wide driver, so a context is only checked, not used; the context parameter keeps the
+// calls' shape open to per-context device selection later.
 #include <cstring>
 
 #include "capi/handles.h"
-#include "cuda/driver.h"
+#include "target/target.h"
 
 using namespace tri;
 using tri::capi::guard;
@@ -12,16 +13,29 @@ using tri::capi::set_error;
 
 namespace {
 
+// The build's device target, or the error that it has none.
+Status devices(const target::Target** out) {
+  *out = target::device_target();
+  if (!*out) return Status(Code::Unsupported, "this build has no GPU target (it was built without the \"cuda\" target)");
+  return Status::ok();
+}
+
+Status device_count(int* n) {
+  const target::Target* t = nullptr;
+  TRI_RETURN_IF_ERROR(devices(&t));
+  return t->device_count(n);
+}
+
 // The device's info, with the index checked against the count.
-tri_result find_device(const char* fn, uint32_t device, const cuda::DeviceInfo** out) {
+tri_result find_device(const char* fn, uint32_t device, target::DeviceInfo* out) {
   int n = 0;
-  Status st = cuda::device_count(&n);
+  Status st = device_count(&n);
   if (!st.is_ok()) return set_error(st);
   if (device >= uint32_t(n))
     return set_error(Code::InvalidArgument, std::string(fn) + ": device " + std::to_string(device) +
                                                 " does not exist (" + std::to_string(n) + " CUDA device" +
                                                 (n == 1 ? "" : "s") + "; tri_device_count tells how many)");
-  return set_error(cuda::device_info(int(device), out));
+  return set_error(target::device_target()->device_info(int(device), out));
 }
 
 }  // namespace
@@ -33,7 +47,7 @@ TRI_API tri_result tri_device_count(tri_context* context, uint32_t* out_count) {
     TRI_CHECK_ARG(context);
     TRI_CHECK_ARG(out_count);
     int n = 0;
-    Status st = cuda::device_count(&n);
+    Status st = device_count(&n);
     if (!st.is_ok()) return set_error(st);
     *out_count = uint32_t(n);
     return TRI_OK;
@@ -48,8 +62,9 @@ TRI_API tri_result tri_device_attribute(tri_context* context, uint32_t device, i
     if (attribute < TRI_DEVICE_ATTR_COMPUTE_CAPABILITY_MAJOR || attribute > TRI_DEVICE_ATTR_MAX_PTX_VERSION)
       return set_error(Code::InvalidArgument, "tri_device_attribute: attribute " + std::to_string(attribute) +
                                                   " is not a TRI_DEVICE_ATTR_* value (0..10)");
-    const cuda::DeviceInfo* d = nullptr;
-    tri_result r = find_device("tri_device_attribute", device, &d);
+    target::DeviceInfo info;
+    const target::DeviceInfo* d = &info;
+    tri_result r = find_device("tri_device_attribute", device, &info);
     if (r != TRI_OK) return r;
     int64_t v = 0;
     switch (attribute) {
@@ -64,10 +79,10 @@ TRI_API tri_result tri_device_attribute(tri_context* context, uint32_t device, i
       case TRI_DEVICE_ATTR_WARP_SIZE: v = d->warp_size; break;
       case TRI_DEVICE_ATTR_DRIVER_VERSION:
       case TRI_DEVICE_ATTR_MAX_PTX_VERSION: {
-        int version = 0;
-        Status st = cuda::driver_version(&version);
+        int version = 0, max_ptx = 0;
+        Status st = target::device_target()->driver_version(&version, &max_ptx);
         if (!st.is_ok()) return set_error(st);
-        v = attribute == TRI_DEVICE_ATTR_DRIVER_VERSION ? version : cuda::max_ptx_for_driver(version).number();
+        v = attribute == TRI_DEVICE_ATTR_DRIVER_VERSION ? version : max_ptx;
         break;
       }
     }
@@ -84,10 +99,10 @@ TRI_API tri_result tri_device_name(tri_context* context, uint32_t device, char* 
     if (!buffer && capacity > 0)
       return set_error(Code::InvalidArgument, "tri_device_name: buffer is NULL but capacity is " +
                                                   std::to_string(capacity) + " (pass capacity 0 to ask for the size)");
-    const cuda::DeviceInfo* d = nullptr;
+    target::DeviceInfo d;
     tri_result r = find_device("tri_device_name", device, &d);
     if (r != TRI_OK) return r;
-    const std::string& name = d->name;
+    const std::string& name = d.name;
     if (buffer && capacity > 0) {
       size_t n = name.size() < capacity - 1 ? name.size() : capacity - 1;
       std::memcpy(buffer, name.data(), n);

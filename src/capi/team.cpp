@@ -38,7 +38,7 @@ namespace tri::capi {
 
 void team_free(tri_team* team) {
   tri_context* c = team->context;
-  if (team->gpu) capi::gpu_team_destroy(team);
+  if (team->gpu) team->device.reset();  // frees the heap and leaves the team
   else capi::mem_free(c, team->memory, team->memory_bytes);
   delete team;
   capi::context_release(c);
@@ -131,7 +131,7 @@ TRI_API tri_result tri_team_alloc(tri_team* team, uint64_t bytes, uint64_t* out_
                                               " bytes (" + std::to_string(free_bytes) +
                                               " bytes free in all); make the team with larger heaps");
     if (team->gpu) {
-      Status st = capi::gpu_team_zero(team, offset, size);
+      Status st = team->device->zero(offset, size);
       if (!st.is_ok()) {
         std::lock_guard<std::mutex> lock(team->mu);
         team->used.erase(offset);

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "base/launch.h"
 #include "base/status.h"
+#include "target/target.h"
 #include "tri/tri.h"
 
 struct tri_team {
@@ -26,13 +28,11 @@ struct tri_team {
   std::atomic<uint64_t> holds{1};
   std::mutex mu;                        // guards `used`
   std::map<uint64_t, uint64_t> used;    // offset -> bytes of each allocation
-  // A GPU team (tri_team_join): this process runs rank `rank` on the CUDA context `cuda_ctx`;
-  // `memory` is its NVSHMEM heap block, `bases` every rank's block as mapped here, and
-  // `device_bases` the same table in this GPU's memory (the kernels' hidden parameter).
+  // A GPU team (tri_team_join): this process runs rank `rank` of it through `device` (its
+  // target's DeviceTeam: the heap block, its device, NVSHMEM); `bases` is device->bases().
   bool gpu = false;
   uint32_t rank = 0;
-  void* cuda_ctx = nullptr;
-  uint64_t device_bases = 0;
+  std::unique_ptr<tri::target::DeviceTeam> device;
 };
 
 namespace tri::capi {
@@ -53,11 +53,8 @@ class TeamHold {
   tri_team* t_;
 };
 
-// GPU teams (capi/team_gpu.cpp), called by the tri_team_* functions of capi/team.cpp.
-// Zeroes [offset, offset + bytes) of this rank's heap, then waits for every rank to do the same.
-Status gpu_team_zero(tri_team* team, uint64_t offset, uint64_t bytes);
-// Frees the heap, the table and NVSHMEM (a collective: every rank destroys its team).
-void gpu_team_destroy(tri_team* team);
+// GPU teams (capi/team_gpu.cpp), called by the tri_team_* functions of capi/team.cpp. The
+// rest (zeroing a new buffer, freeing the heap) is team->device's.
 // Launches this process's rank of the team on `stream` (NULL: the context's default stream).
 Status gpu_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
                        const tri_arg* args, uint32_t num_args, void* stream, bool sync);

@@ -22,7 +22,6 @@
 #include "base/file.h"
 #include "cache/key.h"
 #include "capi/handles.h"
-#include "cuda/driver.h"
 #include "passes/specialize.h"
 #include "target/target.h"
 #include "tune/filter.h"
@@ -232,6 +231,444 @@ struct KernelSet {
   }
 };
 
+// One tri_tune call, phase by phase: check the call, make the key, find a known result (and
+// compile its config), or save the written buffers, prune, compile every config, benchmark them,
+// choose and store.
+class TuneCall {
+ public:
+  TuneCall(tri_module* module, const char* name, const tri_compile_options* options, const tri_tune_space* space,
+           const uint32_t grid[3], void* stream, const tri_arg* args, uint32_t num_args, uint32_t flags,
+           tri_tune_progress_fn progress, tri_tune_grid_fn grid_fn, void* user)
+      : module_(module), ctx_(module->context), name_(name), options_(options), space_(space),
+        grid_{grid[0], grid[1], grid[2]}, stream_(stream), args_(args), num_args_(num_args), flags_(flags),
+        progress_(progress), grid_fn_(grid_fn), user_(user), n_(space->configs.size()) {}
+
+  tri_result run(tri_kernel** out_kernel, tri_blob** out_result) {
+    tri_result rc = check();
+    if (rc == TRI_OK) rc = make_key();
+    if (rc != TRI_OK) return rc;
+    classify();
+    bool done = false;
+    rc = use_known_result(out_kernel, out_result, &done);
+    if (rc != TRI_OK || done) return rc;
+    rc = save_buffers();
+    if (rc != TRI_OK) return rc;
+    const auto t_start = std::chrono::steady_clock::now();
+    std::vector<bool> pruned = prune();
+    KernelSet ks, trial_ks;  // the kernels, and the variants the trials launch
+    std::vector<tri_kernel*> trial_kernel = compile_all(pruned, &ks, &trial_ks);
+    const auto t_compiled = std::chrono::steady_clock::now();
+    benchmark(trial_kernel, pruned);
+    return choose(ks, trial_ks, t_start, t_compiled, out_kernel, out_result);
+  }
+
+ private:
+  // ---- the call's arguments, its kernel and its target
+  tri_result check() {
+    if (n_ == 0) return set_error(Code::InvalidArgument, "tri_tune: the space has no config");
+    for (const auto& f : module_->ir->functions)
+      if (f->name == name_ && f->is_kernel) fn_ = f.get();
+    if (!fn_) return set_error(Code::NotFound, std::string("tri_tune: the module has no kernel @") + name_);
+    if (num_args_ != fn_->params.size())
+      return set_error(Code::LaunchArgs, std::string("tri_tune: kernel @") + name_ + " takes " +
+                                             std::to_string(fn_->params.size()) + " runtime arguments, not " +
+                                             std::to_string(num_args_));
+    static const tri_compile_options kDefaults;
+    req_ = &(options_ ? *options_ : kDefaults).req;
+    t_ = target::find(req_->target);
+    if (!t_) return set_error(Code::Unsupported, "tri_tune: target \"" + req_->target + "\" is not in this build");
+    if (stream_ && !t_->uses_stream())
+      return set_error(Code::InvalidArgument, "tri_tune: a stream was given for target \"" + req_->target +
+                                                  "\", which runs on the host (pass NULL)");
+    return TRI_OK;
+  }
+
+  // ---- the key, and the portable key: the same without the device
+  tri_result make_key() {
+    const tri_arg* args = args_;
+    res_.kernel = name_;
+    res_.target = req_->target;
+    res_.version = version_text();
+    res_.configs = space_->configs;
+    Status st = t_->cache_identity(*module_->ir, *fn_, req_->options, &res_.device);
+    if (!st.is_ok()) return set_error(st);
+    if (res_.device.empty()) res_.device = "host";
+    if (t_->uses_stream()) {  // the identity names the architecture; two GPU models may share one
+      target::DeviceInfo d;
+      st = t_->current_device(&d);
+      if (!st.is_ok()) return set_error(st);
+      res_.device = d.name + "; " + res_.device;
+    }
+    for (uint32_t p : space_->key) {
+      if (p >= num_args_ || args[p].kind != TRI_TYPE_SCALAR || args[p].dtype > TRI_DTYPE_I64)
+        return set_error(Code::InvalidArgument, "tri_tune: key parameter " + std::to_string(p) +
+                                                    (p < num_args_ ? " (%" + fn_->params[p].name + ")" : std::string()) +
+                                                    " is not an integer scalar argument");
+      int64_t v = int_value(args[p]);
+      res_.key_values.emplace_back(fn_->params[p].name, space_->bucket ? tune::bucket_pow2(v) : v);
+    }
+    for (uint32_t i = 0; i < num_args_; ++i)
+      res_.dtypes.push_back(args[i].kind == TRI_TYPE_POINTER ? std::string("ptr<") + dtype_text(args[i].dtype) + ">"
+                                                             : std::string(dtype_text(args[i].dtype)));
+    std::string space_text = space_->bucket ? "bucket;" : "exact;";
+    for (uint32_t p : space_->key) space_text += std::to_string(p) + ",";
+    for (const tune::Config& c : space_->configs) space_text += ";" + tune::config_text(c);
+    std::string key_text;
+    for (const auto& kv : res_.key_values) key_text += kv.first + "=" + std::to_string(kv.second) + ";";
+    for (const std::string& d : res_.dtypes) key_text += d + ",";
+    const std::string module_text = ir::print_text(*module_->ir);
+    auto key = [&](bool with_device) {
+      cache::KeyBuilder kb;
+      kb.add("what", "tri tune result 1").add("module", module_text).add("kernel", res_.kernel);
+      kb.add("options", req_->key(name_)).add("target", res_.target).add("tri", res_.version);
+      if (with_device) kb.add("device", res_.device);
+      kb.add("space", space_text).add("key", key_text);
+      return kb.finish().hex();
+    };
+    res_.key = key(true);
+    res_.portable_key = key(false);
+    what_ = std::string("tri_tune: @") + name_ + " (key " + res_.key.substr(0, 8) + ")";
+    return TRI_OK;
+  }
+
+  // ---- the classes of these arguments (capi/variants.cpp): on a target that specializes at
+  // launch, a launch with them runs the variant for them, so that is what gets compiled for the
+  // trials and handed to the chosen kernel. 0: no variant (host targets, or no facts to use).
+  void classify() {
+    sigs_ = capi::param_sigs(*module_->ir, *fn_);
+    capi::Compiled probe;
+    probe.target = t_;
+    probe.req = config_options(options_, res_.configs[0]).req;
+    probe.params = sigs_;
+    std::vector<ArgValue> encoded(num_args_ ? num_args_ : 1);
+    if (!probe.encode_and_classify(args_, num_args_, encoded.data(), &classes_)) classes_ = 0;  // launches will say why
+  }
+
+  // Config i's kernel, and (with classes) its variant for them: the kernel then leaves the
+  // driver's JIT to a launch that needs it, since launches with these arguments run the variant.
+  tri_kernel* compile_kernel(size_t i, tune::Trial* tr) {
+    tri_compile_options o = config_options(options_, res_.configs[i]);
+    if (classes_) o.req.options.defer_native = true;
+    return compile(o, tr);
+  }
+  tri_kernel* compile_variant(size_t i, tune::Trial* tr) {
+    tri_compile_options o = config_options(options_, res_.configs[i]);
+    o.req = capi::variant_request(o.req, sigs_, classes_);
+    return compile(o, tr);
+  }
+  tri_kernel* compile(const tri_compile_options& o, tune::Trial* tr) {
+    tri_kernel* k = nullptr;
+    tri_result rc = tri_kernel_compile(module_, name_, &o, &k);
+    if (rc == TRI_OK) return k;
+    tr->status = rc;
+    tr->error = capi::last_error();
+    return nullptr;
+  }
+
+  // ---- a result known already, one of another device, or frozen: its config's kernel is the
+  // answer (*done), unless that config does not compile here and the key is tuned again.
+  tri_result use_known_result(tri_kernel** out_kernel, tri_blob** out_result, bool* done) {
+    tune::Result known;
+    bool imported = false;
+    const char* source = nullptr;
+    if (!(flags_ & TRI_TUNE_RETUNE) && find_result(ctx_, res_.key, space_->configs, &known, &imported)) {
+      res_.trials = std::move(known.trials);
+      res_.best = known.best;
+      source = imported ? "imported" : "stored";
+      ctx_->tune_stored.fetch_add(1);
+    } else if (!(flags_ & TRI_TUNE_RETUNE) && find_other_device(ctx_, res_.portable_key, space_->configs, &known)) {
+      ctx_->tune_other_device.fetch_add(1);
+      const bool use = flags_ & TRI_TUNE_USE_OTHER_DEVICE;
+      std::string note = what_ + ": the imported result for this key was made on \"" + known.device +
+                         "\", not on \"" + res_.device + "\" (config " + std::to_string(known.best) + ", " +
+                         tune::config_text(known.configs[known.best]) + ")";
+      if (use) {
+        ctx_->log(TRI_LOG_WARNING, note + "; using it, as TRI_TUNE_USE_OTHER_DEVICE asks");
+        res_.trials = known.trials;
+        res_.best = known.best;
+        source = "other device";
+      } else {
+        ctx_->log(TRI_LOG_WARNING, note + (flags_ & TRI_TUNE_FROZEN ? "; not used (frozen: config 0 instead; "
+                                                                      "TRI_TUNE_USE_OTHER_DEVICE would use it)"
+                                                                    : "; tuning here instead (TRI_TUNE_USE_OTHER_DEVICE "
+                                                                      "would use it)"));
+      }
+    }
+    if (!source && (flags_ & TRI_TUNE_FROZEN)) {
+      res_.trials.assign(n_, tune::Trial());
+      res_.best = 0;
+      source = "default";
+      ctx_->tune_defaults.fetch_add(1);
+      ctx_->log(TRI_LOG_WARNING, what_ + ": frozen and no result for this key; using config 0 (" +
+                                     tune::config_text(res_.configs[0]) + ")");
+    }
+    if (!source) return TRI_OK;
+    // The kernel and its variant at once (each is a disk read when it was compiled before). The
+    // variant's thread also loads its module in the caller's place (its CUDA context), so the
+    // first launch finds it there.
+    tune::Trial kt, vt;
+    tri_kernel* v = nullptr;
+    std::thread other;
+    void* caller = t_->current_place();
+    auto variant_job = [&] {
+      v = compile_variant(res_.best, &vt);
+      if (v && caller) (void)v->compiled->exe->preload(caller);  // a failure shows at the launch
+    };
+    if (classes_) {
+      try {
+        other = std::thread(variant_job);
+      } catch (const std::system_error&) {
+        variant_job();
+      }
+    }
+    tri_kernel* k = compile_kernel(res_.best, &kt);
+    if (other.joinable()) other.join();
+    if (v && k) k->compiled->adopt_variant(classes_, v->compiled, "made by tri_tune for the arguments it was given");
+    tri_kernel_destroy(v);
+    // A known result whose config does not compile here (a hand-made file, another device's
+    // choice) is not the caller's problem: the key is tuned again.
+    const bool retry = !k && std::strcmp(source, "default") != 0 && kt.status != TRI_ERROR_CANCELLED;
+    if (retry) {
+      ctx_->log(TRI_LOG_WARNING, what_ + ": the " + source + " result's config " + std::to_string(res_.best) + " (" +
+                                     tune::config_text(res_.configs[res_.best]) + ") does not compile (" + kt.error +
+                                     "); tuning again");
+      return TRI_OK;
+    }
+    if (!k) return set_error(static_cast<Code>(kt.status), kt.error);
+    if (out_result) {
+      tri_result rc = capi::make_blob(ctx_, tune::to_json(res_, source), "tri_tune", out_result);
+      if (rc != TRI_OK) {
+        tri_kernel_destroy(k);
+        return rc;
+      }
+    }
+    *out_kernel = k;
+    *done = true;
+    return TRI_OK;
+  }
+
+  // ---- the target's bench on the caller's stream (target.h: GPU targets time with events on it
+  // and evict their cache before each run), and the written buffers, saved now and restored
+  // before every launch.
+  tri_result save_buffers() {
+    Status st = t_->make_bench(stream_, &bench_);
+    if (!st.is_ok()) return set_error(st);
+    std::vector<bool> written = tune::written_params(*fn_);
+    for (uint32_t i = 0; i < num_args_; ++i) {
+      const tri_arg& a = args_[i];
+      if (!written[i] || a.kind != TRI_TYPE_POINTER || !a.value.p) continue;
+      if (a.extent == 0)
+        return set_error(Code::InvalidArgument, what_ + ": argument " + std::to_string(i) + " (%" +
+                                                    fn_->params[i].name + ") is written by the kernel and its extent "
+                                                    "is 0: give the buffer's size so that trials can restore it");
+      st = bench_->save(const_cast<void*>(a.value.p), a.extent);
+      if (!st.is_ok()) return set_error(st);
+    }
+    return TRI_OK;
+  }
+
+  // ---- prune: a config whose specialized IR already needs more than one program of the target
+  // can have (threads, shared memory, registers: lower bounds, tune/prune.h) is not compiled.
+  std::vector<bool> prune() {
+    res_.trials.assign(n_, tune::Trial());
+    std::vector<bool> pruned(n_, false);
+    target::ResourceLimits rl;
+    if (!t_->resource_limits(req_->options, &rl).is_ok() ||
+        !(rl.max_threads || rl.max_shared_bytes || rl.registers_per_program || rl.max_registers_per_thread))
+      return pruned;
+    tune::Limits lim{rl.max_threads, rl.max_shared_bytes, rl.registers_per_program, rl.max_registers_per_thread,
+                     rl.tensor_cores};
+    for (size_t i = 0; i < n_; ++i) {
+      const tune::Config& c = res_.configs[i];
+      std::vector<passes::ConstexprBinding> values;
+      for (const auto& kv : req_->constexprs) values.push_back({kv.first, kv.second});
+      for (const auto& kv : c.constexprs) values.push_back({kv.first, ir::Attr::of_int(kv.second)});
+      std::unique_ptr<ir::Module> spec;
+      if (!passes::specialize(*module_->ir, name_, values, {}, &spec).is_ok()) continue;  // the compile says why
+      std::string why =
+          tune::prune_reason(tune::estimate(*spec, *spec->functions[0], c.num_warps, lim), lim, c.num_warps);
+      if (why.empty()) continue;
+      pruned[i] = true;
+      res_.trials[i].status = TRI_ERROR_LIMIT_EXCEEDED;
+      res_.trials[i].error = "pruned before compiling: " + why;
+      ctx_->tune_pruned.fetch_add(1);
+      ctx_->log(TRI_LOG_WARNING, what_ + ": config " + std::to_string(i) + " (" + tune::config_text(c) + ") " +
+                                     res_.trials[i].error);
+    }
+    return pruned;
+  }
+
+  // ---- compile every config at once. A target that specializes at launch would compile each
+  // config twice, once as the kernel and once more, alone, at its first launch, as the variant
+  // for these arguments' classes. So the variants the trials launch are compiled here too, all
+  // in one batch with the kernels, and the chosen config's variant is handed to its kernel.
+  // Returns the kernel each config's trials launch (null: it does not run).
+  std::vector<tri_kernel*> compile_all(const std::vector<bool>& pruned, KernelSet* ks, KernelSet* trial_ks) {
+    ks->k.assign(n_, nullptr);
+    if (classes_) trial_ks->k.assign(n_, nullptr);
+    std::vector<tune::Trial> kernel_trials(n_);  // a kernel that fails where its variant compiled
+    auto compile_one = [&](uint64_t task) {
+      const size_t i = task % n_;
+      if (pruned[i]) return;
+      try {
+        if (task < n_)
+          ks->k[i] = compile_kernel(i, &kernel_trials[i]);
+        else
+          trial_ks->k[i] = compile_variant(i, &res_.trials[i]);
+      } catch (...) {
+        (task < n_ ? kernel_trials[i] : res_.trials[i]).status = TRI_ERROR_INTERNAL;
+        (task < n_ ? kernel_trials[i] : res_.trials[i]).error = "internal error while compiling";
+      }
+    };
+    tasks_ = classes_ ? 2 * n_ : n_;
+    // With a stage callback, each config is reported as its last task finishes, on this thread:
+    // the pool's run waits on a thread of its own while this one reports.
+    CompileReport report(space_->stage_fn ? n_ : 0, classes_ ? 2 : 1);
+    for (size_t i = 0; i < n_; ++i)
+      if (pruned[i]) report.finish(i, true);
+    auto compile_task = [&](uint64_t task) {
+      compile_one(task);
+      report.finish(task % n_);
+    };
+    auto stage_status = [&](size_t i) {
+      return pruned[i] ? res_.trials[i].status : !ks->k[i] ? kernel_trials[i].status : res_.trials[i].status;
+    };
+    auto say = [&](size_t i, uint32_t done) {
+      space_->stage_fn(space_->stage_user, TRI_TUNE_STAGE_COMPILE, static_cast<uint32_t>(i), done,
+                       static_cast<uint32_t>(n_), stage_status(i), 0);
+    };
+    pool_ = nullptr;
+    if (tasks_ > 1 && capi::context_pool(ctx_, &pool_).is_ok() && pool_->size() > 0) {
+      Status st = space_->stage_fn ? report.run_reporting([&] { return pool_->run(tasks_, compile_task); }, say)
+                                   : pool_->run(tasks_, compile_one);
+      if (!st.is_ok()) pool_ = nullptr;
+    } else {
+      pool_ = nullptr;
+    }
+    if (!pool_) {
+      report.reset();
+      for (size_t i = 0; i < n_; ++i)
+        if (pruned[i]) report.finish(i, true);
+      for (uint64_t i = 0; i < tasks_; ++i) compile_task(i);
+      if (space_->stage_fn) report.drain(say);
+    }
+    // A config runs when both its kernel and (with classes) its variant compiled; the kernel's
+    // error is the one reported, as a launch of it would meet that first.
+    std::vector<tri_kernel*> trial_kernel(n_, nullptr);
+    for (size_t i = 0; i < n_; ++i) {
+      if (!ks->k[i] && !pruned[i]) {
+        res_.trials[i].status = kernel_trials[i].status;
+        res_.trials[i].error = kernel_trials[i].error;
+      }
+      if (res_.trials[i].status == TRI_OK) trial_kernel[i] = classes_ ? trial_ks->k[i] : ks->k[i];
+    }
+    return trial_kernel;
+  }
+
+  // ---- benchmark one config at a time: a warm-up, then the repetitions, the written buffers
+  // restored before each
+  void benchmark(const std::vector<tri_kernel*>& trial_kernel, const std::vector<bool>& pruned) {
+    for (size_t i = 0; i < n_; ++i) {
+      tune::Trial& tr = res_.trials[i];
+      if (trial_kernel[i]) {
+        uint32_t grid[3] = {grid_[0], grid_[1], grid_[2]};
+        if (grid_fn_) grid_fn_(user_, static_cast<uint32_t>(i), grid);
+        ctx_->tune_trials.fetch_add(1);
+        for (uint32_t r = 0; r <= space_->repetitions; ++r) {  // r == 0 is the warm-up
+          bench_->restore();
+          double ns = 0;
+          Status ran = bench_->time(
+              r,
+              [&] {
+                tri_result rc = tri_launch(trial_kernel[i], grid[0], grid[1], grid[2], stream_, args_, num_args_);
+                return rc == TRI_OK ? Status::ok() : Status(static_cast<Code>(rc), capi::last_error());
+              },
+              &ns);
+          if (!ran.is_ok()) {
+            tr.status = static_cast<tri_result>(ran.code());
+            tr.error = ran.message();
+            tr.times_ns.clear();
+            break;
+          }
+          if (r > 0) tr.times_ns.push_back(ns);
+        }
+        if (tr.status == TRI_OK) {
+          tr.measured = true;
+          tr.median_ns = tune::median(tr.times_ns);
+        }
+      }
+      if (tr.status != TRI_OK && !pruned[i])
+        ctx_->log(TRI_LOG_WARNING, what_ + ": config " + std::to_string(i) + " (" +
+                                       tune::config_text(res_.configs[i]) + ") skipped: " + tr.error);
+      if (progress_) progress_(user_, static_cast<uint32_t>(i), static_cast<uint32_t>(n_), tr.status, tr.median_ns);
+      if (space_->stage_fn)
+        space_->stage_fn(space_->stage_user, TRI_TUNE_STAGE_BENCHMARK, static_cast<uint32_t>(i),
+                         static_cast<uint32_t>(i + 1), static_cast<uint32_t>(n_), tr.status, tr.median_ns);
+    }
+    bench_->restore();
+    bench_->finish();  // the restoring copies finish before their sources are freed
+  }
+
+  // ---- choose, store, and hand the chosen kernel back (with its variant for these arguments)
+  tri_result choose(KernelSet& ks, KernelSet& trial_ks, std::chrono::steady_clock::time_point t_start,
+                    std::chrono::steady_clock::time_point t_compiled, tri_kernel** out_kernel, tri_blob** out_result) {
+    int best = tune::choose(res_.trials);
+    if (best < 0)
+      return set_error(static_cast<Code>(res_.trials[0].status),
+                       what_ + ": no config compiled and ran; config 0 (" + tune::config_text(res_.configs[0]) +
+                           "): " + res_.trials[0].error);
+    res_.best = best;
+    store_result(ctx_, res_);
+    char line[64];
+    std::snprintf(line, sizeof line, "%.3f us", res_.trials[best].median_ns / 1e3);
+    const auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
+    };
+    ctx_->log(TRI_LOG_INFO, what_ + ": chose config " + std::to_string(best) + " (" +
+                                tune::config_text(res_.configs[best]) + "), median " + line + ", of " +
+                                std::to_string(n_) + " configs; " + std::to_string(tasks_) + " compiles in " +
+                                ms(t_start, t_compiled) + " ms on " + std::to_string(pool_ ? pool_->size() : 1) +
+                                " threads, benchmark " + ms(t_compiled, std::chrono::steady_clock::now()) + " ms");
+    if (out_result) {
+      tri_result rc = capi::make_blob(ctx_, tune::to_json(res_, "benchmark"), "tri_tune", out_result);
+      if (rc != TRI_OK) return rc;
+    }
+    if (classes_) {
+      tri_kernel* v = trial_ks.k[best];
+      ks.k[best]->compiled->adopt_variant(classes_, v->compiled, "made by tri_tune for the arguments it was given");
+    }
+    *out_kernel = ks.k[best];
+    ks.k[best] = nullptr;
+    return TRI_OK;
+  }
+
+  tri_module* const module_;
+  tri_context* const ctx_;
+  const char* const name_;
+  const tri_compile_options* const options_;
+  const tri_tune_space* const space_;
+  const uint32_t grid_[3];
+  void* const stream_;
+  const tri_arg* const args_;
+  const uint32_t num_args_;
+  const uint32_t flags_;
+  const tri_tune_progress_fn progress_;
+  const tri_tune_grid_fn grid_fn_;
+  void* const user_;
+  const size_t n_;  // configs
+
+  const ir::Function* fn_ = nullptr;
+  const capi::CompileRequest* req_ = nullptr;
+  const target::Target* t_ = nullptr;
+  tune::Result res_;
+  std::string what_;  // "tri_tune: @name (key 1234abcd)", for messages
+  uint64_t classes_ = 0;
+  std::vector<capi::ParamSig> sigs_;
+  std::unique_ptr<target::Bench> bench_;
+  uint64_t tasks_ = 0;            // compiles
+  ThreadPool* pool_ = nullptr;    // that ran them, or null
+};
+
 }  // namespace
 
 extern "C" {
@@ -409,467 +846,9 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
   TRI_CHECK_ARG(out_kernel);
   if (num_args && !args) return set_error(Code::InvalidArgument, "tri_tune: args is NULL with num_args above 0");
   return guard([&]() -> tri_result {
-    tri_context* ctx = module->context;
-    const size_t n = space->configs.size();
-    if (n == 0) return set_error(Code::InvalidArgument, "tri_tune: the space has no config");
-    const ir::Function* fn = nullptr;
-    for (const auto& f : module->ir->functions)
-      if (f->name == name && f->is_kernel) fn = f.get();
-    if (!fn) return set_error(Code::NotFound, std::string("tri_tune: the module has no kernel @") + name);
-    if (num_args != fn->params.size())
-      return set_error(Code::LaunchArgs, std::string("tri_tune: kernel @") + name + " takes " +
-                                             std::to_string(fn->params.size()) + " runtime arguments, not " +
-                                             std::to_string(num_args));
-    static const tri_compile_options kDefaults;
-    const capi::CompileRequest& req = (options ? *options : kDefaults).req;
-    const target::Target* t = target::find(req.target);
-    if (!t) return set_error(Code::Unsupported, "tri_tune: target \"" + req.target + "\" is not in this build");
-    if (stream && !t->uses_stream())
-      return set_error(Code::InvalidArgument, "tri_tune: a stream was given for target \"" + req.target +
-                                                  "\", which runs on the host (pass NULL)");
-
-    // ---- the key
-    tune::Result res;
-    res.kernel = name;
-    res.target = req.target;
-    res.version = version_text();
-    res.configs = space->configs;
-    Status st = t->cache_identity(*module->ir, *fn, req.options, &res.device);
-    if (!st.is_ok()) return set_error(st);
-    if (res.device.empty()) res.device = "host";
-    if (t->uses_stream()) {  // the identity names the architecture; two GPU models may share one
-      const cuda::DeviceInfo* d = nullptr;
-      st = cuda::current_device(&d);
-      if (!st.is_ok()) return set_error(st);
-      res.device = d->name + "; " + res.device;
-    }
-    for (uint32_t p : space->key) {
-      if (p >= num_args || args[p].kind != TRI_TYPE_SCALAR || args[p].dtype > TRI_DTYPE_I64)
-        return set_error(Code::InvalidArgument, "tri_tune: key parameter " + std::to_string(p) +
-                                                    (p < num_args ? " (%" + fn->params[p].name + ")" : std::string()) +
-                                                    " is not an integer scalar argument");
-      int64_t v = int_value(args[p]);
-      res.key_values.emplace_back(fn->params[p].name, space->bucket ? tune::bucket_pow2(v) : v);
-    }
-    for (uint32_t i = 0; i < num_args; ++i)
-      res.dtypes.push_back(args[i].kind == TRI_TYPE_POINTER ? std::string("ptr<") + dtype_text(args[i].dtype) + ">"
-                                                            : std::string(dtype_text(args[i].dtype)));
-    // The key, and the portable key: the same without the device.
-    std::string space_text = space->bucket ? "bucket;" : "exact;";
-    for (uint32_t p : space->key) space_text += std::to_string(p) + ",";
-    for (const tune::Config& c : space->configs) space_text += ";" + tune::config_text(c);
-    std::string key_text;
-    for (const auto& kv : res.key_values) key_text += kv.first + "=" + std::to_string(kv.second) + ";";
-    for (const std::string& d : res.dtypes) key_text += d + ",";
-    const std::string module_text = ir::print_text(*module->ir);
-    auto make_key = [&](bool with_device) {
-      cache::KeyBuilder kb;
-      kb.add("what", "tri tune result 1").add("module", module_text).add("kernel", res.kernel);
-      kb.add("options", req.key(name)).add("target", res.target).add("tri", res.version);
-      if (with_device) kb.add("device", res.device);
-      kb.add("space", space_text).add("key", key_text);
-      return kb.finish().hex();
-    };
-    res.key = make_key(true);
-    res.portable_key = make_key(false);
-    std::string what = std::string("tri_tune: @") + name + " (key " + res.key.substr(0, 8) + ")";
-
-    // The classes of these arguments (capi/variants.cpp): on a target that specializes at launch,
-    // a launch with them runs the variant for them, so that is what gets compiled for the trials
-    // and handed to the chosen kernel. 0: no variant (host targets, or no facts to use).
-    uint64_t classes = 0;
-    std::vector<capi::ParamSig> sigs = capi::param_sigs(*module->ir, *fn);
-    {
-      capi::Compiled probe;
-      probe.target = t;
-      probe.req = config_options(options, res.configs[0]).req;
-      probe.params = sigs;
-      std::vector<ArgValue> encoded(num_args ? num_args : 1);
-      if (!probe.encode_and_classify(args, num_args, encoded.data(), &classes)) classes = 0;  // launches will say why
-    }
-    // Config i's kernel, and (with classes) its variant for them: the kernel then leaves the
-    // driver's JIT to a launch that needs it, since launches with these arguments run the variant.
-    auto compile_kernel = [&](size_t i, tune::Trial* tr) -> tri_kernel* {
-      tri_compile_options o = config_options(options, res.configs[i]);
-      if (classes) o.req.options.defer_native = true;
-      tri_kernel* k = nullptr;
-      tri_result rc = tri_kernel_compile(module, name, &o, &k);
-      if (rc == TRI_OK) return k;
-      tr->status = rc;
-      tr->error = capi::last_error();
-      return nullptr;
-    };
-    auto compile_variant = [&](size_t i, tune::Trial* tr) -> tri_kernel* {
-      tri_compile_options o = config_options(options, res.configs[i]);
-      o.req = capi::variant_request(o.req, sigs, classes);
-      tri_kernel* k = nullptr;
-      tri_result rc = tri_kernel_compile(module, name, &o, &k);
-      if (rc == TRI_OK) return k;
-      tr->status = rc;
-      tr->error = capi::last_error();
-      return nullptr;
-    };
-
-    // ---- a result known already, one of another device, or frozen
-    tune::Result known;
-    bool imported = false;
-    const char* source = nullptr;
-    if (!(flags & TRI_TUNE_RETUNE) && find_result(ctx, res.key, space->configs, &known, &imported)) {
-      res.trials = std::move(known.trials);
-      res.best = known.best;
-      source = imported ? "imported" : "stored";
-      ctx->tune_stored.fetch_add(1);
-    } else if (!(flags & TRI_TUNE_RETUNE) && find_other_device(ctx, res.portable_key, space->configs, &known)) {
-      ctx->tune_other_device.fetch_add(1);
-      const bool use = flags & TRI_TUNE_USE_OTHER_DEVICE;
-      std::string note = what + ": the imported result for this key was made on \"" + known.device + "\", not on \"" +
-                         res.device + "\" (config " + std::to_string(known.best) + ", " +
-                         tune::config_text(known.configs[known.best]) + ")";
-      if (use) {
-        ctx->log(TRI_LOG_WARNING, note + "; using it, as TRI_TUNE_USE_OTHER_DEVICE asks");
-        res.trials = known.trials;
-        res.best = known.best;
-        source = "other device";
-      } else {
-        ctx->log(TRI_LOG_WARNING, note + (flags & TRI_TUNE_FROZEN ? "; not used (frozen: config 0 instead; "
-                                                                    "TRI_TUNE_USE_OTHER_DEVICE would use it)"
-                                                                  : "; tuning here instead (TRI_TUNE_USE_OTHER_DEVICE "
-                                                                    "would use it)"));
-      }
-    }
-    if (!source && (flags & TRI_TUNE_FROZEN)) {
-      res.trials.assign(n, tune::Trial());
-      res.best = 0;
-      source = "default";
-      ctx->tune_defaults.fetch_add(1);
-      ctx->log(TRI_LOG_WARNING, what + ": frozen and no result for this key; using config 0 (" +
-                                    tune::config_text(res.configs[0]) + ")");
-    }
-    tri_kernel* known_kernel = nullptr;
-    if (source) {
-      // The kernel and its variant at once (each is a disk read when it was compiled before).
-      // The variant's thread also loads its module into the caller's context, so the first
-      // launch finds it there.
-      tune::Trial kt, vt;
-      tri_kernel* v = nullptr;
-      std::thread other;
-      cuda::CUcontext caller = nullptr;
-      const cuda::Api* drv = nullptr;
-      if (t->uses_stream() && cuda::driver(&drv).is_ok()) drv->cuCtxGetCurrent(&caller);
-      auto variant_job = [&] {
-        v = compile_variant(res.best, &vt);
-        if (v && caller) {
-          cuda::ContextGuard g(drv, caller);
-          if (g.status().is_ok()) (void)v->compiled->exe->preload();  // a failure shows at the launch
-        }
-      };
-      if (classes) {
-        try {
-          other = std::thread(variant_job);
-        } catch (const std::system_error&) {
-          variant_job();
-        }
-      }
-      tri_kernel* k = compile_kernel(res.best, &kt);
-      if (other.joinable()) other.join();
-      if (v && k) k->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was given");
-      tri_kernel_destroy(v);
-      // A known result whose config does not compile here (a hand-made file, another
-      // device's choice) is not the caller's problem: the key is tuned again.
-      const bool retry = !k && std::strcmp(source, "default") != 0 && kt.status != TRI_ERROR_CANCELLED;
-      if (retry) {
-        ctx->log(TRI_LOG_WARNING, what + ": the " + source + " result's config " + std::to_string(res.best) + " (" +
-                                      tune::config_text(res.configs[res.best]) + ") does not compile (" + kt.error +
-                                      "); tuning again");
-        source = nullptr;
-      }
-      if (!k && !retry) return set_error(static_cast<Code>(kt.status), kt.error);
-      known_kernel = k;
-    }
-    if (source) {
-      tri_kernel* k = known_kernel;
-      if (out_result) {
-        tri_result rc = capi::make_blob(ctx, tune::to_json(res, source), "tri_tune", out_result);
-        if (rc != TRI_OK) {
-          tri_kernel_destroy(k);
-          return rc;
-        }
-      }
-      *out_kernel = k;
-      return TRI_OK;
-    }
-    // GPU targets are timed with CUDA events on the caller's stream (the driver's clock, not the
-    // host's), with a 256 MB memset between repetitions so that no trial finds its inputs in L2.
-    const bool gpu = t->uses_stream();
-    const cuda::Api* api = nullptr;
-    if (gpu) {
-      st = cuda::driver(&api);
-      if (!st.is_ok()) return set_error(st);
-    }
-    auto cu = [&](cuda::CUresult r, const char* call) -> Status { return cuda::check(r, call); };
-
-    // ---- written buffers, saved now and restored before every launch. On the GPU the copy is a
-    // device buffer restored by a stream-ordered device copy (a host copy when memory is short).
-    cuda::CUstream cs = static_cast<cuda::CUstream>(stream);
-    std::vector<bool> written = tune::written_params(*fn);
-    struct Saved {
-      uint32_t arg;
-      std::string host;          // the host copy (host targets, or no device memory left)
-      cuda::CUdeviceptr dev = 0; // the device copy
-    };
-    std::vector<Saved> saved;
-    struct FreeSaved {
-      const cuda::Api*& api;
-      std::vector<Saved>& s;
-      ~FreeSaved() {
-        for (const Saved& x : s)
-          if (x.dev) api->cuMemFree(x.dev);
-      }
-    } free_saved{api, saved};
-    for (uint32_t i = 0; i < num_args; ++i) {
-      if (!written[i] || args[i].kind != TRI_TYPE_POINTER || !args[i].value.p) continue;
-      if (args[i].extent == 0)
-        return set_error(Code::InvalidArgument, what + ": argument " + std::to_string(i) + " (%" + fn->params[i].name +
-                                                    ") is written by the kernel and its extent is 0: give the "
-                                                    "buffer's size so that trials can restore it");
-      Saved sv{i, std::string(), 0};
-      if (gpu) {
-        auto src = reinterpret_cast<cuda::CUdeviceptr>(args[i].value.p);
-        if (api->cuMemAlloc(&sv.dev, args[i].extent) == 0) {
-          st = cu(api->cuMemcpyDtoDAsync(sv.dev, src, args[i].extent, cs), "cuMemcpyDtoDAsync");
-        } else {
-          sv.dev = 0;
-          sv.host.resize(args[i].extent);
-          st = cu(api->cuStreamSynchronize(cs), "cuStreamSynchronize");
-          if (st.is_ok()) st = cu(api->cuMemcpyDtoH(sv.host.data(), src, sv.host.size()), "cuMemcpyDtoH");
-        }
-        if (!st.is_ok()) {
-          saved.push_back(std::move(sv));
-          return set_error(st);
-        }
-      } else {
-        sv.host.assign(static_cast<const char*>(args[i].value.p), args[i].extent);
-      }
-      saved.push_back(std::move(sv));
-    }
-    auto restore = [&] {
-      for (const Saved& s : saved) {
-        if (!gpu) {
-          std::memcpy(const_cast<void*>(args[s.arg].value.p), s.host.data(), s.host.size());
-          continue;
-        }
-        auto dst = reinterpret_cast<cuda::CUdeviceptr>(args[s.arg].value.p);
-        if (s.dev) {
-          api->cuMemcpyDtoDAsync(dst, s.dev, args[s.arg].extent, cs);
-        } else {
-          api->cuStreamSynchronize(cs);
-          api->cuMemcpyHtoD(dst, s.host.data(), s.host.size());
-        }
-      }
-    };
-    cuda::CUevent ev0 = nullptr, ev1 = nullptr;
-    cuda::CUdeviceptr flush = 0;
-    const size_t flush_bytes = size_t(256) << 20;
-    if (gpu) {
-      st = cu(api->cuEventCreate(&ev0, 0), "cuEventCreate");
-      if (st.is_ok()) st = cu(api->cuEventCreate(&ev1, 0), "cuEventCreate");
-      if (st.is_ok() && api->cuMemAlloc(&flush, flush_bytes) != 0) flush = 0;  // no flush when memory is short
-      if (!st.is_ok()) return set_error(st);
-    }
-    struct Events {
-      const cuda::Api* api;
-      cuda::CUevent a, b;
-      cuda::CUdeviceptr f;
-      ~Events() {
-        if (!api) return;
-        if (a) api->cuEventDestroy(a);
-        if (b) api->cuEventDestroy(b);
-        if (f) api->cuMemFree(f);
-      }
-    } events{api, ev0, ev1, flush};
-
-    const auto t_start = std::chrono::steady_clock::now();
-    // ---- prune: a config whose specialized IR already needs more than one program of the target
-    // can have (threads, shared memory, registers: lower bounds, tune/prune.h) is not compiled.
-    res.trials.assign(n, tune::Trial());
-    std::vector<bool> pruned(n, false);
-    target::ResourceLimits rl;
-    if (t->resource_limits(req.options, &rl).is_ok() &&
-        (rl.max_threads || rl.max_shared_bytes || rl.registers_per_program || rl.max_registers_per_thread)) {
-      tune::Limits lim{rl.max_threads, rl.max_shared_bytes, rl.registers_per_program, rl.max_registers_per_thread,
-                       rl.tensor_cores};
-      for (size_t i = 0; i < n; ++i) {
-        const tune::Config& c = res.configs[i];
-        std::vector<passes::ConstexprBinding> values;
-        for (const auto& kv : req.constexprs) values.push_back({kv.first, kv.second});
-        for (const auto& kv : c.constexprs) values.push_back({kv.first, ir::Attr::of_int(kv.second)});
-        std::unique_ptr<ir::Module> spec;
-        if (!passes::specialize(*module->ir, name, values, {}, &spec).is_ok()) continue;  // the compile says why
-        std::string why = tune::prune_reason(tune::estimate(*spec, *spec->functions[0], c.num_warps, lim), lim,
-                                             c.num_warps);
-        if (why.empty()) continue;
-        pruned[i] = true;
-        res.trials[i].status = TRI_ERROR_LIMIT_EXCEEDED;
-        res.trials[i].error = "pruned before compiling: " + why;
-        ctx->tune_pruned.fetch_add(1);
-        ctx->log(TRI_LOG_WARNING, what + ": config " + std::to_string(i) + " (" + tune::config_text(c) + ") " +
-                                      res.trials[i].error);
-      }
-    }
-
-    // ---- compile every config at once. A target that specializes at launch would compile each
-    // config twice, once as the kernel and once more, alone, at its first launch, as the variant
-    // for these arguments' classes. So the variants the trials launch are compiled here too, all
-    // in one batch with the kernels, and the chosen config's variant is handed to its kernel.
-    KernelSet ks, trial_ks;  // the kernels, and the variants the trials launch
-    ks.k.assign(n, nullptr);
-    if (classes) trial_ks.k.assign(n, nullptr);
-    std::vector<tune::Trial> kernel_trials(n);  // a kernel that fails where its variant compiled
-    auto compile_one = [&](uint64_t task) {
-      const size_t i = task % n;
-      if (pruned[i]) return;
-      try {
-        if (task < n)
-          ks.k[i] = compile_kernel(i, &kernel_trials[i]);
-        else
-          trial_ks.k[i] = compile_variant(i, &res.trials[i]);
-      } catch (...) {
-        (task < n ? kernel_trials[i] : res.trials[i]).status = TRI_ERROR_INTERNAL;
-        (task < n ? kernel_trials[i] : res.trials[i]).error = "internal error while compiling";
-      }
-    };
-    const uint64_t tasks = classes ? 2 * n : n;
-    // With a stage callback, each config is reported as its last task finishes, on this thread:
-    // the pool's run waits on a thread of its own while this one reports.
-    CompileReport report(space->stage_fn ? n : 0, classes ? 2 : 1);
-    for (size_t i = 0; i < n; ++i)
-      if (pruned[i]) report.finish(i, true);
-    auto compile_task = [&](uint64_t task) {
-      compile_one(task);
-      report.finish(task % n);
-    };
-    auto stage_status = [&](size_t i) {
-      return pruned[i] ? res.trials[i].status
-             : !ks.k[i] ? kernel_trials[i].status
-                        : res.trials[i].status;
-    };
-    auto say = [&](size_t i, uint32_t done) {
-      space->stage_fn(space->stage_user, TRI_TUNE_STAGE_COMPILE, static_cast<uint32_t>(i), done,
-                      static_cast<uint32_t>(n), stage_status(i), 0);
-    };
-    ThreadPool* pool = nullptr;
-    if (tasks > 1 && capi::context_pool(ctx, &pool).is_ok() && pool->size() > 0) {
-      if (space->stage_fn) {
-        st = report.run_reporting([&] { return pool->run(tasks, compile_task); }, say);
-      } else {
-        st = pool->run(tasks, compile_one);
-      }
-      if (!st.is_ok()) pool = nullptr;
-    } else {
-      pool = nullptr;
-    }
-    if (!pool) {
-      report.reset();
-      for (size_t i = 0; i < n; ++i)
-        if (pruned[i]) report.finish(i, true);
-      for (uint64_t i = 0; i < tasks; ++i) compile_task(i);
-      if (space->stage_fn) report.drain(say);
-    }
-    // A config runs when both its kernel and (with classes) its variant compiled; the kernel's
-    // error is the one reported, as a launch of it would meet that first.
-    std::vector<tri_kernel*> trial_kernel(n, nullptr);
-    for (size_t i = 0; i < n; ++i) {
-      if (!ks.k[i] && !pruned[i]) {
-        res.trials[i].status = kernel_trials[i].status;
-        res.trials[i].error = kernel_trials[i].error;
-      }
-      if (res.trials[i].status == TRI_OK) trial_kernel[i] = classes ? trial_ks.k[i] : ks.k[i];
-    }
-
-    const auto t_compiled = std::chrono::steady_clock::now();
-    // ---- benchmark one at a time
-    for (size_t i = 0; i < n; ++i) {
-      tune::Trial& tr = res.trials[i];
-      if (trial_kernel[i]) {
-        uint32_t grid[3] = {grid_x, grid_y, grid_z};
-        if (grid_fn) grid_fn(user, static_cast<uint32_t>(i), grid);
-        ctx->tune_trials.fetch_add(1);
-        for (uint32_t r = 0; r <= space->repetitions; ++r) {  // r == 0 is the warm-up
-          restore();
-          double ns = 0;
-          tri_result rc = TRI_OK;
-          if (gpu) {
-            if (flush) api->cuMemsetD32Async(flush, static_cast<unsigned>(r), flush_bytes / 4, cs);
-            api->cuEventRecord(ev0, cs);
-            rc = tri_launch(trial_kernel[i], grid[0], grid[1], grid[2], stream, args, num_args);
-            api->cuEventRecord(ev1, cs);
-            float ms = 0;
-            if (rc == TRI_OK) {
-              Status es = cu(api->cuEventSynchronize(ev1), "cuEventSynchronize");
-              if (es.is_ok()) es = cu(api->cuEventElapsedTime(&ms, ev0, ev1), "cuEventElapsedTime");
-              if (!es.is_ok()) {
-                rc = set_error(es);
-              }
-            }
-            ns = double(ms) * 1e6;
-          } else {
-            auto t0 = std::chrono::steady_clock::now();
-            rc = tri_launch(trial_kernel[i], grid[0], grid[1], grid[2], stream, args, num_args);
-            auto t1 = std::chrono::steady_clock::now();
-            ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-          }
-          if (rc != TRI_OK) {
-            tr.status = rc;
-            tr.error = capi::last_error();
-            tr.times_ns.clear();
-            break;
-          }
-          if (r > 0) tr.times_ns.push_back(ns);
-        }
-        if (tr.status == TRI_OK) {
-          tr.measured = true;
-          tr.median_ns = tune::median(tr.times_ns);
-        }
-      }
-      if (tr.status != TRI_OK && !pruned[i])
-        ctx->log(TRI_LOG_WARNING, what + ": config " + std::to_string(i) + " (" + tune::config_text(res.configs[i]) +
-                                      ") skipped: " + tr.error);
-      if (progress) progress(user, static_cast<uint32_t>(i), static_cast<uint32_t>(n), tr.status, tr.median_ns);
-      if (space->stage_fn)
-        space->stage_fn(space->stage_user, TRI_TUNE_STAGE_BENCHMARK, static_cast<uint32_t>(i),
-                        static_cast<uint32_t>(i + 1), static_cast<uint32_t>(n), tr.status, tr.median_ns);
-    }
-    restore();
-    if (gpu) api->cuStreamSynchronize(cs);  // the restoring copies finish before their sources are freed
-
-    int best = tune::choose(res.trials);
-    if (best < 0)
-      return set_error(static_cast<Code>(res.trials[0].status),
-                       what + ": no config compiled and ran; config 0 (" + tune::config_text(res.configs[0]) +
-                           "): " + res.trials[0].error);
-    res.best = best;
-    store_result(ctx, res);
-    char line[64];
-    std::snprintf(line, sizeof line, "%.3f us", res.trials[best].median_ns / 1e3);
-    const auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
-    };
-    ctx->log(TRI_LOG_INFO, what + ": chose config " + std::to_string(best) + " (" +
-                               tune::config_text(res.configs[best]) + "), median " + line + ", of " +
-                               std::to_string(n) + " configs; " + std::to_string(tasks) + " compiles in " +
-                               ms(t_start, t_compiled) + " ms on " + std::to_string(pool ? pool->size() : 1) +
-                               " threads, benchmark " + ms(t_compiled, std::chrono::steady_clock::now()) + " ms");
-    if (out_result) {
-      tri_result rc = capi::make_blob(ctx, tune::to_json(res, "benchmark"), "tri_tune", out_result);
-      if (rc != TRI_OK) return rc;
-    }
-    if (classes) {
-      tri_kernel* v = trial_ks.k[best];
-      ks.k[best]->compiled->adopt_variant(classes, v->compiled, "made by tri_tune for the arguments it was given");
-    }
-    *out_kernel = ks.k[best];
-    ks.k[best] = nullptr;
-    return TRI_OK;
+    const uint32_t grid[3] = {grid_x, grid_y, grid_z};
+    TuneCall call(module, name, options, space, grid, stream, args, num_args, flags, progress, grid_fn, user);
+    return call.run(out_kernel, out_result);
   });
 }
 

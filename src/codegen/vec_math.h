@@ -4,7 +4,7 @@
 // SIMD code. A libm call per element (what the other math functions cost) cannot be vectorized.
 //
 // Accuracy (docs/ir.md's bounds: 2 ulp for exp, exp2 and tanh, 1 for log): exp, exp2, log
-// <= 1 ulp, tanh <= 2 ulp, checked by tests/jit/test_cpu_float.cpp and
+// <= 1 ulp, tanh <= 2 ulp, checked by tests/target/cpu/test_cpu_float.cpp and
 // tests/capi/test_math_accuracy.cpp. (The CPU backend calls libm's log2f: this file's log2 was
 // within 1.7 ulp, above log2's bound of 1.) Special values
 // follow C99 Annex F: exp(-inf) = 0, exp(inf) = inf, log(0) = -inf, log(x < 0) = NaN, NaN in,

@@ -1,11 +1,14 @@
 // The one interface every execution target implements: compile specialized IR into an
 // executable, and launch that executable with encoded arguments, a grid and a stream.
 //
-// The C API talks to targets only through this header (capi/targets.cpp holds the list of
+// The C API talks to targets only through this header (target/registry.cpp holds the list of
 // targets by name), as IREE's runtime talks to its HAL drivers: adding a target (another GPU,
-// NVIDIA's Tile IR) is a new folder with one implementation of Target and one line in that
-// list, not edits across the C API. The implementations live with their layers:
-// interp/interp_target.cpp, jit/cpu_target.cpp, cuda/cuda_target.cpp.
+// NVIDIA's Tile IR) is a new folder under src/target/ with one implementation of Target and one
+// line in that list, not edits across the C API. Besides compiling and launching, a target
+// answers what the C API would otherwise ask a driver: its devices (tri_device_*), how to time a
+// trial and keep the buffers a trial writes (tri_tune), and how to join a team of processes
+// (tri_team_join). The implementations: target/interp, target/cpu, target/cuda (each with a
+// runtime part, load and launch, and a compiler part, under compile/).
 //
 // Threads: a Target is stateless and shared by every context; compile() may run on many threads
 // at once. An Executable is immutable once made (apart from state it guards itself, such as a
@@ -17,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/launch.h"
 #include "base/status.h"
@@ -92,11 +96,13 @@ class Executable {
   virtual Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const LaunchEnv& env) const = 0;
   // Code the target made, by kind (Target::code_kinds); empty when it has none of that kind.
   virtual std::string code(std::string_view kind) const { return std::string(); }
-  // The payload to store in the disk cache. `m` and `kernel` are what the executable was compiled
-  // from. Code::Unsupported when this target stores nothing (the interpreter).
   // Does now what the first launch from the calling thread would do before running (on GPU
   // targets: load the module into the current context), so that launch does not wait for it.
-  virtual Status preload() const { return Status::ok(); }
+  // `place` is a Target::current_place() of another thread: the work is done for that place
+  // instead (null: the calling thread's).
+  virtual Status preload(void* place = nullptr) const { return Status::ok(); }
+  // The payload to store in the disk cache. `m` and `kernel` are what the executable was compiled
+  // from. Code::Unsupported when this target stores nothing (the interpreter).
   virtual Status payload(const ir::Module& m, const ir::Function& kernel, Payload* out) const {
     return Status(Code::Unsupported, "this target stores nothing in the disk cache");
   }
@@ -110,6 +116,55 @@ struct ResourceLimits {
   int64_t registers_per_program = 0;
   int64_t max_registers_per_thread = 0;
   bool tensor_cores = false;  // f16/bf16 dot operands are staged in shared memory
+};
+
+// One device of a target, as tri_device_attribute and tri_device_name report it.
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  int warp_size = 0;
+  int shared_per_block = 0;        // without opt-in
+  int shared_per_block_optin = 0;
+  int shared_per_sm = 0;
+  int l2_bytes = 0;
+};
+
+// What tri_tune needs of a target to measure its trials, on one stream: copies of the buffers a
+// trial writes, written back before every run, and a clock. The host version (Target's default)
+// copies with memcpy and times with the steady clock; a GPU target keeps device copies restored
+// in stream order, and times with events on the stream after evicting its cache.
+class Bench {
+ public:
+  virtual ~Bench() = default;
+  // Keeps a copy of the `bytes` at `ptr` (memory the target's kernels address), to restore.
+  virtual Status save(void* ptr, uint64_t bytes) = 0;
+  // Writes every saved copy back, in order with the runs.
+  virtual void restore() = 0;
+  // Runs `run` once and sets *ns to its time. `repetition` numbers the runs of one trial.
+  virtual Status time(uint32_t repetition, const std::function<Status()>& run, double* ns) = 0;
+  // Waits for what restore() queued, so that the copies may be freed.
+  virtual void finish() = 0;
+};
+
+// A process's rank of a team of processes, one device each (docs/distributed.md), made by
+// Target::team_join. Its destructor frees the rank's heap and leaves the team (a collective:
+// every rank destroys its team).
+class DeviceTeam {
+ public:
+  virtual ~DeviceTeam() = default;
+  // Every rank's heap as this process addresses it (rank r's at bases()[r], each heap_bytes
+  // long), for tri_team_ptr and the launches' TeamLaunch.
+  virtual const std::vector<uint64_t>& bases() const = 0;
+  // Zeroes [offset, offset + bytes) of this rank's heap, then waits for every rank to do so.
+  virtual Status zero(uint64_t offset, uint64_t bytes) = 0;
+  // Waits for this rank's work, then for every rank (tri_team_barrier).
+  virtual Status barrier() = 0;
+  // Runs `exe` as this rank on `stream` (null: the default stream of the team's device) with
+  // `team` (whose device fields this fills); with `sync`, waits for it, naming `what` in an error.
+  virtual Status launch(const Executable& exe, const Grid& grid, const ArgValue* args, size_t nargs, void* stream,
+                        TeamLaunch* team, bool sync, const std::string& what) = 0;
 };
 
 class Target {
@@ -132,6 +187,42 @@ class Target {
     *out = ResourceLimits();
     return Status::ok();
   }
+
+  // ---- devices (tri_device_*). Host targets have none: count 0 and Code::Unsupported.
+  virtual Status device_count(int* out) const {
+    *out = 0;
+    return Status::ok();
+  }
+  virtual Status device_info(int ordinal, DeviceInfo* out) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" has no devices");
+  }
+  // The driver's version and the newest PTX ISA it takes (version * 10); Unsupported without one.
+  virtual Status driver_version(int* version, int* max_ptx) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" has no driver");
+  }
+  // The device the calling thread's launches run on (its name joins tuning keys, as two models
+  // may share an architecture); Code::Unsupported on host targets.
+  virtual Status current_device(DeviceInfo* out) const { return device_info(0, out); }
+  // The calling thread's place, as an opaque value another thread can act for
+  // (Executable::preload): the current CUDA context on the cuda target; null on host targets.
+  virtual void* current_place() const { return nullptr; }
+
+  // ---- tuning: a Bench on `stream` (Target's default: the host one; host targets get no stream).
+  virtual Status make_bench(void* stream, std::unique_ptr<Bench>* out) const;
+
+  // ---- teams of processes, one device each (tri_team_make_id, tri_team_join); Unsupported on
+  // targets whose teams are threads of one process (the host targets' tri_team_create).
+  // The id every rank passes to team_join; `bytes` is the room at `out`.
+  virtual Status team_make_id(void* out, size_t bytes) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" has no teams of processes");
+  }
+  // Joins as `rank` of `num_ranks` on device `device` with a heap of `heap_bytes` (a multiple of
+  // kSymmetricHeapAlign) per rank; the calling thread's current device becomes that device's.
+  virtual Status team_join(const void* id, size_t id_bytes, uint32_t rank, uint32_t num_ranks, uint32_t device,
+                           uint64_t heap_bytes, std::unique_ptr<DeviceTeam>* out) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" has no teams of processes");
+  }
+
   // CompileOptions::num_stages when it is 0 (passes/pipeline_loads.h).
   virtual int default_num_stages() const { return 1; }
   // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).
@@ -164,5 +255,8 @@ class Target {
 const Target* find(std::string_view name);
 // The names of this build's targets, for messages: "\"interp\", \"cpu\", \"cuda\"".
 std::string names();
+// The target whose devices tri_device_* report (the first that has a driver of devices: "cuda"),
+// or nullptr when this build has none.
+const Target* device_target();
 
 }  // namespace tri::target

@@ -88,7 +88,7 @@ case $what in
     echo "bindings/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
     cd "$src/bindings/python"
     export TRI_LIBRARY=$lib PYTHONPATH=$src/bindings/python/src${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1
-    # The fake CUDA driver (tests/cuda/fake_libcuda.c) lets the launch-path tests run "cuda" launches.
+    # The fake CUDA driver (tests/target/cuda/fake_libcuda.c) lets the launch-path tests run "cuda" launches.
     fake=$build/tests/libfake_libcuda.so
     [[ -f $fake ]] || fail "no fake CUDA driver at $fake (build the fake_libcuda target)"
     export TRI_TEST_FAKE_LIBCUDA=$fake

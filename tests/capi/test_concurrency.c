@@ -4,7 +4,7 @@
  * 4, so entries are dropped while other threads look them up), launches on the CPU and the
  * interpreter, re-enters the library from the log sink (a print whose callback launches), and
  * runs launches on a second context that a canceller thread stops. Every result is checked. The ThreadSanitizer build of
- * scripts/test.sh --sanitize runs this test (and jit/test_thread_pool) for data races. */
+ * scripts/test.sh --sanitize runs this test (and base/test_thread_pool) for data races. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <setjmp.h>

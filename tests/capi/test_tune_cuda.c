@@ -1,5 +1,5 @@
 /* tri_tune on the "cuda" target with the machine's driver (capi/test_tune_cuda: skipped where
- * there is no GPU) and with tests/cuda/fake_libcuda.c (capi/test_tune_cuda_fake, which runs
+ * there is no GPU) and with tests/target/cuda/fake_libcuda.c (capi/test_tune_cuda_fake, which runs
  * kernels named add_u32 on the host): the GPU timing path (CUDA events, the L2 flush, written
  * buffers saved and restored with device copies), pruning before compiling with the device's
  * limits, a result keyed by the GPU's name, and the chosen kernel handed over with the launch

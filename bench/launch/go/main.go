@@ -8,7 +8,7 @@
 // the floors under the package: tri_launch through cgo with its arguments in C memory built once,
 // an empty cgo call (cgo's own cost) and tri_version through cgo, and on "cuda" a raw
 // cuLaunchKernel of the kernel's own PTX through cgo (the driver resolved with dlopen: TRI_LIBCUDA,
-// as libtri finds it, else libcuda.so.1; tests/cuda/fake_libcuda.c stands in without a GPU).
+// as libtri finds it, else libcuda.so.1; tests/target/cuda/fake_libcuda.c stands in without a GPU).
 //
 // usage: tri-launch-bench-go [-target cuda|cpu] [-kernel examples/vector_add.tri] [-batch 1000] [-rounds 31]
 // Prints one JSON object {"language": "go", "target": ..., "rows": [...]}.

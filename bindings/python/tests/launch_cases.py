@@ -5,7 +5,7 @@ driver was handed), or the exception's type, code and message. It prints one JSO
 case. With the extension, it also says how many of the case's launches the compiled path made
 itself and how many it handed to the Python path.
 
-"cuda" cases run on tests/cuda/fake_libcuda.c (TRI_LIBCUDA), whose cuLaunchKernel records what it
+"cuda" cases run on tests/target/cuda/fake_libcuda.c (TRI_LIBCUDA), whose cuLaunchKernel records what it
 was given; a fake `torch` module (a Tensor whose __cuda_array_interface__ is written as torch's
 is: version 2, AttributeError off the GPU, RuntimeError when it requires grad, KeyError for
 bfloat16) stands in for PyTorch."""

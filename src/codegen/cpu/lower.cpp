@@ -433,7 +433,7 @@ void FnLowering::emit_loop(int64_t n, const std::function<void(llvm::Value*)>& b
   llvm::Instruction* br = b_.CreateCondBr(b_.CreateICmpULT(next, b_.getInt64(n)), loop, exit);
   if (n <= 4 && !cold_ && loops_ == inner_before) {
     // A tiny innermost loop (the last levels of a reduction tree): unrolled, as the pipeline's
-    // unroller is off (cpu_kernel.cpp says why).
+    // unroller is off (target/cpu/compile/jit.cpp says why).
     llvm::Metadata* full[] = {llvm::MDString::get(c_, "llvm.loop.unroll.full")};
     llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(c_, full)};
     llvm::MDNode* md = llvm::MDNode::getDistinct(c_, ops);

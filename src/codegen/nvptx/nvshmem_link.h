@@ -3,7 +3,7 @@
 // Tri never needs it to build, and reads it at run time from the path the cuda target gives
 // (GpuOptions::nvshmem_device_library). Linked before optimization, its functions inline into
 // the kernel like Tri's own code; the module then holds NVSHMEM's device state, which the host
-// library fills once the module is loaded (nvshmemx_cumodule_init, cuda/nvshmem.h).
+// library fills once the module is loaded (nvshmemx_cumodule_init, target/cuda/nvshmem.h).
 #pragma once
 
 #include <string>

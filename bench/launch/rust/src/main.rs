@@ -7,7 +7,7 @@
 // checked against the signature), `plan.launch()`, tri_launch through tri-sys with the arguments
 // built once (the floor under the safe crate), an empty FFI call (tri_version), and on "cuda" a
 // raw cuLaunchKernel of the kernel's own PTX, resolved with dlopen (TRI_LIBCUDA, as libtri finds
-// the driver, else libcuda.so.1; tests/cuda/fake_libcuda.c stands in without a GPU).
+// the driver, else libcuda.so.1; tests/target/cuda/fake_libcuda.c stands in without a GPU).
 //
 // usage: tri-launch-bench-rust [--target cuda|cpu] [--kernel examples/vector_add.tri]
 //                              [--batch 1000] [--rounds 31]

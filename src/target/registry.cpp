@@ -1,0 +1,54 @@
+// The list of this build's targets: the one place that names them (target/target.h).
+#include <vector>
+
+#include "target/target.h"
+
+namespace tri {
+namespace interp {
+const target::Target* interp_target();
+}
+#ifdef TRI_HAVE_LLVM_LAYER
+namespace cpu {
+const target::Target* cpu_target();
+}
+namespace cuda {
+const target::Target* cuda_target();
+}
+#endif
+}  // namespace tri
+
+namespace tri::target {
+namespace {
+
+const std::vector<const Target*>& all() {
+  static const std::vector<const Target*> list = {
+      interp::interp_target(),
+#ifdef TRI_HAVE_LLVM_LAYER
+      cpu::cpu_target(),
+      cuda::cuda_target(),
+#endif
+  };
+  return list;
+}
+
+}  // namespace
+
+const Target* find(std::string_view name) {
+  for (const Target* t : all())
+    if (t->name() == name) return t;
+  return nullptr;
+}
+
+std::string names() {
+  std::string s;
+  for (const Target* t : all()) s += (s.empty() ? "\"" : ", \"") + std::string(t->name()) + "\"";
+  return s;
+}
+
+const Target* device_target() {
+  for (const Target* t : all())
+    if (t->uses_stream()) return t;
+  return nullptr;
+}
+
+}  // namespace tri::target
