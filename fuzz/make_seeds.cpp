@@ -4,6 +4,8 @@
 //   tri_fuzz_seeds dict OUT_FILE                writes a libFuzzer dictionary for the text format
 //   tri_fuzz_seeds cache OUT_DIR                writes fuzz_cache seeds: an entry, a shortcut and a
 //                                               bundle (each prefixed by its reader's byte)
+//   tri_fuzz_seeds package OUT_DIR              writes fuzz_package seeds: a package file and its
+//                                               body (prefixed by 0 and 1, fuzz_package's modes)
 // The dictionary comes from the op table, so it never falls behind ops.def.
 #include <cstdio>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "cache/entry.h"
 #include "cache/shortcut.h"
 #include "cache/store.h"
+#include "package/package.h"
 #include "fuzz_common.h"
 #include "ir/binary.h"
 #include "ir/op_info.h"
@@ -113,11 +116,40 @@ int write_cache_seeds(const std::string& dir) {
   return std::system(("rm -rf '" + scratch + "'").c_str()) == 0 ? 0 : 1;
 }
 
+int write_package_seeds(const std::string& dir) {
+  package::Package p;
+  p.producer = "tri fuzz";
+  p.name = "seed.tri";
+  package::Function f;
+  f.name = "k";
+  package::Param x;
+  x.name = "x";
+  x.type = "ptr<f32>";
+  x.type_kind = 1;
+  x.dtype = 7;
+  f.params.push_back(x);
+  p.functions.push_back(f);
+  package::Kernel k;
+  k.name = "k";
+  k.target = "cpu";
+  k.constexprs.push_back(package::Constexpr{"BLOCK", false, 128, 0, true});
+  package::Variant v;
+  v.payloads.push_back(package::Payload{"x86-64-v2", "so", "meta", std::string(300, 'c')});
+  k.variants.push_back(v);
+  p.kernels.push_back(k);
+  std::string file;
+  if (!package::write(p, &file).is_ok()) return 1;
+  std::ofstream(dir + "/file", std::ios::binary) << '\0' << file;
+  std::ofstream(dir + "/body", std::ios::binary) << '\1' << package::encode_body(p);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "cache" && argc == 3) return write_cache_seeds(argv[2]);
+  if (mode == "package" && argc == 3) return write_package_seeds(argv[2]);
   if (mode == "dict" && argc == 3) return write_dict(argv[2]);
   if (mode == "binary" && argc >= 3) return write_binaries(argv[2], argc - 3, argv + 3);
-  std::fprintf(stderr, "usage: tri_fuzz_seeds dict OUT_FILE | binary OUT_DIR FILE.tri... | cache OUT_DIR\n");
+  std::fprintf(stderr, "usage: tri_fuzz_seeds dict OUT_FILE | binary OUT_DIR FILE.tri... | cache OUT_DIR | package OUT_DIR\n");
   return 2;
 }

@@ -279,18 +279,9 @@ int tri_cmd_compile(int argc, char** argv) {
       rc = 2;
       return;
     }
-    for (const ConstInput& c : consts) {
-      const ParamInfo* p = nullptr;
-      for (const ParamInfo& q : params)
-        if (q.constexpr_param && q.name == c.name) p = &q;
-      if (!p) {
-        std::fprintf(stderr, "tri compile: kernel @%s has no constexpr named '%s'\n", kernel.c_str(), c.name.c_str());
-        return;
-      }
-      if (!set_constexpr(o, *p, c.text, &err)) {
-        std::fprintf(stderr, "tri compile: %s\n", err.c_str());
-        return;
-      }
+    if (!set_constexprs(o, params, kernel, consts, &err)) {
+      std::fprintf(stderr, "tri compile: %s\n", err.c_str());
+      return;
     }
     for (const ConstInput& c : assumed) {
       uint32_t index = 0;

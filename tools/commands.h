@@ -32,6 +32,10 @@ int tri_cmd_cache(int argc, char** argv);
 // (docs/tune.md).
 int tri_cmd_tune(int argc, char** argv);
 
+// tri aot FILE -o OUT.tripkg [--kernel NAME[:C=V,...]]... [--target cuda|cpu]... [--header OUT.h]:
+// compiles kernels ahead of time into a package (docs/aot.md).
+int tri_cmd_aot(int argc, char** argv);
+
 namespace tri_tool {
 // Makes runtime argument `name` of parameter `p` from a `tri run --arg` SPEC (rand:, fill:,
 // zeros:, iota:, npy:, npy-cast:, or a scalar); false with a message (tools/cmd_run.cpp), and

@@ -159,6 +159,21 @@ bool set_constexpr(tri_compile_options* opts, const ParamInfo& p, const std::str
   return true;
 }
 
+bool set_constexprs(tri_compile_options* opts, const std::vector<ParamInfo>& params, const std::string& kernel,
+                    const std::vector<ConstInput>& consts, std::string* error) {
+  for (const ConstInput& c : consts) {
+    const ParamInfo* p = nullptr;
+    for (const ParamInfo& q : params)
+      if (q.constexpr_param && q.name == c.name) p = &q;
+    if (!p) {
+      *error = "kernel @" + kernel + " has no constexpr named '" + c.name + "'";
+      return false;
+    }
+    if (!set_constexpr(opts, *p, c.text, error)) return false;
+  }
+  return true;
+}
+
 bool launch_kernel(tri_module* module, const LaunchRequest& req, LaunchOutcome* out) {
   *out = LaunchOutcome();
   std::vector<ParamInfo> params;

@@ -106,5 +106,9 @@ bool read_file(const std::string& path, std::string* out, std::string* error);
 
 // Sets constexpr `p` of a kernel on `opts` from its text, read as the type the kernel declares.
 bool set_constexpr(tri_compile_options* opts, const ParamInfo& p, const std::string& text, std::string* error);
+// The same for each of `consts` by name among `params` (kernel @kernel's): false with a message
+// for a name that is no constexpr of it, or a value its type does not read.
+bool set_constexprs(tri_compile_options* opts, const std::vector<ParamInfo>& params, const std::string& kernel,
+                    const std::vector<ConstInput>& consts, std::string* error);
 
 }  // namespace tri_tool

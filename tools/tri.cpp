@@ -32,6 +32,7 @@ const char* const kUsage =
     "  import FILE.ttir [-o OUT]           convert Triton's TTIR to Tri IR; print what was mapped\n"
     "  cache stats|ls|verify|clear|prune|export|import   look after the disk cache of compiled kernels\n"
     "  tune FILE --kernel NAME --config C...  time a kernel under each config and keep the fastest\n"
+    "  aot FILE -o OUT.tripkg [--kernel K]... compile kernels ahead of time into a package (no GPU needed)\n"
     "  help [COMMAND]                      show this text or a command's\n"
     "\n"
     "Options:\n"
@@ -364,7 +365,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (args[1] == "run" || args[1] == "test" || args[1] == "compile" || args[1] == "import" || args[1] == "cache" ||
-        args[1] == "tune") {
+        args[1] == "tune" || args[1] == "aot") {
       char flag[] = "--help";
       char* sub[] = {argv[2], flag, nullptr};
       return args[1] == "run"      ? tri_cmd_run(2, sub)
@@ -372,6 +373,7 @@ int main(int argc, char** argv) {
              : args[1] == "import" ? tri_cmd_import(2, sub)
              : args[1] == "cache"  ? tri_cmd_cache(2, sub)
              : args[1] == "tune"   ? tri_cmd_tune(2, sub)
+             : args[1] == "aot"    ? tri_cmd_aot(2, sub)
                                    : tri_cmd_compile(2, sub);
     }
     const char* h = help_for(args[1]);
@@ -385,6 +387,7 @@ int main(int argc, char** argv) {
   if (cmd == "import") return tri_cmd_import(argc - 1, argv + 1);
   if (cmd == "cache") return tri_cmd_cache(argc - 1, argv + 1);
   if (cmd == "tune") return tri_cmd_tune(argc - 1, argv + 1);
+  if (cmd == "aot") return tri_cmd_aot(argc - 1, argv + 1);
   const char* help = help_for(cmd);
   if (!help) return usage_error(cmd[0] == '-' ? "unknown option '" + cmd + "'" : "unknown command '" + cmd + "'");
 

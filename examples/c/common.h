@@ -5,7 +5,11 @@
  * Environment: TRI_TARGET picks the target ("cpu" by default; "cuda" runs on the GPU, "interp"
  * runs the reference interpreter); TRI_EXAMPLES_DIR says where the .tri files are (default: the
  * source tree); TRI_NUM_STAGES, when set, is passed to tri_compile_options_set_num_stages (the
- * tests run matmul and attention with 1 and 2 on every target).
+ * tests run matmul and attention with 1 and 2 on every target). TRI_PACKAGE_DIR, when set, makes
+ * the kernels come from packages instead (<dir>/<example>.tripkg, made by `tri aot`:
+ * scripts/aot-examples.sh) through tri_module_load_package and tri_module_kernel, compiling
+ * nothing; built with TRI_EX_RUNTIME_ONLY defined (against libtri_rt, which has no compiler),
+ * that is the only way they get kernels.
  *
  * On "cuda" the buffers are CUDA managed memory, reachable from the host (which fills and checks
  * them) and the device: the examples stay one program for every target. The CUDA driver is
@@ -229,13 +233,11 @@ static inline tri_result ex_launch(tri_kernel* k, uint32_t gx, uint32_t gy, uint
 /* The reference interpreter is exact but slow: the programs use smaller problems on it. */
 static inline int ex_small(void) { return strcmp(ex_target(), "interp") == 0; }
 
-static inline char* ex_read_file(const char* name, size_t* size) {
-  const char* dir = getenv("TRI_EXAMPLES_DIR");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : TRI_EXAMPLES_DIR, name);
+static inline char* ex_read_path(const char* path, size_t* size) {
   FILE* f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "cannot open %s (set TRI_EXAMPLES_DIR to the folder holding the .tri files)\n", path);
+    fprintf(stderr, "cannot open %s (TRI_EXAMPLES_DIR names the folder of the .tri files, TRI_PACKAGE_DIR that of "
+                    "the packages)\n", path);
     exit(1);
   }
   fseek(f, 0, SEEK_END);
@@ -251,22 +253,44 @@ static inline char* ex_read_file(const char* name, size_t* size) {
   return buf;
 }
 
+static inline char* ex_read_file(const char* name, size_t* size) {
+  const char* dir = getenv("TRI_EXAMPLES_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : TRI_EXAMPLES_DIR, name);
+  return ex_read_path(path, size);
+}
+
 typedef struct {
   const char* name;
   int64_t value;
 } ex_const;
 
-/* Compiles kernel `kernel` of file `file` with integer constexprs. */
+/* Compiles kernel `kernel` of file `file` with integer constexprs, or (TRI_PACKAGE_DIR) gets it
+ * from the file's package. */
 static inline tri_kernel* ex_compile(const char* file, const char* kernel, const ex_const* consts, int nconsts) {
   tri_context* ctx;
   tri_module* mod;
   tri_compile_options* opts;
   tri_kernel* k;
   size_t size;
-  char* text = ex_read_file(file, &size);
+  const char* packages = getenv("TRI_PACKAGE_DIR");
   EX_CHECK(tri_context_create(NULL, TRI_VERSION_NUMBER, &ctx));
-  EX_CHECK(tri_module_create(ctx, text, size, file, &mod));
-  free(text);
+  if (packages && *packages) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%.*s.tripkg", packages, (int)(strlen(file) - 4), file);
+    char* bytes = ex_read_path(path, &size);
+    EX_CHECK(tri_module_load_package(ctx, bytes, size, path, &mod));
+    free(bytes);
+  } else {
+#ifdef TRI_EX_RUNTIME_ONLY
+    fprintf(stderr, "built against libtri_rt: set TRI_PACKAGE_DIR to a folder of packages (scripts/aot-examples.sh)\n");
+    exit(1);
+#else
+    char* text = ex_read_file(file, &size);
+    EX_CHECK(tri_module_create(ctx, text, size, file, &mod));
+    free(text);
+#endif
+  }
   EX_CHECK(tri_compile_options_create(&opts));
   EX_CHECK(tri_compile_options_set_target(opts, ex_target()));
   for (int i = 0; i < nconsts; ++i) EX_CHECK(tri_compile_options_set_constexpr_int(opts, consts[i].name, consts[i].value));
@@ -274,7 +298,14 @@ static inline tri_kernel* ex_compile(const char* file, const char* kernel, const
   if (stages && *stages) EX_CHECK(tri_compile_options_set_num_stages(opts, atoi(stages)));
   const char* warps = getenv("TRI_NUM_WARPS");
   if (warps && *warps) EX_CHECK(tri_compile_options_set_num_warps(opts, atoi(warps)));
-  EX_CHECK(tri_kernel_compile(mod, kernel, opts, &k));
+  if (packages && *packages)
+    EX_CHECK(tri_module_kernel(mod, kernel, opts, &k));
+  else
+#ifdef TRI_EX_RUNTIME_ONLY
+    exit(1);
+#else
+    EX_CHECK(tri_kernel_compile(mod, kernel, opts, &k));
+#endif
   tri_compile_options_destroy(opts);
   /* The kernel keeps the module and the context alive. */
   tri_module_destroy(mod);

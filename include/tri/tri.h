@@ -469,6 +469,68 @@ TRI_API tri_result tri_launch_plan_launch(tri_launch_plan* plan);
 /* Releases the plan; NULL is allowed. Since 0.2. */
 TRI_API void tri_launch_plan_destroy(tri_launch_plan* plan);
 
+/* ---- Packages: kernels compiled ahead of time ----------------------------------------------
+ * A package (`tri aot`, docs/aot.md; its format: docs/format.md) holds a module's kernels
+ * compiled ahead of time: for each specialization (constexprs, warps, stages, argument facts) a
+ * few variants for argument classes, each with code for several machines (a cubin and PTX per GPU
+ * architecture, a shared object per x86-64 level). Loading one compiles nothing; both libraries
+ * load packages, and libtri_rt, which has no compiler, runs only what they hold. */
+
+/* Makes a module of the package in [data, data + size) (copied; the caller may free it after the
+ * call). `name` (may be NULL) names it in messages. Its reflection (tri_module_param_* ...) is the
+ * package's; in libtri it also has the package's IR when the package carries it, so
+ * tri_kernel_compile compiles what the package does not hold. Errors:
+ * TRI_ERROR_CORRUPT_BINARY (not a package, damaged: the checksum is checked before anything is
+ * read), TRI_ERROR_UNSUPPORTED_VERSION (a newer format). Since 0.2. */
+TRI_API tri_result tri_module_load_package(tri_context* context, const void* data, size_t size, const char* name,
+                                           tri_module** out_module);
+/* The kernel `name` that the package of `module` holds for `options` (NULL: the defaults; only
+ * the target, constexprs, warps, stages and argument facts matter, and a constexpr not set must
+ * be at its default in the package), with its code for this machine: on "cuda" the cubin of the
+ * current context's GPU, else a cubin of an older architecture of its family, else the PTX of
+ * the newest architecture it runs, which the driver JIT-compiles at the first load (logged at
+ * TRI_LOG_WARNING); on "cpu" the best x86-64 level the CPU runs. A launch whose argument classes
+ * have no variant runs the package's variant with the most facts they satisfy. Compiles nothing
+ * (tri_kernel_compile on such a module does the same, then compiles from the IR if the package
+ * lacks the specialization). Errors: TRI_ERROR_NOT_FOUND naming what the package holds for
+ * `name`, or the machines it has code for and this one; TRI_ERROR_INVALID_ARGUMENT for a module
+ * not made by tri_module_load_package. The caller owns *out_kernel. Since 0.2. */
+TRI_API tri_result tri_module_kernel(tri_module* module, const char* name, const tri_compile_options* options,
+                                     tri_kernel** out_kernel);
+
+/* What the package of `module` holds, as JSON: {"schema": 1, "producer", "name", "ir": whether it
+ * carries the IR, "kernels": [{"name", "target", "num_warps", "num_stages", "constexprs": {NAME:
+ * value}, "variants": [{"classes": 16 hex digits (two bits per runtime parameter, as
+ * tri_kernel_variants reports them), "code": [{"machine": "sm_90a", "kind": "ptx+cubin", "bytes"}]}]}]}.
+ * TRI_ERROR_INVALID_ARGUMENT for a module not made by tri_module_load_package. Since 0.2. */
+TRI_API tri_result tri_module_package_info(const tri_module* module, tri_blob** out_json);
+
+/* Builds packages (libtri only). */
+typedef struct tri_package_builder tri_package_builder;
+/* Which variants tri_package_builder_add makes besides the one without argument facts (flags). */
+#define TRI_PACKAGE_ALIGNED 1   /* every pointer aligned to 16 bytes */
+#define TRI_PACKAGE_DIVISIBLE 2  /* that, and every integer (not i1) a multiple of 16 */
+/* Flags of tri_package_builder_create. */
+#define TRI_PACKAGE_NO_IR 1      /* leave the module's IR out (libtri then compiles nothing from it) */
+
+/* Starts a package of `module`'s kernels (a module from IR). The builder keeps the module alive.
+ * Since 0.2. */
+TRI_API tri_result tri_package_builder_create(tri_module* module, uint32_t flags, tri_package_builder** out_builder);
+/* Compiles kernel `name` as `options` asks (NULL: the defaults) for each machine of `machines`, a
+ * comma-separated list, with the variants `variants` asks for (TRI_PACKAGE_*), and adds it.
+ * Machines: for "cuda" GPU architectures ("sm_80,sm_90a": PTX for each, and its cubin made by
+ * ptxas, found as $TRI_PTXAS, on PATH or in /usr/local/cuda/bin; TRI_PTXAS=none: PTX only); for
+ * "cpu" x86-64 levels ("x86-64-v2,x86-64-v3,x86-64-v4": a shared object each, linked by the C
+ * compiler driver, $CC or cc). NULL or "": those two lists. Notes (no ptxas: PTX only) go to the
+ * log at TRI_LOG_WARNING. Errors: those of tri_kernel_compile; TRI_ERROR_UNSUPPORTED for the
+ * "interp" target; TRI_ERROR_NOT_FOUND when there is no C compiler driver for "cpu". Since 0.2. */
+TRI_API tri_result tri_package_builder_add(tri_package_builder* builder, const char* name,
+                                           const tri_compile_options* options, const char* machines, uint32_t variants);
+/* The package so far, as a file's bytes. The builder may go on adding. Since 0.2. */
+TRI_API tri_result tri_package_builder_finish(tri_package_builder* builder, tri_blob** out_package);
+/* Releases the builder; NULL is allowed. Since 0.2. */
+TRI_API void tri_package_builder_destroy(tri_package_builder* builder);
+
 /* ---- Teams: distributed kernels on the host ----------------------------------------------
  * A team runs one kernel as several ranks that share a symmetric heap, the model of multi-GPU
  * kernels that overlap compute with communication (docs/distributed.md): every rank owns a heap

@@ -105,23 +105,56 @@ void dump_stages(const Compiled& c, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+ParamSig make_sig(const std::string& name, bool is_ptr, Scalar dtype) {
+  ParamSig s;
+  s.name = name;
+  s.is_ptr = is_ptr;
+  s.dtype = dtype;
+  s.want_kind = s.is_ptr ? TRI_TYPE_POINTER : TRI_TYPE_SCALAR;
+  s.want_dtype = static_cast<int32_t>(s.dtype);
+  if (!s.is_ptr && ir::is_int(s.dtype)) {
+    const int w = scalar_bits(s.dtype);
+    s.int_mask = w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+  }
+  return s;
+}
+
+bool is_wait(Opcode c) { return c == Opcode::Wait; }
+
+}  // namespace
+
 std::vector<ParamSig> param_sigs(const Module& m, const Function& k) {
   std::vector<ParamSig> out;
   for (const Param& p : k.params) {
-    ParamSig s;
-    s.name = p.name;
-    s.is_ptr = m.types.is_ptr(p.type);
-    TypeId scalar = s.is_ptr ? m.types.get(p.type).pointee : p.type;
-    s.dtype = m.types.get(scalar).scalar;
-    s.want_kind = s.is_ptr ? TRI_TYPE_POINTER : TRI_TYPE_SCALAR;
-    s.want_dtype = static_cast<int32_t>(s.dtype);
-    if (!s.is_ptr && ir::is_int(s.dtype)) {
-      const int w = scalar_bits(s.dtype);
-      s.int_mask = w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
-    }
-    out.push_back(s);
+    const bool is_ptr = m.types.is_ptr(p.type);
+    TypeId scalar = is_ptr ? m.types.get(p.type).pointee : p.type;
+    out.push_back(make_sig(p.name, is_ptr, m.types.get(scalar).scalar));
   }
   return out;
+}
+
+std::vector<ParamSig> param_sigs(const package::Function& f) {
+  std::vector<ParamSig> out;
+  for (const package::Param& p : f.params)
+    if (p.kind == TRI_PARAM_VALUE && p.dtype >= 0 && p.dtype < kNumScalars)
+      out.push_back(make_sig(p.name, p.type_kind == TRI_TYPE_POINTER, static_cast<Scalar>(p.dtype)));
+  return out;
+}
+
+Status prepare(const Module& m, const std::string& name, const CompileRequest& req, const target::Target& t,
+               const CancelToken& cancel, std::unique_ptr<Module>* out) {
+  std::vector<passes::ConstexprBinding> values;
+  for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
+  std::vector<passes::ArgFacts> facts;
+  for (const auto& [param, f] : req.facts) facts.push_back({param, f.first, f.second});
+  for (uint32_t i = 0; i < 32; ++i)
+    if (req.equal_one >> i & 1) facts.push_back({i, 0, 0, true});
+  passes::PipelineOptions popt;
+  popt.num_stages = req.options.num_stages ? req.options.num_stages : t.default_num_stages();
+  popt.cancel = cancel;
+  return passes::prepare_kernel(m, name, values, facts, popt, out);
 }
 
 Status compile(const Module& m, const std::string& name, const CompileRequest& req, std::shared_ptr<Compiled>* out,
@@ -145,12 +178,6 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
     timing = [&timing_sink, suffix](const std::string& line) { timing_sink(line + suffix); };
   }
   options.timing = timing;
-  std::vector<passes::ConstexprBinding> values;
-  for (const auto& [n, v] : req.constexprs) values.push_back({n, v});
-  std::vector<passes::ArgFacts> facts;
-  for (const auto& [param, f] : req.facts) facts.push_back({param, f.first, f.second});
-  for (uint32_t i = 0; i < 32; ++i)
-    if (req.equal_one >> i & 1) facts.push_back({i, 0, 0, true});
 
   auto c = std::make_shared<Compiled>();
   c->target = t;
@@ -160,19 +187,24 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   const bool use_disk = disk && !(dump && *dump);
   if (dump && *dump) options.keep_code = true;
   cache::Key front;
-  if (use_disk && try_front(*disk, m, name, req, *t, options, c.get(), &front)) {
+  // What a variant of the kernel is compiled with (capi/variants.cpp), and whether it waits.
+  auto finish = [&](Compiled* c) {
     c->source = &m;
     c->name = name;
     c->req = req;
     c->disk = disk;
+    c->waits = c->ir && ir::find_op(*c->ir, c->kernel(), &is_wait, nullptr) != ir::kNoOp;
+    c->compile_variant = [&m, name, disk](const CompileRequest& r, std::shared_ptr<Compiled>* made) {
+      return compile(m, name, r, made, nullptr, disk);
+    };
+  };
+  if (use_disk && try_front(*disk, m, name, req, *t, options, c.get(), &front)) {
+    finish(c.get());
     *out = std::move(c);
     return Status::ok();
   }
-  passes::PipelineOptions popt;
-  popt.num_stages = options.num_stages ? options.num_stages : t->default_num_stages();
-  popt.cancel = cancel;
   const auto passes_start = std::chrono::steady_clock::now();
-  TRI_RETURN_IF_ERROR(passes::prepare_kernel(m, name, values, facts, popt, &c->ir));
+  TRI_RETURN_IF_ERROR(prepare(m, name, req, *t, cancel, &c->ir));
   if (timing) {
     char buf[64];
     std::snprintf(buf, sizeof buf, ": passes %.2f ms",
@@ -192,10 +224,7 @@ Status compile(const Module& m, const std::string& name, const CompileRequest& r
   } else
     TRI_RETURN_IF_ERROR(t->compile(*c->ir, k, options, &c->exe));
   dump_stages(*c, name);
-  c->source = &m;
-  c->name = name;
-  c->req = req;
-  c->disk = disk;
+  finish(c.get());
   *out = std::move(c);
   return Status::ok();
 }
@@ -239,7 +268,7 @@ bool Compiled::encode_and_classify(const tri_arg* args, uint32_t n, ArgValue* ou
 }
 
 Status encode_args(const Compiled& c, const tri_arg* args, uint32_t n, ArgValue* out) {
-  const std::string& kname = c.kernel().name;
+  const std::string& kname = c.name;
   if (n != c.params.size())
     return Status(Code::LaunchArgs, "kernel @" + kname + " takes " + std::to_string(c.params.size()) +
                                         " runtime arguments, but " + std::to_string(n) + " were given");

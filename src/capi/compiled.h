@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "cache/key.h"
 #include "ir/ir.h"
+#include "package/package.h"
 #include "passes/specialize.h"
 #include "tri/tri.h"
 
@@ -91,6 +92,14 @@ class Compiled {
   // The same kernel compiled again with CompileOptions::keep_code, when tri_kernel_code asked
   // for code `exe` does not keep (made on the first such call, under mu_).
   mutable std::shared_ptr<const target::Executable> with_code;
+  bool waits = false;                // the kernel waits on signals: its programs must all run at once
+  // Compiles the variant for a request (variant_request of this one's); set by compile() for a
+  // kernel compiled here, empty for a package's (which never compiles).
+  std::function<Status(const CompileRequest&, std::shared_ptr<Compiled>*)> compile_variant;
+  // A package's variants of this kernel by their argument classes (capi/package.cpp). A launch
+  // whose classes have no variant of their own runs the one with the most facts its arguments
+  // satisfy (this object, the package's variant without facts, at the least).
+  std::vector<std::pair<uint64_t, std::shared_ptr<Compiled>>> prebuilt;
   // The argument classes of a launch: two bits per runtime parameter (the first 32): bit 0 a
   // pointer aligned to 16 bytes, bit 1 an integer divisible by 16.
   uint64_t classify(const ArgValue* args, size_t n) const;
@@ -149,6 +158,11 @@ Status compile(const ir::Module& m, const std::string& name, const CompileReques
                std::shared_ptr<Compiled>* out, const std::function<void(const std::string&)>& timing = nullptr,
                cache::DiskCache* disk = nullptr, const CancelToken& cancel = CancelToken());
 
+// compile()'s preparation of the kernel: specialized on the request's constexprs and facts,
+// canonicalized and pipelined for target `t`, verified.
+Status prepare(const ir::Module& m, const std::string& name, const CompileRequest& req, const target::Target& t,
+               const CancelToken& cancel, std::unique_ptr<ir::Module>* out);
+
 // The disk-cache step of compile() (disk_cache.cpp): sets c->exe from the entry of c's key, or
 // compiles with `t` (once across processes: the others wait and read the entry) and stores it.
 // A cache problem never fails the compile; it is logged and the kernel compiled in memory.
@@ -167,8 +181,9 @@ bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& n
 void remember_front(cache::DiskCache& disk, const cache::Key& front_key, const cache::Key& entry,
                     const ir::Module& prepared);
 
-// The runtime parameters of kernel `k` of `m` as launches see them.
+// The runtime parameters of kernel `k` of `m` as launches see them; of a package's function.
 std::vector<ParamSig> param_sigs(const ir::Module& m, const ir::Function& k);
+std::vector<ParamSig> param_sigs(const package::Function& f);
 
 // The request a launch variant for the argument classes `key` is compiled with: `base` with
 // specialization off and the facts the classes give (16-byte alignment, divisibility by 16,

@@ -28,6 +28,7 @@
 #include "capi/compiled.h"
 #include "ir/ir.h"
 #include "ir/text.h"
+#include "package/package.h"
 #include "tri/tri.h"
 
 struct tri_context_options {
@@ -104,6 +105,8 @@ struct FunctionRec {
 struct tri_module {
   std::atomic<int32_t> refs{1};
   tri_context* context = nullptr;  // holds a reference
+  std::string name;                // for messages
+  // The IR (tri_module_create; a package that carries it); null for a package without it.
   std::unique_ptr<tri::ir::Module> ir;
   // The comments of the text it was created from (empty for binary input), for
   // tri_module_to_text_with_comments.
@@ -117,6 +120,8 @@ struct tri_module {
   const uint32_t* by_name = nullptr;  // function indices sorted by name
 
   tri::capi::CompileCache kernels;  // compiled specializations, by key (capi/kernel.cpp)
+  // The package it was loaded from (tri_module_load_package): its kernels' code.
+  std::shared_ptr<const tri::package::Package> package;
 };
 
 struct tri_compile_options {
@@ -148,6 +153,19 @@ inline tri_result ok() { return TRI_OK; }
 const std::string& last_error();
 
 void context_retain(tri_context* c);
+// A new module of `context` whose reflection tables hold `fns` (capi/reflection.cpp); `what`
+// names the calling function in errors.
+Status new_module(tri_context* context, const std::vector<package::Function>& fns, const char* what, tri_module** out);
+// The reflection records of an IR module (capi/module.cpp).
+std::vector<package::Function> describe_module(const ir::Module& m);
+// The kernel the package of `module` holds for `req` (capi/package.cpp), loaded for this machine
+// and kept in the module's kernel cache; *found is false (and the result Ok) when the package
+// holds no such specialization. package_entries lists what it holds for `name`, for messages.
+Status package_kernel(tri_module* module, const std::string& name, const CompileRequest& req,
+                      std::shared_ptr<Compiled>* out, bool* found);
+std::string package_entries(const tri_module* module, const std::string& name);
+// TRI_OK when the module has its IR; else the error (NOT_FOUND) that `what` needs it.
+tri_result module_ir(const tri_module* m, const char* what);
 void context_release(tri_context* c);
 void module_retain(tri_module* m);
 // The context's thread pool, started on first use (one worker per hardware thread). Fewer

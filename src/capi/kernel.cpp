@@ -186,6 +186,27 @@ TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, cons
     // Taken now: a tri_context_cancel made while this call waits or compiles stops it.
     const CancelToken cancel = capi::cancel_token(module->context);
     std::shared_ptr<capi::Compiled> compiled;
+    // A package's module: the package's code when it holds this specialization, else a compile of
+    // the package's IR.
+    if (module->package) {
+      bool found = false;
+      Status st = capi::package_kernel(module, name, req, &compiled, &found);
+      if (!st.is_ok()) {
+        module->context->log(TRI_LOG_ERROR, st.message());
+        return set_error(st);
+      }
+      if (found) {
+        *out_kernel = new tri_kernel{module, std::move(compiled)};
+        capi::module_retain(module);
+        return TRI_OK;
+      }
+      if (!module->ir) {
+        const std::string has = capi::package_entries(module, name);
+        return set_error(Code::NotFound, "tri_kernel_compile: " + module->name + " holds no @" + name +
+                                             " for this request and not the IR to compile it" +
+                                             (has.empty() ? std::string() : " (it has @" + std::string(name) + " for: " + has + ")"));
+      }
+    }
     bool made = false;
     Status st = module->kernels.get(
         req.key(name),
@@ -225,6 +246,9 @@ TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_t
   TRI_CHECK_ARG(kernel);
   TRI_CHECK_ARG(out_text);
   return guard([&] {
+    if (!kernel->compiled->ir)
+      return set_error(Code::NotFound, "tri_kernel_to_text: the kernel @" + kernel->compiled->name +
+                                           " comes from a package, which holds its code, not its IR");
     return capi::make_blob(kernel->module->context, ir::print_text(*kernel->compiled->ir), "tri_kernel_to_text",
                            out_text);
   });
@@ -372,7 +396,7 @@ TRI_API tri_result tri_launch_plan_set_arg(tri_launch_plan* plan, uint32_t index
   return guard([&] {
     const capi::Compiled& c = *plan->compiled;
     if (index >= plan->args.size())
-      return set_error(Code::LaunchArgs, "tri_launch_plan_set_arg: kernel @" + c.kernel().name + " has " +
+      return set_error(Code::LaunchArgs, "tri_launch_plan_set_arg: kernel @" + c.name + " has " +
                                              std::to_string(plan->args.size()) + " runtime arguments, not " +
                                              std::to_string(index + 1));
     // Check and encode the one argument as it would be in its place.

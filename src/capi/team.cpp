@@ -30,8 +30,6 @@ namespace {
 constexpr uint64_t kHeapAlign = kSymmetricHeapAlign;
 constexpr uint32_t kMaxRanks = static_cast<uint32_t>(kMaxCoresidentPrograms);
 
-bool is_wait(ir::Opcode c) { return c == ir::Opcode::Wait; }
-
 }  // namespace
 
 namespace tri::capi {
@@ -194,7 +192,7 @@ TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uin
     if (team->gpu)
       return set_error(capi::gpu_team_launch(kernel, team, grid_x, grid_y, grid_z, args, num_args_per_rank, nullptr, true));
     if (c.target->uses_stream())
-      return set_error(Code::InvalidArgument, "tri_team_launch: kernel @" + c.kernel().name + " is compiled for the \"" +
+      return set_error(Code::InvalidArgument, "tri_team_launch: kernel @" + c.name + " is compiled for the \"" +
                                                   std::string(c.target->name()) +
                                                   "\" target, and this team runs on the host (tri_team_create); GPU "
                                                   "kernels run in GPU teams (tri_team_join)");
@@ -205,7 +203,7 @@ TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uin
                                                   " and y and z at most " + std::to_string(kMaxGridYZ));
     const uint32_t n = num_args_per_rank;
     if (n != c.params.size())
-      return set_error(Code::LaunchArgs, "tri_team_launch: kernel @" + c.kernel().name + " takes " +
+      return set_error(Code::LaunchArgs, "tri_team_launch: kernel @" + c.name + " takes " +
                                              std::to_string(c.params.size()) + " arguments per rank, got " +
                                              std::to_string(n));
     if (n && !args) return set_error(Code::InvalidArgument, "tri_team_launch: args is NULL");
@@ -226,10 +224,9 @@ TRI_API tri_result tri_team_launch(const tri_kernel* kernel, tri_team* team, uin
     }
     const Grid grid{grid_x, grid_y, grid_z};
     if (grid.x == 0 || grid.y == 0 || grid.z == 0) return TRI_OK;
-    if (ir::find_op(*c.ir, c.kernel(), &is_wait, nullptr) != ir::kNoOp &&
-        grid.count() * ranks > kMaxCoresidentPrograms)
+    if (c.waits && grid.count() * ranks > kMaxCoresidentPrograms)
       return set_error(Code::LimitExceeded,
-                       "tri_team_launch: kernel @" + c.kernel().name + " waits on signals, so the " +
+                       "tri_team_launch: kernel @" + c.name + " waits on signals, so the " +
                            std::to_string(grid.count()) + " program instances of each of the " + std::to_string(ranks) +
                            " ranks must all run at once, " + std::to_string(grid.count() * ranks) +
                            " in all, and the host targets run at most " + std::to_string(kMaxCoresidentPrograms) +

@@ -28,7 +28,7 @@ Status gpu_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x
   const capi::Compiled& c = *kernel->compiled;
   const std::string name = sync ? "tri_team_launch" : "tri_team_launch_async";
   if (!c.target->uses_stream())
-    return Status(Code::InvalidArgument, name + ": kernel @" + c.kernel().name + " is compiled for the \"" +
+    return Status(Code::InvalidArgument, name + ": kernel @" + c.name + " is compiled for the \"" +
                                              std::string(c.target->name()) +
                                              "\" target, and this team's ranks are GPUs (tri_team_join): compile it "
                                              "for \"cuda\"");
@@ -37,7 +37,7 @@ Status gpu_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x
                                              std::to_string(kMaxGridX) + " and y and z at most " +
                                              std::to_string(kMaxGridYZ));
   if (num_args != c.params.size())
-    return Status(Code::LaunchArgs, name + ": kernel @" + c.kernel().name + " takes " +
+    return Status(Code::LaunchArgs, name + ": kernel @" + c.name + " takes " +
                                         std::to_string(c.params.size()) + " arguments, got " +
                                         std::to_string(num_args) + " (a GPU team's process passes its own rank's)");
   if (num_args && !args) return Status(Code::InvalidArgument, name + ": args is NULL");
@@ -56,7 +56,7 @@ Status gpu_team_launch(const tri_kernel* kernel, tri_team* team, uint32_t grid_x
   tl.heap_bytes = team->heap_bytes;
   tl.wait_timeout_ms = team->wait_timeout_ms.load();
   return team->device->launch(*v->exe, Grid{grid_x, grid_y, grid_z}, av, num_args, stream, &tl, sync,
-                               "rank " + std::to_string(team->rank) + ": kernel @" + c.kernel().name);
+                               "rank " + std::to_string(team->rank) + ": kernel @" + c.name);
 }
 
 }  // namespace tri::capi

@@ -265,6 +265,7 @@ class TuneCall {
  private:
   // ---- the call's arguments, its kernel and its target
   tri_result check() {
+    if (tri_result r = capi::module_ir(module_, "tri_tune")) return r;
     if (n_ == 0) return set_error(Code::InvalidArgument, "tri_tune: the space has no config");
     for (const auto& f : module_->ir->functions)
       if (f->name == name_ && f->is_kernel) fn_ = f.get();

@@ -66,6 +66,23 @@ std::string reason(const Compiled& c, uint64_t key, const std::vector<uint64_t>&
   return s + (nearest ? " (from the variant for " + describe(c, nearest) + ")" : " (from the kernel as compiled)");
 }
 
+// Whether arguments of the classes `key` may run the variant compiled for `variant`: every
+// parameter the variant assumes a class of has that class.
+bool satisfies(uint64_t key, uint64_t variant) {
+  for (int i = 0; i < 32; ++i) {
+    const uint64_t v = variant >> (2 * i) & 3;
+    if (v && v != (key >> (2 * i) & 3)) return false;
+  }
+  return true;
+}
+
+// How many parameters a variant assumes a class of.
+int facts(uint64_t variant) {
+  int n = 0;
+  for (int i = 0; i < 32; ++i) n += (variant >> (2 * i) & 3) != 0;
+  return n;
+}
+
 void json_string(std::string* out, const std::string& s) {
   *out += '"';
   for (char ch : s) {
@@ -130,22 +147,30 @@ const Compiled* Compiled::variant_locked(uint64_t key, std::string* note) const 
                  " runs the kernel as compiled");
     return this;
   }
+  if (!prebuilt.empty() || !compile_variant) {
+    // A package's kernel: the prebuilt variant with the most facts these classes satisfy.
+    std::shared_ptr<Compiled> best;
+    uint64_t best_key = 0;
+    for (const auto& [k, c] : prebuilt)
+      if (satisfies(key, k) && (!best || facts(k) > facts(best_key))) best = c, best_key = k;
+    if (!best) return this;
+    std::string why = "the package's variant for " + describe(*this, best_key);
+    if (log) log("kernel @" + name + ": " + describe(*this, key) + " runs " + why);
+    publish_locked(used, key, std::move(best), why);
+    return variants_[used].compiled.load(std::memory_order_relaxed);
+  }
   std::vector<uint64_t> keys;
   for (int i = 0; i < used; ++i) keys.push_back(variants_[i].key.load(std::memory_order_relaxed));
   std::string why = reason(*this, key, keys);
   CompileRequest r = variant_request(req, params, key);
   std::shared_ptr<Compiled> made;
-  Status st = compile(*source, name, r, &made, nullptr, disk);
+  Status st = compile_variant(r, &made);
   if (!st.is_ok()) {
     if (log) log("kernel @" + name + ": the variant for " + describe(*this, key) + " did not compile (" + st.message() +
                  "); running the kernel as compiled");
     return this;
   }
   if (log) log("kernel @" + name + ": new variant for " + describe(*this, key) + ": " + why);
-  made->source = source;
-  made->name = name;
-  made->req = r;
-  made->disk = disk;
   publish_locked(used, key, std::move(made), why);
   return variants_[used].compiled.load(std::memory_order_relaxed);
 }

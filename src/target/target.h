@@ -24,6 +24,7 @@
 
 #include "base/launch.h"
 #include "base/status.h"
+#include "package/package.h"
 
 namespace tri {
 class ThreadPool;
@@ -221,6 +222,29 @@ class Target {
   virtual Status team_join(const void* id, size_t id_bytes, uint32_t rank, uint32_t num_ranks, uint32_t device,
                            uint64_t heap_bytes, std::unique_ptr<DeviceTeam>* out) const {
     return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" has no teams of processes");
+  }
+
+  // ---- packages (tri aot; docs/format.md, "Packages"): code made ahead of time for machines
+  // named by the target ("sm_90a", "x86-64-v3"), loaded later without compiling.
+  // The machines a package holds code for when its builder names none.
+  virtual std::vector<std::string> default_machines() const { return {}; }
+  // Compiles `kernel` of `m` (prepared as for compile()) once per machine of `machines`, into
+  // payloads load_package reads; `notes` receives what the caller should know (a cubin that could
+  // not be made). Code::Unsupported on a target that packages nothing; Code::InvalidArgument
+  // naming a machine the target does not know.
+  virtual Status compile_package(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
+                                 const std::vector<std::string>& machines, std::vector<package::Payload>* out,
+                                 std::vector<std::string>* notes) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" makes no packages");
+  }
+  // An executable from the one of `payloads` that suits this machine best, compiling nothing (the
+  // GPU's own cubin, else PTX for the driver to JIT; the best x86-64 level the CPU has). `what`
+  // names the kernel in messages; *note is set when the choice costs something at the first
+  // launch (a JIT). Code::NotFound naming the machines the package has and this one when none
+  // fits.
+  virtual Status load_package(const std::vector<package::Payload>& payloads, const std::string& what,
+                              std::shared_ptr<const Executable>* out, std::string* note) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" loads no packages");
   }
 
   // CompileOptions::num_stages when it is 0 (passes/pipeline_loads.h).

@@ -103,21 +103,35 @@ std::shared_ptr<const target::Executable> make_executable(std::string ptx, std::
                                           std::move(descriptor), std::move(info));
 }
 
-Status CudaRuntime::load(const ir::Module&, const ir::Function&, const target::CompileOptions&,
-                         const target::Payload& p, std::shared_ptr<const target::Executable>* out) const {
-  if (p.kind != "ptx" && p.kind != "ptx+cubin")
-    return Status(Code::CorruptBinary, "a cuda cache entry holds \"" + p.kind + "\", not \"ptx\"");
-  std::string ptx = p.bytes, cubin;
-  if (p.kind == "ptx+cubin") {
-    size_t nul = p.bytes.find('\0');
-    if (nul == std::string::npos || nul + 1 >= p.bytes.size())
-      return Status(Code::CorruptBinary, "a cuda cache entry's cubin is missing");
-    ptx = p.bytes.substr(0, nul);
-    cubin = p.bytes.substr(nul + 1);
+bool parse_sm(const std::string& s, int* sm, bool* a) {
+  std::string t = s.rfind("sm_", 0) == 0 ? s.substr(3) : s;
+  *a = !t.empty() && t.back() == 'a';
+  if (*a) t.pop_back();
+  if (t.size() != 2 || t[0] < '0' || t[0] > '9' || t[1] < '0' || t[1] > '9') return false;
+  *sm = (t[0] - '0') * 10 + (t[1] - '0');
+  return *sm >= 70;
+}
+
+namespace {
+
+// The executable of a payload as Executable::payload writes it: the PTX, then (kind
+// "ptx+cubin") a NUL and the cubin; the metadata is the launch info and the descriptor.
+// `keep_cubin` false drops the cubin (it is for another architecture than the one loading it).
+Status decode_payload(const std::string& kind, const std::string& metadata, const std::string& bytes, bool keep_cubin,
+                      std::shared_ptr<const target::Executable>* out) {
+  if (kind != "ptx" && kind != "ptx+cubin")
+    return Status(Code::CorruptBinary, "a cuda payload holds \"" + kind + "\", not \"ptx\"");
+  std::string ptx = bytes, cubin;
+  if (kind == "ptx+cubin") {
+    size_t nul = bytes.find('\0');
+    if (nul == std::string::npos || nul + 1 >= bytes.size())
+      return Status(Code::CorruptBinary, "a cuda payload's cubin is missing");
+    ptx = bytes.substr(0, nul);
+    if (keep_cubin) cubin = bytes.substr(nul + 1);
   }
-  ByteReader r{p.metadata};
+  ByteReader r{metadata};
   LaunchInfo info;
-  if (r.u(4) != kMetaVersion) return Status(Code::UnsupportedVersion, "cuda cache metadata of another version");
+  if (r.u(4) != kMetaVersion) return Status(Code::UnsupportedVersion, "cuda payload metadata of another version");
   info.name = r.str();
   info.shared_bytes = static_cast<uint32_t>(r.u(4));
   info.num_warps = static_cast<int>(r.u(4));
@@ -125,9 +139,52 @@ Status CudaRuntime::load(const ir::Module&, const ir::Function&, const target::C
   info.nvshmem = r.u(1) != 0;
   std::string descriptor = r.str();
   if (!r.done() || info.num_warps < 1 || info.num_warps > 32 || ptx.empty())
-    return Status(Code::CorruptBinary, "cuda cache metadata is malformed");
+    return Status(Code::CorruptBinary, "cuda payload metadata is malformed");
   *out = make_executable(std::move(ptx), std::move(cubin), std::string(), std::move(descriptor), std::move(info));
   return Status::ok();
+}
+
+}  // namespace
+
+Status CudaRuntime::load(const ir::Module&, const ir::Function&, const target::CompileOptions&,
+                         const target::Payload& p, std::shared_ptr<const target::Executable>* out) const {
+  return decode_payload(p.kind, p.metadata, p.bytes, true, out);
+}
+
+// The device's own cubin; else a cubin of an older architecture of the same major (binary
+// compatible; never an "a" one, whose instructions only their architecture has); else the PTX of
+// the newest architecture the device can run, which the driver JIT-compiles.
+Status CudaRuntime::load_package(const std::vector<package::Payload>& payloads, const std::string& what,
+                                 std::shared_ptr<const target::Executable>* out, std::string* note) const {
+  std::string arch;
+  TRI_RETURN_IF_ERROR(current_arch(&arch));
+  int dev = 0;
+  bool dev_a = false;
+  parse_sm(arch, &dev, &dev_a);
+  const package::Payload* cubin = nullptr;
+  const package::Payload* ptx = nullptr;
+  int cubin_sm = -1, ptx_sm = -1;
+  for (const package::Payload& p : payloads) {
+    int sm = 0;
+    bool a = false;
+    if (!parse_sm(p.machine, &sm, &a) || sm > dev) continue;
+    const bool same = sm == dev && a == dev_a;
+    if (p.kind == "ptx+cubin" && (same || (!a && sm / 10 == dev / 10)) && (same ? 1000 : sm) > cubin_sm)
+      cubin = &p, cubin_sm = same ? 1000 : sm;
+    if ((same || !a) && (same ? 1000 : sm) > ptx_sm) ptx = &p, ptx_sm = same ? 1000 : sm;
+  }
+  note->clear();
+  if (cubin) return decode_payload(cubin->kind, cubin->metadata, cubin->bytes, true, out);
+  if (!ptx) {
+    std::string have;
+    for (const package::Payload& p : payloads) have += (have.empty() ? "" : ", ") + p.machine;
+    return Status(Code::NotFound, what + ": the package has cuda code for " + (have.empty() ? "no architecture" : have) +
+                                      ", and this GPU is " + arch + ", which none of them runs; build the package "
+                                      "with --arch " + arch);
+  }
+  *note = what + ": the package has no cubin for this GPU (" + arch + "); the driver compiles the PTX made for " +
+          ptx->machine + " at the kernel's first load in each context";
+  return decode_payload(ptx->kind, ptx->metadata, ptx->bytes, false, out);
 }
 
 }  // namespace tri::cuda

@@ -28,6 +28,10 @@ struct LaunchInfo {
 std::shared_ptr<const target::Executable> make_executable(std::string ptx, std::string cubin, std::string llvm_ir,
                                                           std::string descriptor, LaunchInfo info);
 
+// "sm_90" / "sm_90a" / "90": *sm = 90 and *a whether it is the architecture-specific variant;
+// false for anything else (compute capability 7.0 is the oldest Tri compiles for).
+bool parse_sm(const std::string& s, int* sm, bool* a);
+
 // The architecture of the device of the calling thread's context (or device 0's primary
 // context): "sm_80", and "sm_90a" on compute capability 9.x (Tri's kernels use its wgmma).
 Status current_arch(std::string* arch);
@@ -52,6 +56,8 @@ class CudaRuntime : public target::Target {
   Status current_device(target::DeviceInfo* out) const override;
   void* current_place() const override;
   Status make_bench(void* stream, std::unique_ptr<target::Bench>* out) const override;
+  Status load_package(const std::vector<package::Payload>& payloads, const std::string& what,
+                      std::shared_ptr<const target::Executable>* out, std::string* note) const override;
   Status team_make_id(void* out, size_t bytes) const override;
   Status team_join(const void* id, size_t id_bytes, uint32_t rank, uint32_t num_ranks, uint32_t device,
                    uint64_t heap_bytes, std::unique_ptr<target::DeviceTeam>* out) const override;

@@ -52,6 +52,9 @@ pub const TRI_DTYPE_F32: i32 = 7;
 pub const TRI_DTYPE_F64: i32 = 8;
 pub const TRI_DTYPE_F8E4M3: i32 = 9;
 pub const TRI_DTYPE_F8E5M2: i32 = 10;
+pub const TRI_PACKAGE_ALIGNED: i32 = 1;
+pub const TRI_PACKAGE_DIVISIBLE: i32 = 2;
+pub const TRI_PACKAGE_NO_IR: i32 = 1;
 pub const TRI_TEAM_ID_BYTES: i32 = 128;
 pub const TRI_TUNE_STAGE_COMPILE: i32 = 0;
 pub const TRI_TUNE_STAGE_BENCHMARK: i32 = 1;
@@ -122,6 +125,11 @@ pub struct tri_kernel {
 }
 #[repr(C)]
 pub struct tri_launch_plan {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+#[repr(C)]
+pub struct tri_package_builder {
     _opaque: [u8; 0],
     _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
@@ -221,6 +229,13 @@ extern "C" {
     pub fn tri_launch_plan_set_stream(plan: *mut tri_launch_plan, stream: *mut c_void) -> tri_result;
     pub fn tri_launch_plan_launch(plan: *mut tri_launch_plan) -> tri_result;
     pub fn tri_launch_plan_destroy(plan: *mut tri_launch_plan);
+    pub fn tri_module_load_package(context: *mut tri_context, data: *const c_void, size: usize, name: *const c_char, out_module: *mut *mut tri_module) -> tri_result;
+    pub fn tri_module_kernel(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, out_kernel: *mut *mut tri_kernel) -> tri_result;
+    pub fn tri_module_package_info(module: *const tri_module, out_json: *mut *mut tri_blob) -> tri_result;
+    pub fn tri_package_builder_create(module: *mut tri_module, flags: u32, out_builder: *mut *mut tri_package_builder) -> tri_result;
+    pub fn tri_package_builder_add(builder: *mut tri_package_builder, name: *const c_char, options: *const tri_compile_options, machines: *const c_char, variants: u32) -> tri_result;
+    pub fn tri_package_builder_finish(builder: *mut tri_package_builder, out_package: *mut *mut tri_blob) -> tri_result;
+    pub fn tri_package_builder_destroy(builder: *mut tri_package_builder);
     pub fn tri_team_create(context: *mut tri_context, num_ranks: u32, heap_bytes_per_rank: u64, out_team: *mut *mut tri_team) -> tri_result;
     pub fn tri_team_destroy(team: *mut tri_team);
     pub fn tri_team_alloc(team: *mut tri_team, bytes: u64, out_offset: *mut u64) -> tri_result;

@@ -54,8 +54,11 @@ Status make_jtmb(const CpuCompileOptions& opts, std::unique_ptr<llvm::orc::JITTa
   init_native_target();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) return Status(Code::Unsupported, "cannot target the host CPU: " + take_message(jtmb.takeError()));
-  if (!opts.cpu.empty()) jtmb->setCPU(opts.cpu);
-  if (!opts.features.empty()) {
+  if (!opts.cpu.empty()) {
+    // A named CPU (a package's x86-64 level) brings its own features: none of the host's.
+    jtmb->setCPU(opts.cpu);
+    jtmb->setFeatures(opts.features);
+  } else if (!opts.features.empty()) {
     llvm::SubtargetFeatures f(opts.features);
     jtmb->setFeatures(f.getString());
   }

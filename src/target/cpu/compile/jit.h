@@ -23,7 +23,9 @@ struct CpuCompileOptions {
   // Keep the host assembly LLVM's code generator makes from that module, for
   // CpuKernel::assembly() (a second code generation from a copy of the module: asked for only).
   bool keep_asm = false;
-  // Target CPU and features ("+avx2,-avx512f"); empty: the host's, as LLVM detects them.
+  // Target CPU and features ("+avx2,-avx512f"). No CPU: the host's, with the features LLVM
+  // detects (replaced by `features` when set). A named CPU ("x86-64-v3"): its features and
+  // `features`, none of the host's.
   std::string cpu;
   std::string features;
   // tri_context_cancel: checked before lowering, between LLVM's optimization passes and before

@@ -10,7 +10,8 @@
 #include "base/bytes.h"
 #include "base/thread_pool.h"
 #include "target/cpu/compile/jit.h"
-#include "target/target.h"
+#include "target/cpu/compile/package.h"
+#include "target/cpu/target.h"
 
 namespace tri::cpu {
 namespace {
@@ -75,35 +76,8 @@ std::string encode_meta(const ir::Module& m, const CpuKernel& k) {
   w.str(k.name());
   w.u(k.num_params());
   w.u(k.stack_bytes());
-  const RuntimeSites& s = k.sites();
-  w.u(s.prints.size(), 4);
-  for (const auto& p : s.prints) {
-    w.str(p.prefix);
-    lm.put(&w, p.loc);
-    w.u(p.operands.size(), 4);
-    for (const auto& o : p.operands) {
-      w.u(static_cast<uint64_t>(o.scalar), 1);
-      w.u(o.is_ptr, 1);
-      w.ints(o.shape);
-    }
-    w.ints(p.lanes);
-    w.u(p.has_mask, 1);
-  }
-  w.u(s.asserts.size(), 4);
-  for (const auto& a : s.asserts) {
-    w.str(a.msg);
-    lm.put(&w, a.loc);
-    w.ints(a.lanes);
-    w.str(a.type);
-    w.u(a.has_mask, 1);
-  }
-  w.u(s.errors.size(), 4);
-  for (const auto& e : s.errors) {
-    lm.put(&w, e.loc);
-    w.str(e.before);
-    w.str(e.after);
-  }
-  return w.s;
+  write_sites(&w, k.sites(), [&](ByteWriter* w, Loc l) { lm.put(w, l); });
+  return std::move(w.s);
 }
 
 Status decode_meta(const ir::Module& m, const std::string& meta, CpuObject* o) {
@@ -113,90 +87,31 @@ Status decode_meta(const ir::Module& m, const std::string& meta, CpuObject* o) {
   o->name = r.str();
   o->num_params = r.u();
   o->stack_bytes = r.u();
-  RuntimeSites& s = o->sites;
-  s.source = m.source_name;
-  uint64_t n = r.u(4);
-  for (uint64_t i = 0; i < n && r.ok; ++i) {
-    PrintSite p;
-    p.prefix = r.str();
-    p.loc = lm.get(&r);
-    uint64_t nops = r.u(4);
-    for (uint64_t j = 0; j < nops && r.ok; ++j) {
-      PrintOperand op;
-      uint64_t sc = r.u(1);
-      if (sc >= static_cast<uint64_t>(ir::kNumScalars)) r.ok = false;
-      op.scalar = static_cast<ir::Scalar>(sc);
-      op.is_ptr = r.u(1) != 0;
-      op.shape = r.ints();
-      p.operands.push_back(std::move(op));
-    }
-    p.lanes = r.ints();
-    p.has_mask = r.u(1) != 0;
-    s.prints.push_back(std::move(p));
-  }
-  n = r.u(4);
-  for (uint64_t i = 0; i < n && r.ok; ++i) {
-    AssertSite a;
-    a.msg = r.str();
-    a.loc = lm.get(&r);
-    a.lanes = r.ints();
-    a.type = r.str();
-    a.has_mask = r.u(1) != 0;
-    s.asserts.push_back(std::move(a));
-  }
-  n = r.u(4);
-  for (uint64_t i = 0; i < n && r.ok; ++i) {
-    ErrorSite e;
-    e.loc = lm.get(&r);
-    e.before = r.str();
-    e.after = r.str();
-    s.errors.push_back(std::move(e));
-  }
+  o->sites.source = m.source_name;
+  read_sites(&r, &o->sites, [&](ByteReader* r) { return lm.get(r); });
   if (!r.done()) return Status(Code::CorruptBinary, "cpu cache metadata is malformed");
   return Status::ok();
 }
 
-class CpuExecutable final : public target::Executable {
+// A kernel ORC loaded, which the disk cache can store: the object file and its metadata.
+class CachedExecutable final : public CpuExecutable {
  public:
-  // coresident: the kernel waits on signals (CpuKernel::run).
-  CpuExecutable(std::shared_ptr<const CpuKernel> k, bool coresident) : k_(std::move(k)), coresident_(coresident) {}
-
-  Status launch(const Grid& grid, const ArgValue* args, size_t nargs, const target::LaunchEnv& env) const override {
-    static const PrintSink kNoPrint;
-    ThreadPool* pool = nullptr;
-    if (env.pool) TRI_RETURN_IF_ERROR(env.pool(env.pool_user, &pool));
-    return k_->run(grid, args, nargs, pool, env.print ? *env.print : kNoPrint, env.cancel, env.team, coresident_);
-  }
-  std::string code(std::string_view kind) const override {
-    if (kind == "llvm") return k_->llvm_ir();
-    if (kind == "asm") return k_->assembly();
-    return std::string();
-  }
+  using CpuExecutable::CpuExecutable;
   Status payload(const ir::Module& m, const ir::Function& kernel, target::Payload* out) const override {
     out->kind = "obj";
-    out->bytes = k_->object();
-    out->metadata = encode_meta(m, *k_);
+    out->bytes = this->kernel().object();
+    out->metadata = encode_meta(m, this->kernel());
     return Status::ok();
   }
-
- private:
-  std::shared_ptr<const CpuKernel> k_;
-  bool coresident_;
 };
 
 bool is_wait(ir::Opcode c) { return c == ir::Opcode::Wait; }
 bool waits(const ir::Module& m, const ir::Function& kernel) { return ir::find_op(m, kernel, &is_wait, nullptr) != ir::kNoOp; }
 
-class CpuTarget final : public target::Target {
+class CpuTarget final : public CpuRuntime {
  public:
-  std::string_view name() const override { return "cpu"; }
   std::string_view code_kinds() const override { return "llvm (the optimized LLVM IR), asm (the host assembly)"; }
   bool keeps_code_on_request() const override { return true; }
-  // Alignment and divisibility facts reach the CPU code too (aligned vector accesses, loops
-  // without remainders), but LLVM finds most of that itself and a variant costs a compile, so
-  // launch-time specialization is there when asked for and off by default.
-  bool specializes_at_launch() const override { return true; }
-  bool specializes_at_launch_by_default() const override { return false; }
   Status compile(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
                  std::shared_ptr<const target::Executable>* out) const override {
     if (options.checked)
@@ -206,7 +121,7 @@ class CpuTarget final : public target::Target {
     std::shared_ptr<const CpuKernel> k;
     cpu.cancel = options.cancel;
     TRI_RETURN_IF_ERROR(compile_cpu(m, kernel, cpu, &k));
-    *out = std::make_shared<CpuExecutable>(std::move(k), waits(m, kernel));
+    *out = std::make_shared<CachedExecutable>(std::move(k), waits(m, kernel));
     return Status::ok();
   }
   Status cache_identity(const ir::Module&, const ir::Function&, const target::CompileOptions& options,
@@ -225,7 +140,20 @@ class CpuTarget final : public target::Target {
     obj.object = p.bytes;
     std::unique_ptr<CpuKernel> k;
     TRI_RETURN_IF_ERROR(load_cpu_object(std::move(obj), CpuCompileOptions{}, &k));
-    *out = std::make_shared<CpuExecutable>(std::shared_ptr<const CpuKernel>(std::move(k)), waits(m, kernel));
+    *out = std::make_shared<CachedExecutable>(std::shared_ptr<const CpuKernel>(std::move(k)), waits(m, kernel));
+    return Status::ok();
+  }
+  std::vector<std::string> default_machines() const override { return {"x86-64-v2", "x86-64-v3", "x86-64-v4"}; }
+  Status compile_package(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
+                         const std::vector<std::string>& machines, std::vector<package::Payload>* out,
+                         std::vector<std::string>* notes) const override {
+    if (options.checked)
+      return Status(Code::Unsupported, "checked mode runs on the \"interp\" target only; packages hold cpu and cuda code");
+    for (const std::string& level : machines) {
+      package::Payload p;
+      TRI_RETURN_IF_ERROR(build_shared_object(m, kernel, level, waits(m, kernel), options.cancel, &p));
+      out->push_back(std::move(p));
+    }
     return Status::ok();
   }
 };

@@ -12,6 +12,7 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "base/clock.h"
+#include "base/subprocess.h"
 #include "codegen/nvptx/lower.h"
 #include "codegen/nvptx/nvshmem_link.h"
 #include "ir/ir.h"
@@ -24,18 +25,8 @@
 namespace tri::cuda {
 namespace {
 
-// "sm_90" / "sm_90a" / "90" -> options; false for anything else.
-bool parse_arch(const std::string& s, codegen::nvptx::GpuOptions* o) {
-  std::string t = s.rfind("sm_", 0) == 0 ? s.substr(3) : s;
-  bool a = !t.empty() && t.back() == 'a';
-  if (a) t.pop_back();
-  if (t.size() != 2 || t[0] < '0' || t[0] > '9' || t[1] < '0' || t[1] > '9') return false;
-  int sm = std::stoi(t);
-  if (sm < 70) return false;
-  o->sm = sm;
-  o->sm_a = a;
-  return true;
-}
+// "sm_90" / "sm_90a" / "90" -> options (target.h's parse_sm); false for anything else.
+bool parse_arch(const std::string& s, codegen::nvptx::GpuOptions* o) { return parse_sm(s, &o->sm, &o->sm_a); }
 
 // The source locations the PTX embeds: the module's name and the location of every assert (its
 // message names them). They join the cache identity, so an assert's message stays right.
@@ -149,6 +140,49 @@ void device_library(const ir::Module& m, const ir::Function& kernel, codegen::nv
 
 class CudaTarget final : public CudaRuntime {
  public:
+  std::vector<std::string> default_machines() const override { return {"sm_80", "sm_90a"}; }
+  // Per architecture: the PTX made for it, and the cubin ptxas makes of that when a ptxas is
+  // there ($TRI_PTXAS, ptxas on PATH, /usr/local/cuda/bin/ptxas).
+  Status compile_package(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
+                         const std::vector<std::string>& machines, std::vector<package::Payload>* out,
+                         std::vector<std::string>* notes) const override {
+    // TRI_PTXAS names the ptxas to use, or "none" for packages of PTX only.
+    const char* env = std::getenv("TRI_PTXAS");
+    const bool none = env && std::string(env) == "none";
+    const std::string ptxas = none ? std::string() : find_tool({env ? env : "", "ptxas", "/usr/local/cuda/bin/ptxas"});
+    if (ptxas.empty() && !none)
+      notes->push_back("no ptxas (set TRI_PTXAS, or put the CUDA toolkit's bin on PATH): the package holds PTX only, "
+                       "which the driver compiles at each kernel's first load");
+    for (const std::string& machine : machines) {
+      int sm = 0;
+      bool sm_a = false;
+      if (!parse_sm(machine, &sm, &sm_a))
+        return Status(Code::InvalidArgument, "unknown GPU architecture '" + machine +
+                                                 "' (expected sm_XY with compute capability 7.0 or newer, e.g. sm_80, "
+                                                 "sm_90a)");
+      target::CompileOptions o = options;
+      o.arch = machine;
+      o.defer_native = true;  // no driver JIT: the cubin comes from ptxas
+      std::shared_ptr<const target::Executable> exe;
+      TRI_RETURN_IF_ERROR(compile(m, kernel, o, &exe));
+      target::Payload p;
+      TRI_RETURN_IF_ERROR(exe->payload(m, kernel, &p));
+      package::Payload pp{machine, p.kind, p.metadata, p.bytes};
+      if (!ptxas.empty()) {
+        ScratchDir dir;
+        std::string ptx_path, log;
+        TRI_RETURN_IF_ERROR(dir.create("tri-aot"));
+        TRI_RETURN_IF_ERROR(dir.write("kernel.ptx", p.bytes, &ptx_path));
+        TRI_RETURN_IF_ERROR(run_tool({ptxas, "-arch=" + machine, "-o", dir.path() + "/kernel.cubin", ptx_path}, &log));
+        std::string cubin;
+        TRI_RETURN_IF_ERROR(dir.read("kernel.cubin", &cubin));
+        pp.kind = "ptx+cubin";
+        pp.bytes = p.bytes + std::string(1, '\0') + cubin;
+      }
+      out->push_back(std::move(pp));
+    }
+    return Status::ok();
+  }
   // The key adds the architecture the PTX is for, its PTX version (capped to what the installed
   // driver accepts), the warps and LLVM's version.
   Status cache_identity(const ir::Module& m, const ir::Function& kernel, const target::CompileOptions& options,
