@@ -22,6 +22,12 @@ mkdir -p "$out"
 ${CC:-cc} -O2 -std=c11 -Wall -Wextra -I"$root/include" "$root/bench/launch/c_launch.c" -L"$lib" -ltri -ldl \
   -o "$out/tri-bench-launch-c"
 echo "build.sh: $out/tri-bench-launch-c"
+# The same against libtri_rt, which runs packages only (--package; docs/aot.md).
+if [[ -f $lib/libtri_rt.so ]]; then
+  ${CC:-cc} -O2 -std=c11 -Wall -Wextra -DTRI_RUNTIME_ONLY -I"$root/include" "$root/bench/launch/c_launch.c" \
+    -L"$lib" -ltri_rt -ldl -o "$out/tri-bench-launch-c-rt"
+  echo "build.sh: $out/tri-bench-launch-c-rt"
+fi
 
 cargo=${CARGO:-$( [[ -x /usr/bin/cargo ]] && echo /usr/bin/cargo || command -v cargo )}
 ( cd "$root/bench/launch/rust" &&

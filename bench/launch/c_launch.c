@@ -7,8 +7,13 @@
  * without a GPU), tri_launch, and tri_launch_plan_launch.
  *
  * usage: tri-bench-launch-c [--target cuda|cpu] [--kernel examples/vector_add.tri]
- *                           [--batch 1000] [--rounds 31]
- * Prints one JSON object {"language": "c", "target": ..., "rows": [...]} (rows as PERF.md says). */
+ *                           [--package vector_add.tripkg] [--batch 1000] [--rounds 31]
+ * With --package the kernel comes from a package (tri aot, docs/aot.md: @vector_add with
+ * BLOCK=1024) instead of being compiled. Built with TRI_RUNTIME_ONLY (against libtri_rt, as
+ * tri-bench-launch-c-rt: bench/launch/build.sh) that is the only way, and there is no raw row (the
+ * PTX comes from tri_kernel_code, a compiler function).
+ * Prints one JSON object {"language": "c", "library": "libtri" or "libtri_rt", "target": ...,
+ * "rows": [...]} (rows as PERF.md says). */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <stdint.h>
@@ -58,12 +63,14 @@ static int cmp(const void* a, const void* b) {
 static tri_kernel* g_kernel;
 static tri_launch_plan* g_plan;
 static tri_arg g_args[4];
+static uint64_t g_bits[4];
+
+#ifndef TRI_RUNTIME_ONLY
 static void* g_fn;
 static void* g_params[4];
-static uint64_t g_bits[4];
 static unsigned g_block;
-
 static void m_raw(void) { cu.LaunchKernel(g_fn, 1, 1, 1, g_block, 1, 1, 0, NULL, g_params, NULL); }
+#endif
 static void m_call(void) { tri_launch(g_kernel, 1, 1, 1, NULL, g_args, 4); }
 static void m_plan(void) { tri_launch_plan_launch(g_plan); }
 
@@ -142,10 +149,12 @@ static tri_arg ptr_arg(uint64_t p, uint64_t extent) {
 int main(int argc, char** argv) {
   const char* target = "cuda";
   const char* kernel_path = "examples/vector_add.tri";
+  const char* package = NULL;
   int batch = 1000, rounds = 31;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--target")) target = argv[i + 1];
     else if (!strcmp(argv[i], "--kernel")) kernel_path = argv[i + 1];
+    else if (!strcmp(argv[i], "--package")) package = argv[i + 1];
     else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
   }
@@ -155,16 +164,26 @@ int main(int argc, char** argv) {
     return 0;
   }
   size_t size;
-  char* text = read_file(kernel_path, &size);
   tri_context* ctx;
   tri_module* mod;
   tri_compile_options* o;
   TRY(tri_context_create(NULL, TRI_VERSION_NUMBER, &ctx));
-  TRY(tri_module_create(ctx, text, size, kernel_path, &mod));
   TRY(tri_compile_options_create(&o));
   TRY(tri_compile_options_set_target(o, target));
   TRY(tri_compile_options_set_constexpr_int(o, "BLOCK", N));
-  TRY(tri_kernel_compile(mod, "vector_add", o, &g_kernel));
+  char* text = read_file(package ? package : kernel_path, &size);
+  if (package) {
+    TRY(tri_module_load_package(ctx, text, size, package, &mod));
+    TRY(tri_module_kernel(mod, "vector_add", o, &g_kernel));
+  } else {
+#ifdef TRI_RUNTIME_ONLY
+    fprintf(stderr, "tri-bench-launch-c-rt: built against libtri_rt, it runs packages only (--package)\n");
+    return 2;
+#else
+    TRY(tri_module_create(ctx, text, size, kernel_path, &mod));
+    TRY(tri_kernel_compile(mod, "vector_add", o, &g_kernel));
+#endif
+  }
   static float host[3][N];
   uint64_t base = 0;
   if (cuda) {
@@ -190,7 +209,11 @@ int main(int argc, char** argv) {
   TRY(tri_launch_plan_create(g_kernel, 1, 1, 1, NULL, g_args, 4, &g_plan));
   void (*methods[MAX_METHODS])(void);
   int n = 0;
-  if (cuda) {
+#ifdef TRI_RUNTIME_ONLY
+  const int raw_row = 0;
+#else
+  const int raw_row = cuda;
+  if (raw_row) {
     tri_blob* ptx;
     TRY(tri_kernel_code(g_kernel, "ptx", &ptx));
     size_t len = tri_blob_size(ptx);
@@ -215,13 +238,19 @@ int main(int argc, char** argv) {
     tri_blob_destroy(ptx);
     methods[n++] = m_raw;
   }
+#endif
   methods[n++] = m_call;
   methods[n++] = m_plan;
   double t[MAX_METHODS];
   measure(methods, n, batch, rounds, t);
-  double raw = cuda ? t[0] : 0, call = t[n - 2], plan = t[n - 1];
-  printf("{\"language\": \"c\", \"target\": \"%s\", \"rows\": [\n", target);
-  if (cuda) {
+  double raw = raw_row ? t[0] : 0, call = t[n - 2], plan = t[n - 1];
+#ifdef TRI_RUNTIME_ONLY
+  const char* library = "libtri_rt";
+#else
+  const char* library = "libtri";
+#endif
+  printf("{\"language\": \"c\", \"library\": \"%s\", \"target\": \"%s\", \"rows\": [\n", library, target);
+  if (raw_row) {
     printf(" {\"workload\": \"launch c call\", \"unit\": \"us\", \"higher_is_better\": false, \"tri\": %.3f, "
            "\"raw\": %.3f},\n", call, raw);
     printf(" {\"workload\": \"launch c plan\", \"unit\": \"us\", \"higher_is_better\": false, \"tri\": %.3f, "

@@ -38,6 +38,7 @@ class Function:
     ret: str
     params: List[Param]
     line: int
+    compiler: bool = False  # declared TRI_API TRI_COMPILER: in libtri only, not in libtri_rt
 
 
 @dataclass
@@ -264,13 +265,13 @@ def parse(path: str = DEFAULT_HEADER) -> Header:
         if m and m.group(1).strip() in SCALARS:
             header.aliases[m.group(2)] = m.group(1).strip()
             continue
-        m = re.match(r"^TRI_API (.+?)\b([A-Za-z_]\w*)\s*\((.*)\)$", s)
+        m = re.match(r"^TRI_API (TRI_COMPILER )?(.+?)\b([A-Za-z_]\w*)\s*\((.*)\)$", s)
         if m:
-            fname = m.group(2)
+            fname = m.group(3)
             if fname in header.functions:
                 raise HeaderError(f"{where}: {fname} is declared twice")
-            header.functions[fname] = Function(fname, normalize_type(m.group(1), where),
-                                               _parse_params(m.group(3), where), lineno)
+            header.functions[fname] = Function(fname, normalize_type(m.group(2), where),
+                                               _parse_params(m.group(4), where), lineno, bool(m.group(1)))
             continue
         raise HeaderError(f"{where}: cannot read this declaration (teach bindings/tools/triheader.py): {s}")
 

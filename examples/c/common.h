@@ -8,7 +8,7 @@
  * tests run matmul and attention with 1 and 2 on every target). TRI_PACKAGE_DIR, when set, makes
  * the kernels come from packages instead (<dir>/<example>.tripkg, made by `tri aot`:
  * scripts/aot-examples.sh) through tri_module_load_package and tri_module_kernel, compiling
- * nothing; built with TRI_EX_RUNTIME_ONLY defined (against libtri_rt, which has no compiler),
+ * nothing; built with TRI_RUNTIME_ONLY defined (against libtri_rt, which has no compiler),
  * that is the only way they get kernels.
  *
  * On "cuda" the buffers are CUDA managed memory, reachable from the host (which fills and checks
@@ -282,7 +282,7 @@ static inline tri_kernel* ex_compile(const char* file, const char* kernel, const
     EX_CHECK(tri_module_load_package(ctx, bytes, size, path, &mod));
     free(bytes);
   } else {
-#ifdef TRI_EX_RUNTIME_ONLY
+#ifdef TRI_RUNTIME_ONLY
     fprintf(stderr, "built against libtri_rt: set TRI_PACKAGE_DIR to a folder of packages (scripts/aot-examples.sh)\n");
     exit(1);
 #else
@@ -301,7 +301,7 @@ static inline tri_kernel* ex_compile(const char* file, const char* kernel, const
   if (packages && *packages)
     EX_CHECK(tri_module_kernel(mod, kernel, opts, &k));
   else
-#ifdef TRI_EX_RUNTIME_ONLY
+#ifdef TRI_RUNTIME_ONLY
     exit(1);
 #else
     EX_CHECK(tri_kernel_compile(mod, kernel, opts, &k));

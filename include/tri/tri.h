@@ -43,6 +43,18 @@
 #define TRI_API
 #endif
 
+/* Two libraries implement this header. libtri has all of it. libtri_rt is the runtime alone:
+ * contexts, packages (docs/aot.md), reflection, launches and prepared launches, teams and devices,
+ * with no compiler and no LLVM, for programs that ship kernels compiled ahead of time. Functions
+ * declared `TRI_API TRI_COMPILER` are libtri's only. A program that links libtri_rt defines
+ * TRI_RUNTIME_ONLY before including this header: a call to one of them is then an error at
+ * compile time ("unavailable") rather than at link time. */
+#if defined(TRI_RUNTIME_ONLY) && (defined(__GNUC__) || defined(__clang__))
+#define TRI_COMPILER __attribute__((unavailable("libtri only: libtri_rt has no compiler (docs/aot.md)")))
+#else
+#define TRI_COMPILER
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -133,23 +145,23 @@ TRI_API tri_result tri_context_options_set_allocator(tri_context_options* option
  * is a directory that cannot be made or written; either turns the cache off with one
  * TRI_LOG_WARNING line on the first compile, and compiles still work. docs/cache.md describes
  * the cache and its trust model. Since 0.1 (the default directory since 0.2). */
-TRI_API tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path);
+TRI_API TRI_COMPILER tri_result tri_context_options_set_cache_dir(tri_context_options* options, const char* path);
 /* shared nonzero: the cache directory is shared by the users of its group. The directory and
  * its files may then belong to any of them and be writable by the group (never by every user),
  * the files Tri makes are readable by the group, and the cache's secret (which seals every
  * entry) is readable by the group: every user who can read it can make entries that the others
  * run, so a shared cache trusts the whole group. 0 (the default): private to this user.
  * Since 0.2. */
-TRI_API tri_result tri_context_options_set_cache_shared(tri_context_options* options, int32_t shared);
+TRI_API TRI_COMPILER tri_result tri_context_options_set_cache_shared(tri_context_options* options, int32_t shared);
 /* Sets the disk cache's size bound in bytes (default 1 GiB; 0: no bound). When an entry written
  * takes the directory past it, the least recently used entries are removed. Since 0.2. */
-TRI_API tri_result tri_context_options_set_cache_max_bytes(tri_context_options* options, uint64_t max_bytes);
+TRI_API TRI_COMPILER tri_result tri_context_options_set_cache_max_bytes(tri_context_options* options, uint64_t max_bytes);
 /* Sets the budget of the "interp" target's working memory per launch, in bytes (0, the default:
  * none). A launch whose kernel would need more (an estimate from its block values: 8 bytes a
  * lane, 12 for pointers, 4 more in checked mode, every value of the kernel and of the device
  * functions it calls held at once, doubled for copies) fails before running with
  * TRI_ERROR_LIMIT_EXCEEDED. Other targets ignore it. Since 0.2. */
-TRI_API tri_result tri_context_options_set_interp_memory_limit(tri_context_options* options, uint64_t bytes);
+TRI_API TRI_COMPILER tri_result tri_context_options_set_interp_memory_limit(tri_context_options* options, uint64_t bytes);
 /* Sets how many compiled specializations each module of the context keeps in memory for
  * tri_kernel_compile to hand out again (default 64). Past that, the least recently compiled or
  * looked-up one is dropped from the module's memory; a kernel handle still holding it keeps it
@@ -166,7 +178,7 @@ TRI_API tri_result tri_context_options_set_kernel_cache_capacity(tri_context_opt
  * written or loaded); with none (the default) unsigned bundles are imported too. Errors:
  * TRI_ERROR_INVALID_ARGUMENT (NULL options or key, public_key_bytes not
  * TRI_SIGN_PUBLIC_KEY_BYTES). Since 0.2. */
-TRI_API tri_result tri_context_options_add_trusted_key(tri_context_options* options, const uint8_t* public_key,
+TRI_API TRI_COMPILER tri_result tri_context_options_add_trusted_key(tri_context_options* options, const uint8_t* public_key,
                                                       size_t public_key_bytes);
 
 /* ---- Context ------------------------------------------------------------------------------ */
@@ -213,7 +225,7 @@ typedef struct tri_module tri_module;
  * elements is TRI_ERROR_VERIFY),
  * TRI_ERROR_OUT_OF_MEMORY. A failure's message also goes to the context's log sink at
  * TRI_LOG_ERROR. The caller owns *out_module; it keeps the context alive. Since 0.1. */
-TRI_API tri_result tri_module_create(tri_context* context, const void* data, size_t size, const char* source_name,
+TRI_API TRI_COMPILER tri_result tri_module_create(tri_context* context, const void* data, size_t size, const char* source_name,
                                      tri_module** out_module);
 /* Releases the module; NULL is allowed. Since 0.1. */
 TRI_API void tri_module_destroy(tri_module* module);
@@ -233,14 +245,14 @@ TRI_API void tri_blob_destroy(tri_blob* blob);
 /* The module as canonical IR text (not NUL-terminated), without comments: it depends only on the
  * module, so a module and its binary form give the same text. The caller owns *out_text.
  * Since 0.1. */
-TRI_API tri_result tri_module_to_text(const tri_module* module, tri_blob** out_text);
+TRI_API TRI_COMPILER tri_result tri_module_to_text(const tri_module* module, tri_blob** out_text);
 /* What `tri fmt` writes: the canonical text with the `//` comments of the text the module was
  * created from, each printed where it was (docs/ir.md, "Comments"); the same as
  * tri_module_to_text for a module created from binary. Formatting its result again gives the
  * same text. The caller owns *out_text. Since 0.2. */
-TRI_API tri_result tri_module_to_text_with_comments(const tri_module* module, tri_blob** out_text);
+TRI_API TRI_COMPILER tri_result tri_module_to_text_with_comments(const tri_module* module, tri_blob** out_text);
 /* The module as binary IR (docs/format.md). The caller owns *out_binary. Since 0.1. */
-TRI_API tri_result tri_module_to_binary(const tri_module* module, tri_blob** out_binary);
+TRI_API TRI_COMPILER tri_result tri_module_to_binary(const tri_module* module, tri_blob** out_binary);
 
 /* ---- Reflection ---------------------------------------------------------------------------
  * Functions are numbered 0..count-1 in module order; a kernel's parameters are numbered with its
@@ -380,12 +392,12 @@ TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* op
  * thread, docs/capi.md "Limits"), TRI_ERROR_CANCELLED (tri_context_cancel). The caller owns
  * *out_kernel; it keeps the module alive. A kernel may be launched from many threads at once.
  * Since 0.1. */
-TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
+TRI_API TRI_COMPILER tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
                                       tri_kernel** out_kernel);
 /* Releases the kernel; NULL is allowed. Since 0.1. */
 TRI_API void tri_kernel_destroy(tri_kernel* kernel);
 /* The specialized, canonicalized IR the kernel was compiled from, as text. Since 0.1. */
-TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
+TRI_API TRI_COMPILER tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text);
 /* Code the target made for the kernel, by kind: "llvm" (targets "cuda" and "cpu": the LLVM IR
  * after optimization), "asm" (target "cpu": the host assembly), "ptx" (target "cuda": the PTX
  * module), "metadata" (target "cuda": the launch descriptor as JSON, docs/capi.md "Launch
@@ -395,7 +407,7 @@ TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_t
  * is made on the first call by compiling the kernel again in memory, so compiles that never ask
  * pay nothing. TRI_ERROR_NOT_FOUND when the target makes nothing of that kind (the message lists
  * the kinds it makes). The caller owns *out_code. Since 0.2. */
-TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code);
+TRI_API TRI_COMPILER tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code);
 /* The variants launch-time specialization has made for this kernel so far, as JSON
  * (docs/capi.md "Variants"): for each, its key, the argument classes it was compiled for, and
  * why it was made ("argument 3 (%n) changed class: not divisible by 16 -> divisible by 16").
@@ -515,7 +527,7 @@ typedef struct tri_package_builder tri_package_builder;
 
 /* Starts a package of `module`'s kernels (a module from IR). The builder keeps the module alive.
  * Since 0.2. */
-TRI_API tri_result tri_package_builder_create(tri_module* module, uint32_t flags, tri_package_builder** out_builder);
+TRI_API TRI_COMPILER tri_result tri_package_builder_create(tri_module* module, uint32_t flags, tri_package_builder** out_builder);
 /* Compiles kernel `name` as `options` asks (NULL: the defaults) for each machine of `machines`, a
  * comma-separated list, with the variants `variants` asks for (TRI_PACKAGE_*), and adds it.
  * Machines: for "cuda" GPU architectures ("sm_80,sm_90a": PTX for each, and its cubin made by
@@ -524,12 +536,12 @@ TRI_API tri_result tri_package_builder_create(tri_module* module, uint32_t flags
  * compiler driver, $CC or cc). NULL or "": those two lists. Notes (no ptxas: PTX only) go to the
  * log at TRI_LOG_WARNING. Errors: those of tri_kernel_compile; TRI_ERROR_UNSUPPORTED for the
  * "interp" target; TRI_ERROR_NOT_FOUND when there is no C compiler driver for "cpu". Since 0.2. */
-TRI_API tri_result tri_package_builder_add(tri_package_builder* builder, const char* name,
+TRI_API TRI_COMPILER tri_result tri_package_builder_add(tri_package_builder* builder, const char* name,
                                            const tri_compile_options* options, const char* machines, uint32_t variants);
 /* The package so far, as a file's bytes. The builder may go on adding. Since 0.2. */
-TRI_API tri_result tri_package_builder_finish(tri_package_builder* builder, tri_blob** out_package);
+TRI_API TRI_COMPILER tri_result tri_package_builder_finish(tri_package_builder* builder, tri_blob** out_package);
 /* Releases the builder; NULL is allowed. Since 0.2. */
-TRI_API void tri_package_builder_destroy(tri_package_builder* builder);
+TRI_API TRI_COMPILER void tri_package_builder_destroy(tri_package_builder* builder);
 
 /* ---- Teams: distributed kernels on the host ----------------------------------------------
  * A team runs one kernel as several ranks that share a symmetric heap, the model of multi-GPU
@@ -653,16 +665,16 @@ typedef struct tri_tune_space tri_tune_space;
 
 /* Creates an empty space: no configs, no key arguments, 10 timed repetitions per config. Not
  * thread-safe (like options). The caller owns *out_space. Since 0.2. */
-TRI_API tri_result tri_tune_space_create(tri_tune_space** out_space);
+TRI_API TRI_COMPILER tri_result tri_tune_space_create(tri_tune_space** out_space);
 /* Releases a space; NULL is allowed. Since 0.2. */
-TRI_API void tri_tune_space_destroy(tri_tune_space* space);
+TRI_API TRI_COMPILER void tri_tune_space_destroy(tri_tune_space* space);
 /* Appends a config: `count` constexpr values by name (names copied; they add to or replace the
  * base options' values), num_warps (1, 2, 4, 8, 16 or 32) and num_stages (0 to 8; as
  * tri_compile_options_set_num_stages). Configs are numbered from 0 in the order added; the
  * number is the tie-break (below). *out_index (may be NULL) receives it. Errors:
  * TRI_ERROR_INVALID_ARGUMENT (a bad warps or stages value, a NULL name, names NULL with count
  * above 0). Since 0.2. */
-TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* const* names, const int64_t* values,
+TRI_API TRI_COMPILER tri_result tri_tune_space_add_config(tri_tune_space* space, const char* const* names, const int64_t* values,
                                              uint32_t count, int32_t num_warps, int32_t num_stages,
                                              uint32_t* out_index);
 /* Appends the product of value lists: every combination of `num_names` constexprs, where
@@ -676,28 +688,28 @@ TRI_API tri_result tri_tune_space_add_config(tri_tune_space* space, const char* 
  * NULL name or list, a count of 0, a bad warps or stages value, a filter that does not parse,
  * names an unknown value or divides by zero), TRI_ERROR_LIMIT_EXCEEDED (more than 4096 configs
  * in the space). Nothing is appended on error. Since 0.2. */
-TRI_API tri_result tri_tune_space_add_product(tri_tune_space* space, const char* const* names,
+TRI_API TRI_COMPILER tri_result tri_tune_space_add_product(tri_tune_space* space, const char* const* names,
                                               const int64_t* const* values, const uint32_t* counts,
                                               uint32_t num_names, const int32_t* warps, uint32_t num_warps_values,
                                               const int32_t* stages, uint32_t num_stages_values,
                                               const char* filter, uint32_t* out_added);
 /* *out_count receives the number of configs in the space. Since 0.2. */
-TRI_API tri_result tri_tune_space_count(const tri_tune_space* space, uint32_t* out_count);
+TRI_API TRI_COMPILER tri_result tri_tune_space_count(const tri_tune_space* space, uint32_t* out_count);
 /* *out_value receives config `index`'s value of `name`: one of its constexprs, or "warps" or
  * "stages" (so a grid function can size the grid of a product's config). Errors:
  * TRI_ERROR_INVALID_ARGUMENT (index out of range), TRI_ERROR_NOT_FOUND (the config has no value
  * of that name). Since 0.2. */
-TRI_API tri_result tri_tune_space_value(const tri_tune_space* space, uint32_t index, const char* name,
+TRI_API TRI_COMPILER tri_result tri_tune_space_value(const tri_tune_space* space, uint32_t index, const char* name,
                                         int64_t* out_value);
 /* Sets the key arguments: runtime parameters (0-based among them, as tri_launch numbers its
  * arguments) that must be integer scalars, whose values select a result; with bucket nonzero
  * each value is rounded up to a power of two first (1000 and 1024 share a result). Replaces an
  * earlier key. Since 0.2. */
-TRI_API tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t* params, uint32_t count,
+TRI_API TRI_COMPILER tri_result tri_tune_space_set_key(tri_tune_space* space, const uint32_t* params, uint32_t count,
                                           int32_t bucket);
 /* Sets the timed launches per config (1 to 10000; default 10). Each config is launched once
  * untimed first; its time is the median of the timed ones. Since 0.2. */
-TRI_API tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_t repetitions);
+TRI_API TRI_COMPILER tri_result tri_tune_space_set_repetitions(tri_tune_space* space, uint32_t repetitions);
 
 /* Stages of a tuning run, for tri_tune_space_set_progress. */
 #define TRI_TUNE_STAGE_COMPILE 0   /* a config finished compiling (or failed to, or was pruned) */
@@ -714,7 +726,7 @@ typedef void (*tri_tune_stage_fn)(void* user, int32_t stage, uint32_t config, ui
  * and the user pointer it receives. It is called besides tri_tune's own `progress`, which sees
  * the benchmarks only. Nothing is reported for a result that was stored or imported (nothing is
  * compiled or measured but the chosen config). Since 0.2. */
-TRI_API tri_result tri_tune_space_set_progress(tri_tune_space* space, tri_tune_stage_fn fn, void* user);
+TRI_API TRI_COMPILER tri_result tri_tune_space_set_progress(tri_tune_space* space, tri_tune_stage_fn fn, void* user);
 
 /* Flags for tri_tune. */
 #define TRI_TUNE_FROZEN 1  /* never benchmark: a key with no stored or imported result uses config 0 (logged) */
@@ -755,7 +767,7 @@ typedef void (*tri_tune_grid_fn)(void* user, uint32_t config, uint32_t* grid);
  * TRI_ERROR_LAUNCH_ARGS (arguments that do not match the kernel), a driver error on "cuda",
  * the error of the first config when no config compiles and runs, or
  * of the chosen config's compile. The caller owns *out_kernel (and *out_result). Since 0.2. */
-TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_compile_options* options,
+TRI_API TRI_COMPILER tri_result tri_tune(tri_module* module, const char* name, const tri_compile_options* options,
                             const tri_tune_space* space, uint32_t grid_x, uint32_t grid_y, uint32_t grid_z,
                             void* stream, const tri_arg* args, uint32_t num_args, uint32_t flags,
                             tri_tune_progress_fn progress, tri_tune_grid_fn grid_fn, void* user,
@@ -764,7 +776,7 @@ TRI_API tri_result tri_tune(tri_module* module, const char* name, const tri_comp
 /* Writes every tuning result the context knows (stored in its cache directory, made or
  * imported in this context) to a JSON file at `path` (replacing it). *out_count (may be NULL)
  * receives the number written. Errors: TRI_ERROR_IO. Since 0.2. */
-TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint32_t* out_count);
+TRI_API TRI_COMPILER tri_result tri_tune_export(tri_context* context, const char* path, uint32_t* out_count);
 /* Reads a file tri_tune_export wrote and makes its results the context's answers for their
  * keys (ahead of stored ones), so an application can ship its tuning and never tune on a
  * user's machine. A result made on another device matches no key here (the key includes the
@@ -773,7 +785,7 @@ TRI_API tri_result tri_tune_export(tri_context* context, const char* path, uint3
  * at TRI_LOG_WARNING. Errors: TRI_ERROR_IO,
  * TRI_ERROR_CORRUPT_BINARY (not an export, or a damaged result: nothing is imported),
  * TRI_ERROR_UNSUPPORTED_VERSION. *out_imported (may be NULL) receives the count. Since 0.2. */
-TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint32_t* out_imported);
+TRI_API TRI_COMPILER tri_result tri_tune_import(tri_context* context, const char* path, uint32_t* out_imported);
 
 /* Counters for tri_tune_stat, counting this context's calls since it was made. */
 #define TRI_TUNE_STAT_TRIALS 0   /* configs benchmarked */
@@ -784,7 +796,7 @@ TRI_API tri_result tri_tune_import(tri_context* context, const char* path, uint3
 
 /* One counter (TRI_TUNE_STAT_*) into *out_value; an unknown one is
  * TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
-TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* out_value);
+TRI_API TRI_COMPILER tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* out_value);
 
 /* ---- Disk cache ----------------------------------------------------------------------------
  * Compiled kernels ("cpu": object code; "cuda": PTX) are kept in one file per kernel in the
@@ -813,10 +825,10 @@ TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* o
 
 /* The directory the context's disk cache uses, or "" when it is off; owned by the context.
  * Since 0.2. */
-TRI_API tri_result tri_cache_dir(tri_context* context, const char** out_path);
+TRI_API TRI_COMPILER tri_result tri_cache_dir(tri_context* context, const char** out_path);
 /* One statistic (TRI_CACHE_STAT_*) into *out_value; an unknown one is
  * TRI_ERROR_INVALID_ARGUMENT. Works with the cache off (counters and usage read 0). Since 0.2. */
-TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* out_value);
+TRI_API TRI_COMPILER tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* out_value);
 /* The entries of the cache directory as text, one line per entry sorted by key, fields separated
  * by tabs: key (32 hex digits), bytes, last use (seconds since 1970), status ("ok", "ok (another
  * build)", or "bad: <why>"), payload kind, target, kernel, what it was made for (the machine),
@@ -828,12 +840,12 @@ TRI_API tri_result tri_cache_stat(tri_context* context, int32_t stat, uint64_t* 
  * file over the 256 MiB an entry may have) is listed as bad without being read, so one bad file
  * never stops the listing. TRI_ERROR_UNSUPPORTED when the cache is off. The caller owns
  * *out_text. Since 0.2. */
-TRI_API tri_result tri_cache_list(tri_context* context, int32_t verify, tri_blob** out_text);
+TRI_API TRI_COMPILER tri_result tri_cache_list(tri_context* context, int32_t verify, tri_blob** out_text);
 /* Removes least recently used entries until the rest take at most max_bytes (UINT64_MAX: the
  * context's bound; 0 empties the cache), temporary files left by writers that died more than 10
  * minutes ago, and lock files nobody holds. Files that are not the cache's are left alone.
  * *out_removed (may be NULL) receives the number of entries removed. Since 0.2. */
-TRI_API tri_result tri_cache_prune(tri_context* context, uint64_t max_bytes, uint64_t* out_removed);
+TRI_API TRI_COMPILER tri_result tri_cache_prune(tri_context* context, uint64_t max_bytes, uint64_t* out_removed);
 /* Writes every valid entry of the cache to a bundle file at `path` (replacing a regular file
  * there atomically), with a manifest of the target, kernel, Tri build and machine each entry was
  * made for, so that an application can ship a warm cache. The bundle is unsigned; sign it with
@@ -841,7 +853,7 @@ TRI_API tri_result tri_cache_prune(tri_context* context, uint64_t max_bytes, uin
  * TRI_ERROR_UNSUPPORTED (cache off), TRI_ERROR_INVALID_ARGUMENT (`path` exists and is not a
  * regular file: a device, a FIFO, a directory or a symbolic link, which is left as it is),
  * TRI_ERROR_IO. Since 0.2. */
-TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint32_t* out_count);
+TRI_API TRI_COMPILER tri_result tri_cache_export(tri_context* context, const char* path, uint32_t* out_count);
 /* Reads a bundle and adds its entries to the cache, all or none: every entry is validated and
  * written aside first, the bundle's digest and (when the context trusts keys,
  * tri_context_options_add_trusted_key) its signature are checked, and only then do the entries
@@ -853,7 +865,7 @@ TRI_API tri_result tri_cache_export(tri_context* context, const char* path, uint
  * TRI_ERROR_UNTRUSTED (the context trusts keys and the bundle is unsigned or signed by another
  * key); on any error nothing is imported. *out_imported (may be NULL) receives the number of
  * entries added, 0 on an error. Since 0.2. */
-TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint32_t* out_imported);
+TRI_API TRI_COMPILER tri_result tri_cache_import(tri_context* context, const char* path, uint32_t* out_imported);
 
 /* ---- Signing bundles -----------------------------------------------------------------------
  * Bundles carry compiled code, so a host that imports them can require that they were signed
@@ -864,14 +876,14 @@ TRI_API tri_result tri_cache_import(tri_context* context, const char* path, uint
  * TRI_SIGN_SECRET_KEY_BYTES into out_secret_key (keep it secret: whoever holds it can sign code
  * that trusting hosts run). Errors: TRI_ERROR_INVALID_ARGUMENT (NULL buffers, other sizes).
  * Since 0.2. */
-TRI_API tri_result tri_sign_keypair(uint8_t* out_public_key, size_t public_key_bytes, uint8_t* out_secret_key,
+TRI_API TRI_COMPILER tri_result tri_sign_keypair(uint8_t* out_public_key, size_t public_key_bytes, uint8_t* out_secret_key,
                                     size_t secret_key_bytes);
 /* Signs the bundle at `path` (tri_cache_export's) with secret_key, replacing any signature it
  * has; the bundle is checked in full first and replaced atomically. Errors:
  * TRI_ERROR_INVALID_ARGUMENT (NULL path or key, secret_key_bytes not TRI_SIGN_SECRET_KEY_BYTES, a
  * path that is not a regular file), TRI_ERROR_IO, TRI_ERROR_CORRUPT_BINARY (not a bundle, or
  * damaged), TRI_ERROR_UNSUPPORTED_VERSION. Since 0.2. */
-TRI_API tri_result tri_bundle_sign(const char* path, const uint8_t* secret_key, size_t secret_key_bytes);
+TRI_API TRI_COMPILER tri_result tri_bundle_sign(const char* path, const uint8_t* secret_key, size_t secret_key_bytes);
 /* Checks the bundle at `path` in full (format, every entry, digest, signature) without a cache.
  * With public_key (TRI_SIGN_PUBLIC_KEY_BYTES bytes; NULL: any or no signature), it must also be
  * signed by that key. *out_entries receives the number of entries, *out_signed 1 when the bundle
@@ -880,7 +892,7 @@ TRI_API tri_result tri_bundle_sign(const char* path, const uint8_t* secret_key, 
  * TRI_ERROR_CORRUPT_BINARY (damaged, or a signature that does not verify),
  * TRI_ERROR_UNSUPPORTED_VERSION, TRI_ERROR_UNTRUSTED (public_key given and the bundle is
  * unsigned or signed by another key). Since 0.2. */
-TRI_API tri_result tri_bundle_verify(const char* path, const uint8_t* public_key, size_t public_key_bytes,
+TRI_API TRI_COMPILER tri_result tri_bundle_verify(const char* path, const uint8_t* public_key, size_t public_key_bytes,
                                      uint32_t* out_entries, int32_t* out_signed, uint8_t* out_signer);
 
 /* ---- CUDA devices --------------------------------------------------------------------------

@@ -181,6 +181,8 @@ bool try_front(cache::DiskCache& disk, const ir::Module& m, const std::string& n
 void remember_front(cache::DiskCache& disk, const cache::Key& front_key, const cache::Key& entry,
                     const ir::Module& prepared);
 
+// A runtime parameter's signature: its tri_arg kind and dtype, and an integer's width mask.
+ParamSig make_sig(const std::string& name, bool is_ptr, ir::Scalar dtype);
 // The runtime parameters of kernel `k` of `m` as launches see them; of a package's function.
 std::vector<ParamSig> param_sigs(const ir::Module& m, const ir::Function& k);
 std::vector<ParamSig> param_sigs(const package::Function& f);

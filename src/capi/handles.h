@@ -1,6 +1,7 @@
 // The objects behind the C API's opaque handles, and the glue every exported function shares:
 // argument checks that set the thread's last error, and the wrapper that keeps C++ exceptions
-// from crossing the boundary.
+// from crossing the boundary. The runtime's files of capi are built twice, for libtri and, with
+// TRI_RUNTIME_ONLY defined, for libtri_rt, whose context has no disk cache and no tuning state.
 //
 // Lifetime: handles are reference counted. tri_X_destroy drops the caller's reference; a child
 // holds a reference on its parent (a module on its context, a blob on its context), so a host may
@@ -55,20 +56,22 @@ struct tri_context {
   std::mutex pool_mu;
   std::atomic<tri::ThreadPool*> pool_ready{nullptr};
   std::unique_ptr<tri::ThreadPool> pool;
-  // The disk cache, opened on the first compile (capi::context_disk_cache), so that making a
-  // context touches no file and logs nothing.
-  std::once_flag disk_once;
-  std::unique_ptr<tri::cache::DiskCache> disk;
   // Bumped by tri_context_cancel; a launch that sees it change since it began stops.
   std::atomic<uint64_t> cancel_epoch{0};
-  // Where `print` ops' text goes (the log at TRI_LOG_INFO), made once so that launches build
-  // no std::function.
-  // Tuning results (capi/tune.cpp): by key (32 hex digits), the result's JSON and whether it
-  // was imported (tri_tune_import) rather than measured or read from the disk here; and the
+#ifndef TRI_RUNTIME_ONLY
+  // The compiler half's (libtri): the disk cache, opened on the first compile
+  // (capi::context_disk_cache), so that making a context touches no file and logs nothing; and
+  // tuning results (capi/tune.cpp): by key (32 hex digits), the result's JSON and whether it was
+  // imported (tri_tune_import) rather than measured or read from the disk here, and the
   // counters tri_tune_stat reads.
+  std::once_flag disk_once;
+  std::unique_ptr<tri::cache::DiskCache> disk;
   std::mutex tune_mu;
   std::map<std::string, std::pair<std::string, bool>> tune_results;
   std::atomic<uint64_t> tune_trials{0}, tune_stored{0}, tune_defaults{0}, tune_pruned{0}, tune_other_device{0};
+#endif
+  // Where `print` ops' text goes (the log at TRI_LOG_INFO), made once so that launches build
+  // no std::function.
   tri::PrintSink print_sink = [this](const std::string& text) { log(TRI_LOG_INFO, text); };
 
   void log(int32_t level, const std::string& message) const;

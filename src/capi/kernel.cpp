@@ -1,4 +1,6 @@
-// Compile options, kernels and launches: tri_compile_options_*, tri_kernel_*, tri_launch.
+// Compile options, kernels and launches: tri_compile_options_*, tri_kernel_* (but the compile,
+// capi/compile.cpp), tri_launch and prepared launches. Part of the runtime (libtri_rt too): the
+// options select a package's specialization there.
 //
 // A tri_kernel is a small handle on a Compiled object that its module caches by specialization
 // key, so compiling the same thing twice is a map lookup and concurrent compiles of one key
@@ -175,136 +177,11 @@ TRI_API tri_result tri_compile_options_set_arg_divisible(tri_compile_options* op
   return set_fact(options, param, 0, divisible, false);
 }
 
-TRI_API tri_result tri_kernel_compile(tri_module* module, const char* name, const tri_compile_options* options,
-                                      tri_kernel** out_kernel) {
-  TRI_CHECK_ARG(module);
-  TRI_CHECK_ARG(name);
-  TRI_CHECK_ARG(out_kernel);
-  return guard([&] {
-    static const tri_compile_options kDefaults;
-    const capi::CompileRequest& req = (options ? *options : kDefaults).req;
-    // Taken now: a tri_context_cancel made while this call waits or compiles stops it.
-    const CancelToken cancel = capi::cancel_token(module->context);
-    std::shared_ptr<capi::Compiled> compiled;
-    // A package's module: the package's code when it holds this specialization, else a compile of
-    // the package's IR.
-    if (module->package) {
-      bool found = false;
-      Status st = capi::package_kernel(module, name, req, &compiled, &found);
-      if (!st.is_ok()) {
-        module->context->log(TRI_LOG_ERROR, st.message());
-        return set_error(st);
-      }
-      if (found) {
-        *out_kernel = new tri_kernel{module, std::move(compiled)};
-        capi::module_retain(module);
-        return TRI_OK;
-      }
-      if (!module->ir) {
-        const std::string has = capi::package_entries(module, name);
-        return set_error(Code::NotFound, "tri_kernel_compile: " + module->name + " holds no @" + name +
-                                             " for this request and not the IR to compile it" +
-                                             (has.empty() ? std::string() : " (it has @" + std::string(name) + " for: " + has + ")"));
-      }
-    }
-    bool made = false;
-    Status st = module->kernels.get(
-        req.key(name),
-        [&](std::shared_ptr<capi::Compiled>* out) {
-          tri_context* ctx = module->context;
-          made = true;
-          return capi::compile(
-              *module->ir, name, req, out, [ctx](const std::string& m) { ctx->log(TRI_LOG_DEBUG, m); },
-              capi::context_disk_cache(ctx), cancel);
-        },
-        &compiled);
-    if (!st.is_ok()) {
-      module->context->log(TRI_LOG_ERROR, st.message());
-      return set_error(st);
-    }
-    // Said after the cache's lock and in-flight mark are gone: the sink may compile again.
-    if (made) {
-      const std::string what = req.describe(compiled->kernel(), compiled->target->uses_stream());
-      module->context->log(TRI_LOG_DEBUG, "compiled kernel @" + std::string(name) + " for target \"" + req.target +
-                                              "\"" + (what == "-" ? std::string() : " [" + what + "]"));
-    }
-    auto* k = new tri_kernel{module, std::move(compiled)};
-    capi::module_retain(module);
-    *out_kernel = k;
-    return TRI_OK;
-  });
-}
-
 TRI_API void tri_kernel_destroy(tri_kernel* kernel) {
   if (!kernel) return;
   tri_module* m = kernel->module;
   delete kernel;
   capi::module_release(m);
-}
-
-TRI_API tri_result tri_kernel_to_text(const tri_kernel* kernel, tri_blob** out_text) {
-  TRI_CHECK_ARG(kernel);
-  TRI_CHECK_ARG(out_text);
-  return guard([&] {
-    if (!kernel->compiled->ir)
-      return set_error(Code::NotFound, "tri_kernel_to_text: the kernel @" + kernel->compiled->name +
-                                           " comes from a package, which holds its code, not its IR");
-    return capi::make_blob(kernel->module->context, ir::print_text(*kernel->compiled->ir), "tri_kernel_to_text",
-                           out_text);
-  });
-}
-
-namespace {
-
-// Whether `kind` is one of the kinds a Target::code_kinds text lists ("llvm (...), asm (...)").
-bool makes_kind(std::string_view kinds, std::string_view kind) {
-  for (size_t at = 0; at < kinds.size();) {
-    size_t end = kinds.find_first_of(" ,", at);
-    if (end == std::string_view::npos) end = kinds.size();
-    if (kinds.substr(at, end - at) == kind) return true;
-    at = kinds.find(", ", end);
-    if (at == std::string_view::npos) break;
-    at += 2;
-  }
-  return false;
-}
-
-}  // namespace
-
-TRI_API tri_result tri_kernel_code(const tri_kernel* kernel, const char* kind, tri_blob** out_code) {
-  TRI_CHECK_ARG(kernel);
-  TRI_CHECK_ARG(kind);
-  TRI_CHECK_ARG(out_code);
-  return guard([&] {
-    const capi::Compiled& c = *kernel->compiled;
-    std::string code = c.exe->code(kind);
-    if (code.empty() && (c.from_disk || c.target->keeps_code_on_request()) && makes_kind(c.target->code_kinds(), kind)) {
-      // What a compile keeps is what launches need (and a kernel read from the disk cache has
-      // its payload only): the other stages come from compiling it again, in memory, keeping
-      // them, once per kernel.
-      std::shared_ptr<const target::Executable> shown;
-      {
-        std::lock_guard<std::mutex> lock(c.mu_);
-        if (!c.with_code) {
-          target::CompileOptions o = c.req.options;
-          o.keep_code = true;
-          std::shared_ptr<const target::Executable> fresh;
-          if (c.target->compile(*c.ir, c.kernel(), o, &fresh).is_ok()) c.with_code = std::move(fresh);
-        }
-        shown = c.with_code;
-      }
-      if (shown) code = shown->code(kind);
-    }
-    if (code.empty()) {
-      const std::string_view kinds = c.target->code_kinds();
-      return set_error(Code::NotFound, std::string("tri_kernel_code: target \"") + std::string(c.target->name()) +
-                                           "\" made no code of kind '" + kind + "' for this kernel (" +
-                                           (kinds.empty() ? std::string("it makes none to show")
-                                                          : "it makes: " + std::string(kinds)) +
-                                           ")");
-    }
-    return capi::make_blob(kernel->module->context, code, "tri_kernel_code", out_code);
-  });
 }
 
 TRI_API tri_result tri_kernel_arg_count(const tri_kernel* kernel, uint32_t* out_count) {

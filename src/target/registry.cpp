@@ -1,8 +1,15 @@
-// The list of this build's targets: the one place that names them (target/target.h).
+// The list of this build's targets: the one place that names them (target/target.h). libtri has
+// every target with its compiler; libtri_rt (built with TRI_RUNTIME_ONLY) has the runtime halves
+// of the targets that load packages, "cpu" and "cuda".
 #include <vector>
 
 #include "target/target.h"
+#ifdef TRI_RUNTIME_ONLY
+#include "target/cpu/target.h"
+#include "target/cuda/target.h"
+#endif
 
+#ifndef TRI_RUNTIME_ONLY
 namespace tri {
 namespace interp {
 const target::Target* interp_target();
@@ -16,11 +23,17 @@ const target::Target* cuda_target();
 }
 #endif
 }  // namespace tri
+#endif
 
 namespace tri::target {
 namespace {
 
 const std::vector<const Target*>& all() {
+#ifdef TRI_RUNTIME_ONLY
+  static const cpu::CpuRuntime cpu_runtime;
+  static const cuda::CudaRuntime cuda_runtime;
+  static const std::vector<const Target*> list = {&cpu_runtime, &cuda_runtime};
+#else
   static const std::vector<const Target*> list = {
       interp::interp_target(),
 #ifdef TRI_HAVE_LLVM_LAYER
@@ -28,6 +41,7 @@ const std::vector<const Target*>& all() {
       cuda::cuda_target(),
 #endif
   };
+#endif
   return list;
 }
 

@@ -249,9 +249,12 @@ class Target {
 
   // CompileOptions::num_stages when it is 0 (passes/pipeline_loads.h).
   virtual int default_num_stages() const { return 1; }
-  // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete).
+  // Compiles `kernel` of `m` (verified, specialized and canonicalized: every type concrete). A
+  // target without its compiler half (libtri_rt's) has nothing to do it with: Code::Unsupported.
   virtual Status compile(const ir::Module& m, const ir::Function& kernel, const CompileOptions& options,
-                         std::shared_ptr<const Executable>* out) const = 0;
+                         std::shared_ptr<const Executable>* out) const {
+    return Status(Code::Unsupported, "target \"" + std::string(name()) + "\" has no compiler in this library");
+  }
 
   // ---- the disk cache (capi/disk_cache.cpp). The key of a kernel covers its specialized IR
   // without source locations, the target's name, the CompileOptions fields, Tri's version and

@@ -19,7 +19,7 @@ prefix=$work/prefix
 echo "== cmake --install into $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
 for f in include/tri/tri.h "$libdir/libtri.so" "$libdir/libtri.a" "$libdir/cmake/tri/triConfig.cmake" \
-         "$libdir/pkgconfig/tri.pc" bin/tri; do
+         "$libdir/pkgconfig/tri.pc" "$libdir/libtri_rt.so" "$libdir/libtri_rt.a" "$libdir/pkgconfig/tri_rt.pc" bin/tri; do
   [[ -e $prefix/$f ]] || { echo "missing after install: $f" >&2; exit 1; }
 done
 
@@ -44,4 +44,15 @@ echo "$out"
 
 echo "== the installed tool"
 "$prefix/bin/tri" --version
+
+echo "== a package made by the installed tri aot, run by a program linked with libtri_rt (pkg-config tri_rt)"
+src=$(cd "$here/../.." && pwd)
+"$prefix/bin/tri" aot "$src/examples/vector_add.tri" -o "$work/va.tripkg" --target cpu --header "$work/aot.h" 2>/dev/null
+flags=$(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs tri_rt)
+echo "pkg-config --cflags --libs tri_rt: $flags"
+# shellcheck disable=SC2086  # the flags are words
+"$cc" $extra_cflags -I"$work" "$src/tests/tool/aot_host.c" -o "$work/aot-host" $flags
+out=$(LD_LIBRARY_PATH="$prefix/$libdir" "$work/aot-host" "$work/va.tripkg")
+echo "$out"
+[[ $out == "ok 5000" ]]
 echo "install test passed"

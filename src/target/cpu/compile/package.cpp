@@ -54,8 +54,8 @@ Status build_shared_object(const ir::Module& m, const ir::Function& kernel, cons
   TRI_RETURN_IF_ERROR(dir.write("kernel.o", obj.object, &obj_path));
   TRI_RETURN_IF_ERROR(dir.write("runtime.s", trampolines(syms), &asm_path));
   const std::string so_path = dir.path() + "/kernel.so";
-  TRI_RETURN_IF_ERROR(run_tool({cc, "-shared", "-nostdlib", "-Wl,-z,defs", "-Wl,-z,now", "-Wl,--hash-style=both",
-                                "-Wl,-z,noexecstack", "-o", so_path, obj_path, asm_path, "-lgcc"},
+  TRI_RETURN_IF_ERROR(run_tool({cc, "-shared", "-nostdlib", "-s", "-Wl,-z,defs", "-Wl,-z,now", "-Wl,--hash-style=gnu",
+                                "-Wl,-z,noexecstack", "-Wl,-z,noseparate-code", "-o", so_path, obj_path, asm_path, "-lgcc"},
                                &out_output));
   SharedObjectInfo info;
   info.name = obj.name;
