@@ -487,6 +487,40 @@ void test_atomics_39(void**) {
   }
 }
 
+void test_libdevice_64(void**) {
+  // libdevice's 64-bit integer functions (tests/import/snippets/libdevice_64.ttir), against C.
+  std::vector<int64_t> x = {0, -1, 1, INT64_MIN, INT64_MAX, 0x0123456789abcdefLL, -0x1000000000LL, 96};
+  std::vector<double> d = {0.5, 1.5, 2.5, -2.5, -0.5, 1e18, -3.7, 4503599627370497.0};
+  const int n = static_cast<int>(x.size());
+  for (const char* t : kTargets) {
+    Buffer bx = buffer(x, TRI_DTYPE_I64), bd = buffer(d, TRI_DTYPE_F64);
+    Buffer out = buffer(std::vector<int64_t>(4 * n + kGuard, -777), TRI_DTYPE_I64);
+    Buffer cnt = buffer(std::vector<int32_t>(3 * n + kGuard, -777), TRI_DTYPE_I32);
+    if (!launch_text(snippet("libdevice_64"), "libdevice_64.ttir", "k", t, n, 1,
+                     {ptr_arg(bx), ptr_arg(bd), ptr_arg(out), ptr_arg(cnt)}))
+      continue;
+    for (int i = 0; i < n; ++i) {
+      uint64_t u = static_cast<uint64_t>(x[i]), v = u * 7, rev = 0;
+      for (int b = 0; b < 64; ++b) rev |= ((u >> b) & 1) << (63 - b);
+      __int128 s = static_cast<__int128>(x[i]) * static_cast<int64_t>(v);
+      unsigned __int128 p = static_cast<unsigned __int128>(u) * v;
+      int64_t want[4] = {static_cast<int64_t>(rev), static_cast<int64_t>(s >> 64), static_cast<int64_t>(p >> 64),
+                         static_cast<int64_t>(std::nearbyint(d[i]))};
+      int32_t pop = __builtin_popcountll(u), clz = u ? __builtin_clzll(u) : 64, ffs = __builtin_ffsll(x[i]);
+      int32_t want_c[3] = {pop, clz, ffs};
+      for (int k = 0; k < 4; ++k)
+        if (out.as<int64_t>()[4 * i + k] != want[k])
+          fail_msg("libdevice_64 [%s]: x[%d] result %d is %lld, expected %lld", t, i, k,
+                   static_cast<long long>(out.as<int64_t>()[4 * i + k]), static_cast<long long>(want[k]));
+      for (int k = 0; k < 3; ++k)
+        if (cnt.as<int32_t>()[3 * i + k] != want_c[k])
+          fail_msg("libdevice_64 [%s]: x[%d] count %d is %d, expected %d", t, i, k, cnt.as<int32_t>()[3 * i + k], want_c[k]);
+    }
+    expect_guard("libdevice_64 out", t, out.as<int64_t>(), 4 * n, int64_t{-777});
+    expect_guard("libdevice_64 cnt", t, cnt.as<int32_t>(), 3 * n, int32_t{-777});
+  }
+}
+
 // ---------------------------------------------------------------- locations in reports
 
 void test_checked_sqrt(void**) {
@@ -575,6 +609,7 @@ int main(void) {
       cmocka_unit_test(test_checked_sqrt),
       cmocka_unit_test(test_checked_mode_location), cmocka_unit_test(test_reflection),
       cmocka_unit_test(test_descriptor_36),         cmocka_unit_test(test_atomics_39),
+      cmocka_unit_test(test_libdevice_64),
   };
   int rc = cmocka_run_group_tests(tests, nullptr, nullptr);
   tri_context_destroy(g_ctx);

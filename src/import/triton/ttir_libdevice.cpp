@@ -383,10 +383,11 @@ ValueId Reader::libdevice_value(const void* entry, const std::string& symbol, co
       ValueId y = x;
       int step = 0;
       for (int sh = 1; sh < w; sh *= 2, ++step) {
-        ValueId m = k(masks[step]), s = cst_int(xt, sh);
-        if (sh * 2 == w) {
+        ValueId s = cst_int(xt, sh);
+        if (sh * 2 == w) {  // the last step swaps the halves: no mask
           y = op2(Opcode::Or, op2(Opcode::LShr, y, s), op2(Opcode::Shl, y, s));
         } else {
+          ValueId m = k(masks[step]);
           y = op2(Opcode::Or, op2(Opcode::And, op2(Opcode::LShr, y, s), m), op2(Opcode::Shl, op2(Opcode::And, y, m), s));
         }
       }

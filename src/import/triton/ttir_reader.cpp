@@ -405,21 +405,11 @@ void Reader::parse_op() {
   if (it == table.end()) {
     static const std::unordered_map<std::string, std::string> gaps = {
         {"tt.histogram", "Tri has no histogram op (count with tl.atomic_add into a bins buffer instead)"},
-        {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr) have no Tri counterpart; use pointer blocks"},
-        {"tt.advance", "block pointers (tl.advance) have no Tri counterpart; use pointer blocks"},
-        {"tt.gather", "Tri has no gather along an axis of a block (tl.gather)"},
-        {"tt.descriptor_load", "tensor descriptors (TMA) have no Tri counterpart"},
-        {"tt.descriptor_store", "tensor descriptors (TMA) have no Tri counterpart"},
-        {"tt.descriptor_gather", "tensor descriptors (TMA) have no Tri counterpart"},
-        {"tt.descriptor_scatter", "tensor descriptors (TMA) have no Tri counterpart"},
-        {"tt.make_tensor_descriptor", "tensor descriptors (TMA) have no Tri counterpart"},
-        {"tt.elementwise_inline_asm", "inline PTX (tl.inline_asm_elementwise) is not imported yet"},
-        {"tt.clampf", "tl.clamp is not imported yet (write it as tl.minimum(tl.maximum(x, lo), hi))"},
+        {"tt.make_tensor_ptr", "block pointers (tl.make_block_ptr) have no Tri counterpart; use pointer blocks or tensor descriptors"},
+        {"tt.advance", "block pointers (tl.advance) have no Tri counterpart; use pointer blocks or tensor descriptors"},
         {"tt.dot_scaled", "scaled dots (microscaling formats) have no Tri counterpart"},
-        {"tt.unsplat", "Tri has no op that turns a one-element block into a scalar"},
         {"tt.map_elementwise", "tl.map_elementwise is not imported yet"},
-        {"cf.br", "unstructured control flow (cf dialect) is not supported"},
-        {"cf.cond_br", "unstructured control flow (cf dialect) is not supported"},
+        {"cf.switch", "multi-way branches are not imported (Triton's frontend writes cf.cond_br)"},
         {"arith.index_cast", "the index type has no Tri counterpart"},
     };
     auto gap = gaps.find(name);
