@@ -18,7 +18,7 @@ static __attribute__((noinline)) float expf_edge(float x) {
 }
 
 float __tri_expf(float x) {
-  if (!(fabsf_(x) < 87.0f)) return expf_edge(x);
+  if (UNLIKELY(!(fabsf_(x) < 87.0f))) return expf_edge(x);
   /* the result is normal: 2^k goes into p's exponent field */
   float r, rl;
   int k = reduce_ln2f(x, &r, &rl);
@@ -63,7 +63,7 @@ static inline float exp10_core(float x, int normal) {
 static __attribute__((noinline)) float exp10f_edge(float x) { return exp10_core(clampf_(x, -46.0f, 39.0f), 0); }
 
 float __tri_exp10f(float x) {
-  if (!(fabsf_(x) < 37.5f)) return exp10f_edge(x); /* overflow, underflow, subnormals, NaN */
+  if (UNLIKELY(!(fabsf_(x) < 37.5f))) return exp10f_edge(x); /* overflow, underflow, subnormals, NaN */
   return exp10_core(x, 1);
 }
 
@@ -89,7 +89,7 @@ static __attribute__((noinline)) float expm1f_edge(float x) {
 float __tri_expm1f(float x) {
   float ax = fabsf_(x);
   if (ax < 0x1p-25f) return x; /* expm1(x) = x + x^2/2: keeps -0 and subnormals */
-  if (!(ax < 16.0f)) return expm1f_edge(x); /* |k| > 23, inf, NaN */
+  if (UNLIKELY(!(ax < 16.0f))) return expm1f_edge(x); /* |k| > 23, inf, NaN */
   float r, rl;
   int k = reduce_ln2f(x, &r, &rl);
   float l;
@@ -100,18 +100,16 @@ float __tri_expm1f(float x) {
   return s + (e + t * l);
 }
 
-/* NaN for x < 0 or NaN, -inf at 0, inf at inf; r elsewhere. */
+/* NaN for x < 0 or NaN, -inf at 0, inf at inf (behind one test); r elsewhere. */
 static inline float log_specials(float x, float r) {
-  r = x == INFF ? x : r;
-  r = x == 0.0f ? -INFF : r;
-  r = x < 0.0f ? NANF : r;
-  return x != x ? x + x : r;
+  if (UNLIKELY(asu32(x) - 1u >= 0x7f7fffffu)) r = /* not in (0, inf) */ x == INFF ? x : x == 0.0f ? -INFF : x < 0.0f ? NANF : x + x;
+  return r;
 }
 
 float __tri_logf(float x) {
   float ef;
   float f = log_reduce(x, &ef);
-  return log_specials(x, log_core(f, 0.0f, ef));
+  return log_specials(x, log_core(f, -0.0f, ef));
 }
 
 #define INVLN2F_LO 0x1.4ae0c0p-26f
@@ -147,8 +145,6 @@ float __tri_log1pf(float a) {
   float c, ef;
   float f = log1p_args(a, 0.0f, &c, &ef);
   float r = log_core(f, c, ef);
-  r = a == INFF ? a : r;
-  r = a == -1.0f ? -INFF : r;
-  r = a < -1.0f ? NANF : r;
-  return a != a ? a + a : r;
+  if (UNLIKELY(!(a > -1.0f && a < INFF))) r = a == INFF ? a : a == -1.0f ? -INFF : a < -1.0f ? NANF : a + a;
+  return r;
 }

@@ -12,7 +12,7 @@ float __tri_powf(float x, float y) {
   /* exact or nearly exact short paths for y in {2, 1, -1, 3, 1/2, -1/2}, behind one test of y's
    * bits (|y| in {1/2, 3/4, 1, 3/2, 2, 3}); folded away unless y is a constant among them */
   uint32_t ya = asu32(y) & 0x7fffffffu;
-  if ((ya & 0x003fffffu) == 0 && ya - 0x3f000000u <= 0x01400000u) {
+  if (UNLIKELY((ya & 0x003fffffu) == 0 && ya - 0x3f000000u <= 0x01400000u)) {
     if (y == 2.0f) return x * x;
     if (y == 1.0f) return x * 1.0f;
     if (y == -1.0f) return 1.0f / x;
@@ -32,7 +32,7 @@ float __tri_powf(float x, float y) {
   int yodd = ay < 0x1p24f && yint && (t & 1);
   /* |x|^y for finite x != 0 and finite y */
   float ll;
-  float l = log_pair(ax, 0.0f, &ll);
+  float l = log_pair(ax, &ll);
   float ph = y * l;
   float pl = FMAF(y, l, -ph) + y * ll;
   /* past the thresholds the result is 0 or inf whatever the low part (which may be NaN) */
@@ -43,7 +43,7 @@ float __tri_powf(float x, float y) {
   float r = ldexpf_(p, k);
   r = x < 0.0f ? (yint ? (yodd ? -r : r) : NANF) : r;
   /* the rest of C99 F.9.4.4, behind one test: x or y zero, infinite or NaN, or x = 1 */
-  if (!(ax > 0.0f && ax < INFF && ay < INFF && ay > 0.0f) || x == 1.0f) {
+  if (UNLIKELY(!(ax > 0.0f && ax < INFF && ay < INFF && ay > 0.0f) || x == 1.0f)) {
     const float inf = INFF;
     if (ay == inf) r = ax == 1.0f ? 1.0f : (ax > 1.0f) == (y > 0.0f) ? inf : 0.0f;
     else if (ax == 0.0f) r = y < 0.0f ? (yodd ? copysignf_(inf, x) : inf) : (yodd ? x : 0.0f);
