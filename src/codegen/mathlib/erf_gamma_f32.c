@@ -111,7 +111,7 @@ static float lgamma_pos(float x, float* l) {
     ph = h;
   }
   float ll;
-  float lh = log_pair(mid ? ph : x, mid ? pl : 0.0f, &ll);
+  float lh = log_pair_c(mid ? ph : x, pl, mid, &ll);
   if (x >= 8.0f) {
     /* x (log x - 1) - (log x)/2 + log(2 pi)/2 + 1/(12x) - 1/(360x^3) + 1/(1260x^5) */
     float a = lh - 1.0f; /* exact: log x >= 2 */
@@ -162,7 +162,7 @@ static float reflect(float x, float* l, float* sgn) {
   /* |x s| as a pair, then log pi - log|x s| */
   float ps = fabsf_(x * s), pe = FMAF(fabsf_(x), fabsf_(s), -ps);
   float ll;
-  float lh = log_pair(ps, pe, &ll);
+  float lh = log_pair_c(ps, pe, 1, &ll);
   float e;
   float h = two_sum_f(LNPI_H, -lh, &e);
   return fast_two_sum_f(h, e + (LNPI_L - ll), l);
@@ -174,7 +174,7 @@ float __tri_lgammaf(float x) {
   if (x == 0.0f || (x < 0.0f && truncf_(ax) == ax)) return INFF; /* a pole */
   if (x < 0.0f && ax < 0x1p-25f) { /* -log|x| - gamma x */
     float ll;
-    float lh = log_pair(ax, 0.0f, &ll);
+    float lh = log_pair(ax, &ll);
     return -(lh + ll);
   }
   float gl;

@@ -10,10 +10,20 @@
 
 static inline float clampf_(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; } /* NaN passes */
 
-float __tri_expf(float x) {
+/* exp of x outside (-87, 87) or NaN: results that overflow, underflow or are subnormal. */
+static __attribute__((noinline)) float expf_edge(float x) {
   int k;
   float p = expf_core(clampf_(x, -104.0f, 89.0f), &k);
   return ldexpf_(p, k);
+}
+
+float __tri_expf(float x) {
+  if (UNLIKELY(!(fabsf_(x) < 87.0f))) return expf_edge(x);
+  /* the result is normal: 2^k goes into p's exponent field */
+  float r, rl;
+  int k = reduce_ln2f(x, &r, &rl);
+  float p = 1.0f + FMAF(r * r, POLYF(EXPM1_Q, r), r + rl);
+  return asf32(asu32(p) + ((uint32_t)k << 23));
 }
 
 float __tri_exp2f(float x) {
@@ -34,25 +44,33 @@ float __tri_exp2f(float x) {
 #define LN10F_HI 0x1.26bb1cp+1f
 #define LN10F_LO -0x1.12aabap-25f
 
-float __tri_exp10f(float x) {
-  float xc = clampf_(x, -46.0f, 39.0f);
+/* 10^x = 2^k e^(r + rl) for |x| < 45.5 (NaN passes), the scaling by two multiplications when
+ * `normal` is 0. */
+static inline float exp10_core(float x, int normal) {
   int k;
-  float kf = rint_f(xc * LOG2_10F, &k);
-  float s1 = FMAF(-kf, LG2F_HI, xc); /* exact, |s1| <= log10(2)/2 */
+  float kf = rint_f(x * LOG2_10F, &k);
+  float s1 = FMAF(-kf, LG2F_HI, x); /* exact, |s1| <= log10(2)/2 */
   float sl;
   float s = two_sum_f(s1, -kf * LG2F_LO, &sl); /* x - k log10(2) = s + sl */
   float r = s * LN10F_HI;
   float rl = FMAF(s, LN10F_HI, -r) + FMAF(s, LN10F_LO, sl * LN10F_HI);
   float l;
   float h = expm1f_poly(r, rl, &l);
-  return ldexpf_(1.0f + (h + l), k);
+  float p = 1.0f + (h + l);
+  return normal ? asf32(asu32(p) + ((uint32_t)k << 23)) : ldexpf_(p, k);
+}
+
+static __attribute__((noinline)) float exp10f_edge(float x) { return exp10_core(clampf_(x, -46.0f, 39.0f), 0); }
+
+float __tri_exp10f(float x) {
+  if (UNLIKELY(!(fabsf_(x) < 37.5f))) return exp10f_edge(x); /* overflow, underflow, subnormals, NaN */
+  return exp10_core(x, 1);
 }
 
 /* expm1(x) = 2^k (1 + h + l) - 1: for -25 <= k <= 24, (2^k - 1) + 2^k h as an exact two-sum
  * (2^k - 1 is exact there) plus 2^k l; below, -1 + 2^k (1 + h + l); above, (1 + h + l - 2^-k)
  * scaled by 2^k. */
-float __tri_expm1f(float x) {
-  if (fabsf_(x) < 0x1p-25f) return x; /* expm1(x) = x + x^2/2: keeps -0 and subnormals */
+static __attribute__((noinline)) float expm1f_edge(float x) {
   float xc = clampf_(x, -18.0f, 88.8f);
   float r, rl;
   int k = reduce_ln2f(xc, &r, &rl);
@@ -68,18 +86,30 @@ float __tri_expm1f(float x) {
   return big ? ldexpf_(res, k) : res;
 }
 
-/* NaN for x < 0 or NaN, -inf at 0, inf at inf; r elsewhere. */
+float __tri_expm1f(float x) {
+  float ax = fabsf_(x);
+  if (ax < 0x1p-25f) return x; /* expm1(x) = x + x^2/2: keeps -0 and subnormals */
+  if (UNLIKELY(!(ax < 16.0f))) return expm1f_edge(x); /* |k| > 23, inf, NaN */
+  float r, rl;
+  int k = reduce_ln2f(x, &r, &rl);
+  float l;
+  float h = expm1f_poly(r, rl, &l);
+  float t = asf32((uint32_t)(127 + k) << 23); /* 2^k */
+  float e;
+  float s = two_sum_f(t - 1.0f, t * h, &e); /* 2^k - 1 is exact */
+  return s + (e + t * l);
+}
+
+/* NaN for x < 0 or NaN, -inf at 0, inf at inf (behind one test); r elsewhere. */
 static inline float log_specials(float x, float r) {
-  r = x == INFF ? x : r;
-  r = x == 0.0f ? -INFF : r;
-  r = x < 0.0f ? NANF : r;
-  return x != x ? x + x : r;
+  if (UNLIKELY(asu32(x) - 1u >= 0x7f7fffffu)) r = /* not in (0, inf) */ x == INFF ? x : x == 0.0f ? -INFF : x < 0.0f ? NANF : x + x;
+  return r;
 }
 
 float __tri_logf(float x) {
   float ef;
   float f = log_reduce(x, &ef);
-  return log_specials(x, log_core(f, 0.0f, ef));
+  return log_specials(x, log_core(f, -0.0f, ef));
 }
 
 #define INVLN2F_LO 0x1.4ae0c0p-26f
@@ -115,8 +145,6 @@ float __tri_log1pf(float a) {
   float c, ef;
   float f = log1p_args(a, 0.0f, &c, &ef);
   float r = log_core(f, c, ef);
-  r = a == INFF ? a : r;
-  r = a == -1.0f ? -INFF : r;
-  r = a < -1.0f ? NANF : r;
-  return a != a ? a + a : r;
+  if (UNLIKELY(!(a > -1.0f && a < INFF))) r = a == INFF ? a : a == -1.0f ? -INFF : a < -1.0f ? NANF : a + a;
+  return r;
 }

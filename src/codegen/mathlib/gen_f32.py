@@ -48,7 +48,7 @@ def fits():
     # expm1's relative error (exp's is smaller).
     add("EXPM1_Q", "expm1(r) = r + r^2 Q(r), |r| <= ln2/2",
         lambda r: (M.expm1(r) - r) / r ** 2 if r else None, lambda r: r * r / M.expm1(r) if r else 0,
-        -LN2_HALF, LN2_HALF, range(5), zero=M.mpf(1) / 2)
+        -LN2_HALF, LN2_HALF, range(6), zero=M.mpf(1) / 2)
     # log: log1p(f) = f + f^2 U(f) for f = m - 1, m in [sqrt(1/2), sqrt(2))
     add("LOG_U", "log1p(f) = f + f^2 U(f), U(0) = -1/2 exactly, sqrt(1/2) - 1 <= f <= sqrt(2) - 1",
         lambda f: (M.log1p(f) - f) / f ** 2 if f else None, lambda f: f * f / M.log1p(f) if f else 0,

@@ -2,19 +2,14 @@
 """Prints the polynomial coefficients of erf_gamma.c (needs mpmath): Chebyshev fits, rewritten as
 polynomials in t in [-1, 1], of g(x) = erfc(x) exp(x^2) on the ERFC_IV intervals and of
 h(u) = x g(x), u = 1/x^2, beyond; the Taylor coefficients of erf, and of lgamma around 1 and 2
-(zeta values). Reported errors are relative to the function on its interval."""
-import struct
-
+(zeta values). Reported errors are relative to the function on its interval. (The f32 functions'
+polynomials are gen_f32.py's.)"""
 import mpmath as M
 
 M.mp.dps = 50
 DEG = 15
 ERFC_IV = [(0.5, 1), (1, 1.5), (1.5, 2), (2, 2.5), (2.5, 3), (3, 4), (4, 5), (5, 6.5)]
 U_IV = (M.mpf(1) / M.mpf(27.5) ** 2, M.mpf(1) / M.mpf(6.5) ** 2)
-
-
-def f32(x):
-    return struct.unpack("f", struct.pack("f", float(x)))[0]
 
 
 def g(x):
@@ -56,20 +51,6 @@ def main():
     erf = [M.mpf(-1) ** k / (M.factorial(k) * (2 * k + 1)) for k in range(1, 21)]
     print("/* erf(x) = 2/sqrt(pi) x (1 + z ERF_T(z)), z = x^2; lowest first */")
     print("static const double ERF_T[20] = %s;" % show(erf))
-    # f32: erfc(x) exp(x^2) on [1, 2], [2, 3], [3, 4], degree 9, coefficients rounded to f32
-    print("/* f32: g(x) = erfc(x) exp(x^2) on [1,2], [2,3], [3,4] in t = 2 (x - mid); highest first */")
-    print("static const float ERFC_PF[3][10] = {")
-    for a in (1, 2, 3):
-        mid, half = M.mpf(a) + M.mpf(1) / 2, M.mpf(1) / 2
-        F = lambda t: g(mid + half * t)
-        c = M.chebyfit(F, [-1, 1], 10)
-        cr = [M.mpf(f32(v)) for v in c]
-        err = max(abs(M.polyval(cr, M.mpf(i) / 100 - 1) / F(M.mpf(i) / 100 - 1) - 1) for i in range(201))
-        print("    {%s}, /* [%d, %d] rel err %.1e */" % (", ".join(float(v).hex() + "f" for v in cr), a, a + 1, err))
-    print("};")
-    erff = [2 / M.sqrt(M.pi) * M.mpf(-1) ** k / (M.factorial(k) * (2 * k + 1)) for k in range(0, 11)]
-    print("/* f32: erf(x) = x ERF_TF(x^2) for |x| <= 1; lowest first */")
-    print("static const float ERF_TF[11] = {%s};" % ", ".join(float(M.mpf(f32(v))).hex() + "f" for v in erff))
     print("#define EULER_GAMMA %s" % float(M.euler).hex())
     print("#define ONE_MINUS_GAMMA %s" % float(1 - M.euler).hex())
 

@@ -18,6 +18,9 @@
 #include "poly_f32.h"
 
 #define INFF (__builtin_inff())
+/* Rare inputs (specials, results that overflow or are subnormal): their code is laid out after
+ * the common path's. */
+#define UNLIKELY(c) __builtin_expect(!!(c), 0)
 #define NANF (__builtin_nanf(""))
 
 /* Horner: c[0] + c[1] x + ... + c[n-1] x^(n-1), with fma. */
@@ -150,18 +153,20 @@ static inline float log_reduce(float u, float* ef) {
   return m - 1.0f;
 }
 
-/* e ln2 + log1p(f) + c / (1 + f) for f from log_reduce (exact), |c| <= 2^-23 or so, e an integer. */
-static inline float log_core(float f, float c, float ef) {
+/* e ln2 + log1p(f) + ct for f from log_reduce (exact), |ct| <= 2^-23 or so (a low part c of the
+ * argument enters as ct = c / (1 + f), log1p_args'), e an integer. Pass ct = -0.0f for none: the
+ * additions of -0 fold away. */
+static inline float log_core(float f, float ct, float ef) {
   float t = f * f;
-  float tail = FMAF(t, POLYF(LOG_U, f), FMAF(ef, LN2F_M, c * FMAF(f, f - 1.0f, 1.0f)));
+  float tail = FMAF(t, POLYF(LOG_U, f), FMAF(ef, LN2F_M, ct));
   float e;
   float s = fast_two_sum_f(ef * LN2F_S, f, &e);
   return s + (e + tail);
 }
 
-/* log1p(a + al) for a > -1, |al| <= ulp(a) (log_core's arguments): a small directly, else
- * through u = 1 + a and its rounding error. */
-static inline float log1p_args(float a, float al, float* c, float* ef) {
+/* log1p(a + al) for a > -1, |al| <= ulp(a) (log_core's arguments, *ct its low term): a small
+ * directly, else through u = 1 + a and its rounding error. */
+static inline float log1p_args(float a, float al, float* ct, float* ef) {
   float hi = fmaxf_(a, 1.0f), lo = fminf_(a, 1.0f);
   float err;
   float u = fast_two_sum_f(hi, lo, &err);
@@ -171,24 +176,26 @@ static inline float log1p_args(float a, float al, float* c, float* ef) {
   /* (err + al) 2^-e, exact: err + al is tiny against u (past e = 126, a >= 2^126, it no longer
    * matters and 2^-126 stands in for 2^-e) */
   int ie = (int)e > 126 ? 126 : (int)e;
-  *c = small ? al : (err + al) * asf32((uint32_t)(127 - ie) << 23);
+  float c = small ? al : (err + al) * asf32((uint32_t)(127 - ie) << 23);
+  f = small ? a : f;
   *ef = small ? 0.0f : e;
-  return small ? a : f;
+  *ct = c * FMAF(f, f - 1.0f, 1.0f); /* c / (1 + f), the quotient to second order */
+  return f;
 }
 
 #define TWO3_HI 0x1.555556p-1f /* 2/3 */
 #define TWO3_LO -0x1.555556p-26f
 #define LN2F_L2 0x1.cf78p-40f /* ln2 - LN2F_S - LN2F_M */
 
-/* log(x + c) = h + *l for finite x > 0 (subnormals too) and |c| <= ulp(x), |*l| <= ulp(h), relative
+/* log(x + c) = h + *l for finite x > 0 (subnormals too) and |c| <= ulp(x) (has_c 0: c = 0), |*l| <= ulp(h), relative
  * error about 2^-34: x = 2^e (1 + f), s = f / (2 + f) as a pair, log1p(f) = 2s + (2/3)s^3 +
  * s^5 R(s^2) with the first two terms in pairs, e ln2 added as a pair, c entering as
  * c 2^-e / (1 + f). */
-static inline float log_pair(float x, float c, float* l) {
+static inline float log_pair_c(float x, float c, int has_c, float* l) {
   float ef;
   float f = log_reduce(x, &ef);
   int ie = (int)ef > 126 ? 126 : (int)ef < -126 ? -126 : (int)ef;
-  float cm = c * asf32((uint32_t)(127 - ie) << 23) * FMAF(f, f - 1.0f, 1.0f);
+  float cm = has_c ? c * asf32((uint32_t)(127 - ie) << 23) * FMAF(f, f - 1.0f, 1.0f) : -0.0f;
   float dl;
   float d = fast_two_sum_f(2.0f, f, &dl); /* 2 + f = d + dl */
   float rd = 1.0f / d;
@@ -213,6 +220,7 @@ static inline float log_pair(float x, float c, float* l) {
   float l2 = e2 + (l1 + FMAF(ef, LN2F_M, ef * LN2F_L2));
   return fast_two_sum_f(h2, l2, l);
 }
+static inline float log_pair(float x, float* l) { return log_pair_c(x, -0.0f, 0, l); }
 
 /* ---- sin and cos of |r| <= pi/4 + a little, with rl a low part of the argument */
 

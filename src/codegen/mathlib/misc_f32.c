@@ -10,7 +10,7 @@
 
 float __tri_cbrtf(float x) {
   float ax = fabsf_(x);
-  if (!(ax < INFF) || ax == 0.0f) return x + x; /* 0, inf, NaN */
+  if (UNLIKELY(!(ax < INFF) || ax == 0.0f)) return x + x; /* 0, inf, NaN */
   int sub = ax < 0x1p-126f;
   float a = sub ? ax * 0x1p24f : ax; /* cbrt(a) = 2^8 cbrt(ax) */
   float r = asf32(0x54a2fa8cu - asu32(a) / 3u);
@@ -36,9 +36,9 @@ float __tri_hypotf(float x, float y) {
   float as = a * s, bs = b * s;
   float r = sqrtf_(FMAF(as, as, bs * bs));
   r = sub ? r * 0x1p-100f : (r * 0.5f) * asf32(ea);
-  r = x != x || y != y ? x + y : r;
-  /* inf even with a quiet NaN (C99 F.9.4.3), not with a signaling one */
-  return (ax == INFF || ay == INFF) && !issnanf_(x) && !issnanf_(y) ? INFF : r;
+  if (UNLIKELY(!(ax < INFF && ay < INFF))) /* inf even with a quiet NaN (C99 F.9.4.3), not with a signaling one */
+    r = (ax == INFF || ay == INFF) && !issnanf_(x) && !issnanf_(y) ? INFF : x + y;
+  return r;
 }
 
 float __tri_fmodf(float x, float y) {

@@ -4,8 +4,8 @@
 #ifndef TRI_MATHLIB_POLY_F32_H
 #define TRI_MATHLIB_POLY_F32_H
 #define ERF_C0 0x1.20dd760000000p+0f
-/* expm1(r) = r + r^2 Q(r), |r| <= ln2/2: 2^-26.1 */
-static const float EXPM1_Q[5] = {0x1.fffffe0000000p-2f, 0x1.5554b20000000p-3f, 0x1.5557020000000p-5f, 0x1.1226a60000000p-7f, 0x1.6b8cb40000000p-10f};
+/* expm1(r) = r + r^2 Q(r), |r| <= ln2/2: 2^-31.1 */
+static const float EXPM1_Q[6] = {0x1.0000000000000p-1f, 0x1.5555540000000p-3f, 0x1.5554f80000000p-5f, 0x1.1112d40000000p-7f, 0x1.6d3a840000000p-10f, 0x1.9e7ce80000000p-13f};
 /* log1p(f) = f + f^2 U(f), U(0) = -1/2 exactly, sqrt(1/2) - 1 <= f <= sqrt(2) - 1: 2^-27.4 */
 static const float LOG_U[9] = {-0x1.0000000000000p-1f, 0x1.5555540000000p-2f, -0x1.0002260000000p-2f, 0x1.99a01c0000000p-3f, -0x1.54728a0000000p-3f, 0x1.22d92e0000000p-3f, -0x1.0d82440000000p-3f, 0x1.055eca0000000p-3f, -0x1.38c9da0000000p-4f};
 /* log1p(f) = 2s + 2s^3/3 + s^5 R(s^2), s = f / (2 + f), |s| <= 0.1716: 2^-36.8 */

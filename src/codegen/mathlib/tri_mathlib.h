@@ -3,8 +3,10 @@
  * integer bit manipulation only; the build compiles it to NVPTX bitcode that the lowering links
  * into kernels, and the tests compile the same files for the host.
  *
- * __tri_<name> is the f64 function, __tri_<name>f the f32 one. Each is within 4 ulp of the exact
- * result and follows C99 Annex F for special values (NaN, infinities, signed zeros, subnormals).
+ * __tri_<name> is the f64 function, __tri_<name>f the f32 one, which computes in f32 only (no
+ * f64). The f64 functions are within 4 ulp of the exact result, the f32 ones within the bound of
+ * CUDA's Math API for the same function (docs/ir.md); all follow C99 Annex F for special values
+ * (NaN, infinities, signed zeros, subnormals).
  */
 #ifndef TRI_MATHLIB_H
 #define TRI_MATHLIB_H

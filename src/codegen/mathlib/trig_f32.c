@@ -98,7 +98,7 @@ static inline float flip_sign(float v, float x) { return asf32(asu32(v) ^ (asu32
 
 float __tri_sinf(float x) {
   float ax = fabsf_(x);
-  if (!(ax < INFF)) return x - x;
+  if (UNLIKELY(!(ax < INFF))) return x - x;
   float r, rl;
   int n = reduce_pio2f(ax, &r, &rl);
   return flip_sign(sincos_quadrant(r, rl, n, 0), x);
@@ -106,7 +106,7 @@ float __tri_sinf(float x) {
 
 float __tri_cosf(float x) {
   float ax = fabsf_(x);
-  if (!(ax < INFF)) return x - x;
+  if (UNLIKELY(!(ax < INFF))) return x - x;
   float r, rl;
   int n = reduce_pio2f(ax, &r, &rl);
   return sincos_quadrant(r, rl, n, 1);
@@ -114,7 +114,7 @@ float __tri_cosf(float x) {
 
 float __tri_tanf(float x) {
   float ax = fabsf_(x);
-  if (!(ax < INFF)) return x - x;
+  if (UNLIKELY(!(ax < INFF))) return x - x;
   float r, rl;
   int n = reduce_pio2f(ax, &r, &rl);
   float tl;

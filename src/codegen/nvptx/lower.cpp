@@ -57,7 +57,8 @@ llvm::Value* GpuElemEmitter::encode(llvm::Value* x, Scalar s, bool rtz) {
 // (|lo| < 2^-16), rounded, then one product. x is first clamped to [-104, 89], past which the
 // result is 0 or inf anyway, with NaN-propagating min/max (so the product never meets inf * 0
 // and NaN stays NaN). 10 instructions and one MUFU; 3 ulp at most over every f32 input
-// (bench/gpu/ulp_sweep.py, on the GPU).
+// (bench/gpu/ulp_sweep.py, on the GPU). Used inside tanh; the `exp` op itself calls the math
+// library's expf (0.9 ulp: docs/ir.md's bound for exp is libdevice's 2).
 //
 // `nonnegative`: x is known to be >= 0 or NaN (tanh's e^(2|x|)), so the result is >= 1 and never
 // subnormal: no lower clamp, and the flush-to-zero ex2, which needs none of the subnormal
@@ -121,7 +122,6 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
     // exp2[subnormal=flush]: the flushing instruction alone (its inputs are flushed too, which
     // changes nothing: 2^x of a subnormal x rounds to 1).
     if (name == "exp2.flush") return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {a[0]});
-    if (name == "exp") return emit_exp_f32_gpu(b_, a[0]);
     // approx=true (docs/ir.md, "Approximate math"): the instructions Triton's NVIDIA backend uses
     // for its default `/`, sqrt, rsqrt and exp, so that kernels imported from it compute what it
     // computes, at its cost.
