@@ -414,8 +414,52 @@ void sequential_loops_share_their_rings(void**) {
   assert_true(count(ptx, "cp.async.wait_all") + count(ptx, "cp.async.wait_group 0") > 0);
 }
 
+// Pointer tiles carried by a loop and advanced each iteration (`kT_ptrs += BN * stride_tok`,
+// Triton's attention backward), whose addresses run down their columns: offs_k[:, None] with unit
+// stride, offs_n[None, :] * stride_tok. Their registers follow axis info's contiguous dimension,
+// so the copy through them in the loop moves 16 bytes at a time (in row-major order it moved 2).
+void carried_pointer_tile_runs_along_its_contiguous_dimension(void**) {
+  const std::string text = R"(
+kernel @k(%kp: ptr<f16> {align=16}, %o: ptr<f16> {align=16}, %st: i32 {divisible=16}, %n: i32) {
+  %rk = arange[start=0, end=64] : <64 x i32>
+  %rn = arange[start=0, end=32] : <32 x i32>
+  %ke = expand_dims[axis=1] %rk : <64 x 1 x i32>
+  %kb = broadcast %ke : <64 x 32 x i32>
+  %ne = expand_dims[axis=0] %rn : <1 x 32 x i32>
+  %sts = splat %st : <1 x 32 x i32>
+  %no = mul %ne, %sts : <1 x 32 x i32>
+  %nb = broadcast %no : <64 x 32 x i32>
+  %off = add %kb, %nb : <64 x 32 x i32>
+  %pb = splat %kp : <64 x 32 x ptr<f16>>
+  %p0 = addptr %pb, %off : <64 x 32 x ptr<f16>>
+  %ob = splat %o : <64 x 32 x ptr<f16>>
+  %q0 = addptr %ob, %off : <64 x 32 x ptr<f16>>
+  %c0 = const[value=0] : i32
+  %c1 = const[value=1] : i32
+  %c32 = const[value=32] : i32
+  %adv = mul %st, %c32 : i32
+  %advs = splat %adv : <64 x 32 x i32>
+  %pend, %qend = for %c0, %n, %c1, %p0, %q0 {
+  ^(%i: i32, %p: <64 x 32 x ptr<f16>>, %q: <64 x 32 x ptr<f16>>):
+    %x = load %p : <64 x 32 x f16>
+    store %q, %x
+    %p2 = addptr %p, %advs : <64 x 32 x ptr<f16>>
+    %q2 = addptr %q, %advs : <64 x 32 x ptr<f16>>
+    yield %p2, %q2
+  } : <64 x 32 x ptr<f16>>, <64 x 32 x ptr<f16>>
+  return
+}
+)";
+  const std::string ptx = compile(text, 4);
+  assert_int_equal(count(ptx, "ld.global.b16"), 0);
+  assert_int_equal(count(ptx, "ld.global.v4.b32"), 2);  // 64 x 32 halves over 128 threads: 16 a thread
+  assert_int_equal(count(ptx, "st.global.v4.b32"), 2);
+  assert_int_equal(count(ptx, "st.shared"), 0);  // no layout conversion on the way
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(carried_pointer_tile_runs_along_its_contiguous_dimension),
       cmocka_unit_test(commutative_region_reduces_like_the_builtin),
       cmocka_unit_test(ordered_region_stays_in_order),
       cmocka_unit_test(approx_math_uses_the_approximate_instructions),

@@ -218,12 +218,12 @@ Val GpuLowering::dist(EType e, Layout l, std::vector<llvm::Value*> regs) const {
   return r;
 }
 
-Layout GpuLowering::default_layout(const Shape& s, EType e) const {
+Layout GpuLowering::default_layout(const Shape& s, EType e, const std::vector<int>& order) const {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   int vec = std::max(1, 16 / elem_bytes(e));
   vec = static_cast<int>(std::min<int64_t>(vec, std::max<int64_t>(1, n / threads())));
-  return blocked(s, row_major(static_cast<int>(s.size())), vec, opt_.num_warps);
+  return blocked(s, order.empty() ? row_major(static_cast<int>(s.size())) : order, vec, opt_.num_warps);
 }
 
 llvm::Type* GpuLowering::mem_ty(EType e) const {

@@ -40,7 +40,13 @@ constexpr int kMaxInlineDepth = 256;
 // constant), the element size of the narrowest load of the same shape in the loop, so that an
 // f32 accumulator fed by f16 loads holds 8 elements per thread and the loads stay 16 bytes wide
 // (with the accumulator's default 4 they would be re-issued 8 bytes wide in its layout).
-static Slot slot_for(GpuLowering& g, const Val& init, int load_bytes = 0) {
+// `carried`: the region argument that holds the value inside the loop. A carried pointer tile
+// whose init has no layout of its own takes the dimension order its loads would take: axis info
+// of the argument (the fixpoint over iterations) names the dimension whose addresses run
+// contiguously, and the tile's registers run along it. A K tile read transposed
+// (`offs_k[:, None] * stride_d + offs_n[None, :] * stride_tok` with unit stride_d) runs down its
+// columns; in the default row-major order every load through it moves one element.
+static Slot slot_for(GpuLowering& g, const Val& init, int load_bytes = 0, ValueId carried = ir::kNoValue) {
   Slot s;
   s.et = init.et;
   s.is_scalar = init.kind == Val::Kind::Scalar;
@@ -51,6 +57,11 @@ static Slot slot_for(GpuLowering& g, const Val& init, int load_bytes = 0) {
     EType e = init.et;
     if (load_bytes && load_bytes < elem_bytes(e)) e = EType{false, load_bytes == 1 ? Scalar::I8 : load_bytes == 2 ? Scalar::F16 : Scalar::F32};
     s.lay = g.default_layout(init.shape, e);
+    if (init.et.ptr && carried != ir::kNoValue && init.shape.size() >= 2) {
+      std::vector<int> order;
+      g.natural_load_vec(carried, ir::kNoValue, init.shape, elem_bytes(e), &order);
+      if (order != row_major(static_cast<int>(init.shape.size()))) s.lay = g.default_layout(init.shape, e, order);
+    }
   }
   return s;
 }
@@ -216,7 +227,8 @@ Status GpuLowering::lower_for(OpId o) {
   const OpId yield = body_block.ops.empty() ? ir::kNoOp : body_block.ops.back();
   for (size_t i = 0; i < inits.size(); ++i) {
     const Val& init = val(inits[i]);
-    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
+    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape),
+                             body_block.args[i + 1]));
     // Per-row values carried next to tensor-core dots of as many rows (attention's running max
     // and sum) are held the way the dots' accumulators hold their rows, so combining them with
     // the dots' results moves no data.
@@ -535,9 +547,10 @@ Status GpuLowering::lower_while(OpId o) {
   const ir::OpData& op = f_->op(o);
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
-  for (ValueId v : op.operands) {
-    const Val& init = val(v);
-    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape)));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const Val& init = val(op.operands[i]);
+    slots.push_back(slot_for(*this, init, init.kind == Val::Kind::Scalar ? 0 : narrowest_load_bytes(op.regions, init.shape),
+                             f_->block(op.regions[0]).args[i]));
     init_regs.push_back(slot_regs(*this, slots.back(), init));
   }
   llvm::BasicBlock* pre = b_.GetInsertBlock();

@@ -141,9 +141,10 @@ class GpuLowering {
   Val dist(EType e, Layout l, std::vector<llvm::Value*> regs) const;
   const Val& val(ValueId v) const { return (*vals_)[v]; }
   void set(ValueId v, Val x) { (*vals_)[v] = std::move(x); }
-  // The layout blocks of this shape and element type get when nothing else decides: row-major,
-  // 16-byte vectors per thread where the shape has that many elements per thread.
-  Layout default_layout(const Shape& s, EType e) const;
+  // The layout blocks of this shape and element type get when nothing else decides: blocked,
+  // 16-byte vectors per thread where the shape has that many elements per thread, dimensions
+  // in `order` fastest first (row-major when empty).
+  Layout default_layout(const Shape& s, EType e, const std::vector<int>& order = {}) const;
   // The element size of the narrowest load of shape `s` in `regions` and the regions nested in
   // them; 0 when there is none (lower_control.cpp: layouts of loop-carried values).
   int narrowest_load_bytes(const std::vector<BlockId>& regions, const Shape& s) const;
