@@ -457,8 +457,39 @@ kernel @k(%kp: ptr<f16> {align=16}, %o: ptr<f16> {align=16}, %st: i32 {divisible
   assert_int_equal(count(ptx, "st.shared"), 0);  // no layout conversion on the way
 }
 
+// A scalar atomic runs in thread 0, between its fences: a barrier before a release (so that
+// thread 0's fence covers every thread's earlier stores) and one after (the old value, and an
+// acquire, reach the others), and no fence in the other threads. Triton's layer-norm backward
+// lock: every warp fenced at GPU scope twice per atomic, with a barrier more, before.
+void scalar_atomic_fences_in_the_thread_that_performs_it(void**) {
+  const std::string ptx = compile(R"(
+kernel @k(%lock: ptr<i32>, %acc: ptr<i32>) {
+  %zero = const[value=0] : i32
+  %one = const[value=1] : i32
+  %now = atomic_cas %lock, %zero, %one : i32
+  %r = arange[start=0, end=256] : <256 x i32>
+  %ab = splat %acc : <256 x ptr<i32>>
+  %ap = addptr %ab, %r : <256 x ptr<i32>>
+  %v = splat %now : <256 x i32>
+  store %ap, %v
+  %prev = atomic[kind=xchg] %lock, %zero : i32
+  return
+}
+)");
+  assert_int_equal(count(ptx, "fence.acq_rel.gpu"), 4);
+  assert_int_equal(count(ptx, "bar.sync"), 4);  // two per atomic
+  // Each fence pair encloses its atomic with no barrier between them.
+  for (size_t at = ptx.find("fence.acq_rel.gpu"); at != std::string::npos;
+       at = ptx.find("fence.acq_rel.gpu", ptx.find("fence.acq_rel.gpu", at + 1) + 1)) {
+    const size_t atom = ptx.find("atom.", at), second = ptx.find("fence.acq_rel.gpu", at + 1);
+    assert_true(atom != std::string::npos && second != std::string::npos && atom < second);
+    assert_true(ptx.substr(at, second - at).find("bar.sync") == std::string::npos);
+  }
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(scalar_atomic_fences_in_the_thread_that_performs_it),
       cmocka_unit_test(carried_pointer_tile_runs_along_its_contiguous_dimension),
       cmocka_unit_test(commutative_region_reduces_like_the_builtin),
       cmocka_unit_test(ordered_region_stays_in_order),

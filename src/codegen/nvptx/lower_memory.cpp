@@ -644,25 +644,33 @@ Status GpuLowering::lower_atomic(OpId o) {
     return static_cast<llvm::Value*>(phi);
   };
   if (ptr.kind == Val::Kind::Scalar) {
-    // Thread 0 performs it; the old value reaches the others through shared memory. A release
-    // (release or acq_rel: a lock's release) must order every thread's earlier memory operations,
-    // not only thread 0's: a barrier first. Without it a spin lock over a critical section of
-    // block loads and stores (Triton's layer-norm backward) let the next holder read partial sums
-    // some warps had not stored yet.
-    if (release) {
-      fence();  // each thread's earlier writes, before the barrier that precedes thread 0's atomic
-      barrier();
-    }
+    // Thread 0 performs it, between its fences; the old value reaches the others through shared
+    // memory. A release (release or acq_rel: a lock's release) must order every thread's earlier
+    // memory operations, not only thread 0's: a barrier first, after which thread 0's fence
+    // covers them (fences are cumulative over what the barrier ordered before them; CUTLASS's
+    // semaphores and Triton's scalar atomics rely on the same). Without the barrier a spin lock
+    // over a critical section of block loads and stores (Triton's layer-norm backward) let the
+    // next holder read partial sums some warps had not stored yet. An acquire is passed on to
+    // the other threads by the barrier after it. Every thread fencing instead cost a GPU-scope
+    // MEMBAR per warp and a barrier more per atomic (layer-norm backward: 6 MEMBAR.ALL.GPU and
+    // 14 barriers where Triton has 3 and 8).
+    const bool used = uses(res) != 0;
+    if (release || used) barrier();  // also: every thread is done with the shared slot's last use
     llvm::Value* cond = b_.CreateICmpEQ(tid_, b_.getInt32(0));
     if (mv != ir::kNoValue) cond = b_.CreateAnd(cond, val(mv).s);
-    llvm::Value* r = guarded(cond, ptr.s, cas ? val(op.operands[1]).s : nullptr, val(op.operands[cas ? 2 : 1]).s);
-    if (acquire) fence();  // before the barrier after which every thread reads
-    need_smem(8);
-    barrier();
-    emit_if(b_.CreateICmpEQ(tid_, b_.getInt32(0)),
-            [&] { b_.CreateAlignedStore(to_mem(r, e), smem_ptr(b_.getInt32(0)), llvm::Align(eb)); });
-    barrier();
-    set(res, scalar(from_mem(b_.CreateAlignedLoad(mem_ty(e), smem_ptr(b_.getInt32(0)), llvm::Align(eb)), e), e));
+    if (used) need_smem(8);
+    emit_if(cond, [&] {
+      if (release) fence();
+      llvm::Value* r = one(ptr.s, cas ? val(op.operands[1]).s : nullptr, val(op.operands[cas ? 2 : 1]).s);
+      if (acquire) fence();
+      if (used) b_.CreateAlignedStore(to_mem(r, e), smem_ptr(b_.getInt32(0)), llvm::Align(eb));
+    });
+    if (used || acquire) barrier();
+    if (used) {
+      set(res, scalar(from_mem(b_.CreateAlignedLoad(mem_ty(e), smem_ptr(b_.getInt32(0)), llvm::Align(eb)), e), e));
+    } else {
+      set(res, scalar(llvm::UndefValue::get(reg_ty(e)), e));
+    }
     return Status::ok();
   }
   Layout l = ptr.kind == Val::Kind::Dist ? ptr.lay : default_layout(ptr.shape, e);
