@@ -487,8 +487,67 @@ kernel @k(%lock: ptr<i32>, %acc: ptr<i32>) {
   }
 }
 
+// A row of values loaded before a loop and used in it as `m[:, None]` against a dot's
+// accumulator (attention backward's dq loop: `exp2(qk - m)`) is loaded again in the
+// accumulator's row layout where it is needed, instead of crossing shared memory (a store,
+// two barriers and a load each iteration). Not when the loop writes memory: an earlier
+// iteration's store may have changed it, and the row crosses shared memory then.
+std::string row_used_in_loop(bool loop_stores) {
+  return std::string(R"(
+kernel @k(%qp: ptr<f16> {align=16}, %kp: ptr<f16> {align=16}, %mp: ptr<f32> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
+  %c64 = const[value=64] : <64 x 1 x i32>
+  %ro = mul %re, %c64 : <64 x 1 x i32>
+  %rb = broadcast %ro : <64 x 64 x i32>
+  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
+  %cb = broadcast %ce : <64 x 64 x i32>
+  %off = add %rb, %cb : <64 x 64 x i32>
+  %qb = splat %qp : <64 x 64 x ptr<f16>>
+  %qq = addptr %qb, %off : <64 x 64 x ptr<f16>>
+  %q = load %qq : <64 x 64 x f16>
+  %mb = splat %mp : <64 x ptr<f32>>
+  %mq = addptr %mb, %r : <64 x ptr<f32>>
+  %m = load %mq : <64 x f32>
+  %me = expand_dims[axis=1] %m : <64 x 1 x f32>
+  %acc0 = const[value=0.0] : <64 x 64 x f32>
+  %z = const[value=0.0] : <64 x 64 x f32>
+  %c0 = const[value=0] : i32
+  %c64s = const[value=64] : i32
+  %acc = for %c0, %n, %c64s, %acc0 {
+  ^(%i: i32, %a: <64 x 64 x f32>):
+    %base = mul %i, %c64s : i32
+    %bs = splat %base : <64 x 64 x i32>
+    %o2 = add %off, %bs : <64 x 64 x i32>
+    %kb = splat %kp : <64 x 64 x ptr<f16>>
+    %kq = addptr %kb, %o2 : <64 x 64 x ptr<f16>>
+    %k = load %kq : <64 x 64 x f16>
+    %s = dot %q, %k, %z : <64 x 64 x f32>
+    %mm = broadcast %me : <64 x 64 x f32>
+    %d = sub %s, %mm : <64 x 64 x f32>
+    %a2 = add %a, %d : <64 x 64 x f32>
+)") + (loop_stores ? "    %ms = splat %i : <64 x i32>\n    %mf = sitofp %ms : <64 x f32>\n    store %mq, %mf\n" : "") + R"(
+    yield %a2
+  } : <64 x 64 x f32>
+  %ob = splat %o : <64 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
+  store %op, %acc
+  return
+}
+)";
+}
+
+void loop_invariant_row_loads_again_in_the_accumulator_layout(void**) {
+  const std::string ptx = compile(row_used_in_loop(false), 4, {}, 1, true);
+  assert_true(count(ptx, "wgmma.mma_async") > 0);
+  assert_int_equal(count(ptx, "st.shared.f32") + count(ptx, "st.shared.u32") + count(ptx, "st.shared.b32"), 0);
+  const std::string stores = compile(row_used_in_loop(true), 4, {}, 1, true);
+  assert_true(count(stores, "st.shared.f32") + count(stores, "st.shared.u32") + count(stores, "st.shared.b32") > 0);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(loop_invariant_row_loads_again_in_the_accumulator_layout),
       cmocka_unit_test(scalar_atomic_fences_in_the_thread_that_performs_it),
       cmocka_unit_test(carried_pointer_tile_runs_along_its_contiguous_dimension),
       cmocka_unit_test(commutative_region_reduces_like_the_builtin),

@@ -977,7 +977,17 @@ Status GpuLowering::lower_shape(OpId o) {
       const Val& src = val(op.operands[0]);
       int axis = static_cast<int>(f_->attr(o, "axis").i);
       if (src.kind == Val::Kind::Dist) {
-        set(res, dist(e, expand(src.lay, axis), src.regs));
+        Val r = dist(e, expand(src.lay, axis), src.regs);
+        if (src.remat) {
+          // A loaded row stays loadable again in another layout (`m[:, None]` meeting a dot's
+          // accumulator): the inserted dimension has size 1, so the layout without it holds the
+          // same registers in the same order.
+          auto inner = src.remat;
+          r.remat = std::make_shared<const std::function<std::vector<llvm::Value*>(const Layout&)>>(
+              [inner, axis](const Layout& to) { return (*inner)(slice(to, axis)); });
+          r.epoch = src.epoch;
+        }
+        set(res, std::move(r));
       } else {
         set(res, view(src, [axis](const Coord& c) {
               Coord r = c;

@@ -13,6 +13,7 @@
 
 #include "codegen/nvptx/lower_impl.h"
 #include "codegen/scalar_ops.h"
+#include "ir/op_info.h"
 
 namespace tri::codegen::nvptx::detail {
 namespace {
@@ -185,9 +186,31 @@ void GpuLowering::smem_war_barrier() {
   smem_war_done_ = true;
 }
 
+// Whether ops of these regions may write global memory (or see it written by other ranks): a
+// value loaded before a loop that contains one cannot be loaded again inside it (a load's
+// `remat`), since an earlier iteration's write may come after the use in program order. Every
+// op with effects counts, except loads and the ops that hold regions (their regions are looked
+// into) or end them.
+static bool writes_memory(const ir::Function& f, const std::vector<BlockId>& regions) {
+  for (BlockId r : regions)
+    for (OpId x : f.block(r).ops) {
+      const ir::OpData& xo = f.op(x);
+      if (!xo.regions.empty()) {
+        if (writes_memory(f, xo.regions)) return true;
+        continue;
+      }
+      const ir::OpInfo& info = ir::op_info(xo.code);
+      if (info.is_pure() || info.is_terminator() || xo.code == Opcode::Load) continue;
+      if (xo.code == Opcode::InlineAsm && (!f.attr(x, "pure").present() || f.attr(x, "pure").i)) continue;
+      return true;
+    }
+  return false;
+}
+
 Status GpuLowering::lower_for(OpId o) {
   const uint64_t persist_mark = persist_bytes_;
   const ir::OpData& op = f_->op(o);
+  if (writes_memory(*f_, op.regions)) ++mem_epoch_;
   llvm::Value* lo = val(op.operands[0]).s;
   llvm::Value* hi = val(op.operands[1]).s;
   llvm::Value* step = val(op.operands[2]).s;
@@ -545,6 +568,7 @@ Status GpuLowering::lower_if(OpId o) {
 
 Status GpuLowering::lower_while(OpId o) {
   const ir::OpData& op = f_->op(o);
+  if (writes_memory(*f_, op.regions)) ++mem_epoch_;
   std::vector<Slot> slots;
   std::vector<std::vector<llvm::Value*>> init_regs;
   for (size_t i = 0; i < op.operands.size(); ++i) {

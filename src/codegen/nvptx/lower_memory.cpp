@@ -205,8 +205,7 @@ bool GpuLowering::lower_load_async(OpId o) {
   v.smem_base = t.base;
   v.smem_col_major = t.col_major;
   set(res, std::move(v));
-  ++mem_epoch_;
-  return true;
+  return true;  // writes shared memory only: values loaded from global memory may load again
 }
 
 Status GpuLowering::lower_load(OpId o, const Val* ptr_override) {
