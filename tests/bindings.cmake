@@ -7,7 +7,7 @@
 # benchmark of every language (bench/launch). The packaging checks take a binding out of the
 # repository (rust-package: the packaged crates' tests; go-module: the module used by its path from
 # another module; the Python wheel's is among the Python tests).
-foreach(what rust rust-sys rust-package python python-pure go go-module julia coverage tools launch-bench)
+foreach(what rust rust-sys rust-package python python-pure python-rt go go-module julia coverage tools launch-bench)
   set(name bindings/${what})
   add_test(NAME ${name} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/bindings/run.sh ${what})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"
@@ -18,4 +18,4 @@ endforeach()
 # bindings/python while the other Python run builds its extension there (CI runs at -j2 failed
 # bindings/rust-package once and bindings/python once, each passing alone).
 set_tests_properties(bindings/rust bindings/rust-sys bindings/rust-package PROPERTIES RESOURCE_LOCK bindings_rust_workspace)
-set_tests_properties(bindings/python bindings/python-pure PROPERTIES RESOURCE_LOCK bindings_python_tree)
+set_tests_properties(bindings/python bindings/python-pure bindings/python-rt PROPERTIES RESOURCE_LOCK bindings_python_tree)
