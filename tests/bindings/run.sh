@@ -45,7 +45,7 @@ python_with() {
 }
 
 case $what in
-  rust | rust-sys | rust-package)
+  rust | rust-sys | rust-package | rust-rt)
     # Debian's cargo (rustc 1.63) is the one the bindings promise to build with.
     cargo=${CARGO:-}
     if [[ -z $cargo ]]; then
@@ -65,6 +65,10 @@ case $what in
     # The build tree keeps the artifacts; the source tree stays clean.
     export CARGO_TARGET_DIR=$work/rust-target TRI_LIB_DIR=$libdir
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    if [[ $what == rust-rt ]]; then
+      # The package tests, built with the feature runtime-only: linked with libtri_rt alone.
+      exec "$cargo" test --offline --locked -p tri --features runtime-only --test package
+    fi
     exec "$cargo" test --offline --locked
     ;;
   go)
