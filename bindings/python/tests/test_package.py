@@ -91,3 +91,26 @@ def test_the_library_in_use(ctx, package):
         _add(ctx.load(EXAMPLES / "vector_add.tri").compile("vector_add", target="cpu"), 1024)
         # libtri compiles, from a package's IR, what the package does not hold.
         _add(ctx.load_package(package).compile("vector_add", target="cpu", constexprs={"BLOCK": 128}), 128)
+
+
+def test_tuned_configs_from_a_tuning_store(ctx, tmp_path):
+    """`tri tune` stores its winner; `tri aot --tuned` freezes it into the package, whose kernel
+    a request without constexprs then gets: BLOCK=2048 and 8 warps instead of the default 1024.
+    A grid sized for 2048 leaves elements unwritten if the kernel has BLOCK=1024."""
+    n = 5000
+    subprocess.run([_tri_tool(), "tune", str(EXAMPLES / "vector_add.tri"), "--kernel", "vector_add", "--target", "cpu",
+                    "--config", "BLOCK=2048,warps=8", "--config", "BLOCK=100", "--arg", f"x=rand:f32[{n}]",
+                    "--arg", f"y=iota:f32[{n}]", "--arg", f"out=zeros:f32[{n}]", "--arg", f"n={n}", "--key", "n",
+                    "--grid", f"{n}/BLOCK", "--cache-dir", str(tmp_path / "cache"), "--export",
+                    str(tmp_path / "tuned.json")], check=True, capture_output=True)
+    for store in (tmp_path / "tuned.json", tmp_path / "cache"):
+        out = tmp_path / "tuned.tripkg"
+        subprocess.run([_tri_tool(), "aot", str(EXAMPLES / "vector_add.tri"), "-o", str(out), "--target", "cpu",
+                        "--kernel", "vector_add", "--tuned", str(store)], check=True, capture_output=True)
+        m = ctx.load_package(out)
+        entries = {(e["constexprs"]["BLOCK"], e["num_warps"], e["tuned"]) for e in m.package_info()["kernels"]}
+        assert entries == {(1024, 4, False), (2048, 8, True)}, entries
+        _add(m.kernel("vector_add", target="cpu"), 2048, n)
+        # Named values pick the entry that has them: the defaults, named, are the untuned one.
+        _add(m.kernel("vector_add", target="cpu", constexprs={"BLOCK": 1024}), 1024, n)
+        _add(m.kernel("vector_add", target="cpu", num_warps=8), 2048, n)

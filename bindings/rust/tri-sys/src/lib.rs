@@ -250,6 +250,8 @@ extern "C" {
     #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_add(builder: *mut tri_package_builder, name: *const c_char, options: *const tri_compile_options, machines: *const c_char, variants: u32) -> tri_result;
     #[cfg(not(feature = "runtime-only"))]
+    pub fn tri_package_builder_add_tuned(builder: *mut tri_package_builder, store: *const c_char, target: *const c_char, machines: *const c_char, variants: u32, out_added: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_finish(builder: *mut tri_package_builder, out_package: *mut *mut tri_blob) -> tri_result;
     #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_destroy(builder: *mut tri_package_builder);
