@@ -21,7 +21,8 @@ const char kUsage[] =
     "usage: tri aot --list PACKAGE.tripkg\n"
     "       tri aot FILE -o OUT.tripkg [--kernel NAME[:CONST=V,...]]... [--target cuda|cpu]...\n"
     "               [--arch sm_80,sm_90a] [--cpu x86-64-v2,x86-64-v3,x86-64-v4] [--num-warps N]\n"
-    "               [--num-stages N] [--variants none|aligned|all] [--no-ir] [--header OUT.h]\n"
+    "               [--num-stages N] [--tuned STORE] [--variants none|aligned|all] [--no-ir]\n"
+    "               [--header OUT.h]\n"
     "\n"
     "Compiles kernels of FILE ahead of time into the package OUT.tripkg, which tri_module_load_package\n"
     "loads and runs without compiling, in libtri or in libtri_rt (docs/aot.md).\n"
@@ -36,6 +37,10 @@ const char kUsage[] =
     "  --cpu LIST               x86-64 levels (default x86-64-v2,x86-64-v3,x86-64-v4), linked by cc\n"
     "  --num-warps N            warps per program on the GPU (default 4)\n"
     "  --num-stages N           pipelining stages (default 0: the target's)\n"
+    "  --tuned STORE            also the winning config of each kernel's tuning results in STORE (a\n"
+    "                           file `tri tune --export` wrote, or a cache directory; docs/tune.md),\n"
+    "                           which the package's kernel then runs unless asked otherwise; without\n"
+    "                           --kernel, only those\n"
     "  --variants V             launch-time variants besides the one without facts: aligned (every\n"
     "                           pointer aligned to 16), all (that and every integer divisible by 16;\n"
     "                           the default), none\n"
@@ -188,7 +193,7 @@ bool write_file(const std::string& path, const void* data, size_t size) {
 }  // namespace
 
 int tri_cmd_aot(int argc, char** argv) {
-  std::string file, out, arch, cpu, header_path, variants = "all";
+  std::string file, out, arch, cpu, header_path, tuned, variants = "all";
   std::vector<std::string> targets;
   std::vector<KernelSpec> specs;
   int warps = 4, stages = 0;
@@ -225,6 +230,8 @@ int tri_cmd_aot(int argc, char** argv) {
     } else if (a == "--num-stages") {
       if (!value(&v)) return usage_error("--num-stages needs a number");
       stages = std::atoi(v.c_str());
+    } else if (a == "--tuned") {
+      if (!value(&tuned)) return usage_error("--tuned needs a tuning store (an export file or a cache directory)");
     } else if (a == "--variants") {
       if (!value(&variants) || (variants != "none" && variants != "aligned" && variants != "all"))
         return usage_error("--variants is none, aligned or all");
@@ -259,7 +266,7 @@ int tri_cmd_aot(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 1;
   }
-  if (specs.empty()) {
+  if (specs.empty() && tuned.empty()) {
     uint32_t n = 0;
     tri_module_function_count(m, &n);
     for (uint32_t i = 0; i < n; ++i) {
@@ -308,6 +315,25 @@ int tri_cmd_aot(int argc, char** argv) {
         std::fprintf(stderr, "tri aot: @%s for %s (%s)\n", spec.text.c_str(), t.c_str(),
                      machines.empty() ? (t == "cuda" ? "sm_80,sm_90a" : "x86-64-v2,x86-64-v3,x86-64-v4")
                                       : machines.c_str());
+      }
+    }
+    if (!tuned.empty()) {
+      uint32_t total = 0;
+      for (const std::string& t : targets) {
+        const std::string& machines = t == "cuda" ? arch : cpu;
+        uint32_t n = 0;
+        if (tri_package_builder_add_tuned(b, tuned.c_str(), t.c_str(), machines.empty() ? nullptr : machines.c_str(),
+                                          flags, &n) != TRI_OK) {
+          std::fprintf(stderr, "tri aot: %s\n", last_error().c_str());
+          return;
+        }
+        if (n) std::fprintf(stderr, "tri aot: %u tuned config(s) from %s for %s\n", n, tuned.c_str(), t.c_str());
+        total += n;
+      }
+      if (!total) {
+        std::fprintf(stderr, "tri aot: %s holds no tuning result for a kernel of %s and target %s\n", tuned.c_str(),
+                     file.c_str(), targets.size() == 1 ? targets[0].c_str() : "cuda or cpu");
+        return;
       }
     }
     if (tri_package_builder_finish(b, &pkg) != TRI_OK) {

@@ -538,6 +538,20 @@ TRI_API TRI_COMPILER tri_result tri_package_builder_create(tri_module* module, u
  * "interp" target; TRI_ERROR_NOT_FOUND when there is no C compiler driver for "cpu". Since 0.2. */
 TRI_API TRI_COMPILER tri_result tri_package_builder_add(tri_package_builder* builder, const char* name,
                                            const tri_compile_options* options, const char* machines, uint32_t variants);
+/* Adds the tuned config of each kernel of the module from the tuning store `store` (docs/tune.md):
+ * a file tri_tune_export wrote, one result's file, or a directory of results (a disk cache
+ * directory: its tune/ folder). For every result of a kernel of the module and of `target`
+ * ("cuda" or "cpu"; NULL: both), the winning config (its constexprs, warps and stages) is
+ * compiled as tri_package_builder_add compiles (`machines`, `variants` as there) and marked tuned:
+ * tri_module_kernel gives it to a request that sets none of its values otherwise (docs/aot.md).
+ * The same config is added once; results for larger key values come first. Results of another
+ * Tri version, and results without a measured winner, are skipped (logged at TRI_LOG_WARNING).
+ * `*out_added` (may be NULL): how many entries were added. Errors: TRI_ERROR_IO (the store
+ * cannot be read), TRI_ERROR_CORRUPT_BINARY (a result does not parse), those of
+ * tri_package_builder_add. Since 0.2. */
+TRI_API TRI_COMPILER tri_result tri_package_builder_add_tuned(tri_package_builder* builder, const char* store,
+                                                 const char* target, const char* machines, uint32_t variants,
+                                                 uint32_t* out_added);
 /* The package so far, as a file's bytes. The builder may go on adding. Since 0.2. */
 TRI_API TRI_COMPILER tri_result tri_package_builder_finish(tri_package_builder* builder, tri_blob** out_package);
 /* Releases the builder; NULL is allowed. Since 0.2. */

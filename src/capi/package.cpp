@@ -19,6 +19,10 @@ using tri::capi::guard;
 using tri::capi::set_error;
 
 namespace tri::capi {
+
+// Whether `k` holds a tuned config (tri_package_builder_add_tuned).
+static bool is_tuned(const package::Kernel& k) { return k.note.compare(0, 6, "tuned:") == 0; }
+
 namespace {
 
 std::string constexpr_text(const package::Constexpr& c) {
@@ -36,10 +40,16 @@ std::string entry_text(const package::Kernel& k) {
 
 // Whether entry `k` is what `req` asks of kernel `name`: the same target, warps, stages and
 // facts, every constexpr the request sets at the entry's value, and the others at their defaults.
-bool matches(const package::Kernel& k, const std::string& name, const CompileRequest& req) {
-  if (k.name != name || k.target != req.target || k.num_warps != req.options.num_warps ||
-      k.num_stages != req.options.num_stages || req.options.checked || k.equal_one != req.equal_one ||
+// A tuned entry also answers a request that leaves its values unset: warps at the default (4),
+// stages at 0, and the constexprs the request does not name at whatever the tuning chose.
+bool matches(const package::Kernel& k, const std::string& name, const CompileRequest& req, bool tuned) {
+  const target::CompileOptions defaults;
+  if (k.name != name || k.target != req.target || req.options.checked || k.equal_one != req.equal_one ||
       k.facts.size() != req.facts.size())
+    return false;
+  if (tuned ? (req.options.num_warps != k.num_warps && req.options.num_warps != defaults.num_warps) ||
+                  (req.options.num_stages != k.num_stages && req.options.num_stages != defaults.num_stages)
+            : k.num_warps != req.options.num_warps || k.num_stages != req.options.num_stages)
     return false;
   for (const package::Fact& f : k.facts) {
     auto it = req.facts.find(f.param);
@@ -49,7 +59,7 @@ bool matches(const package::Kernel& k, const std::string& name, const CompileReq
   for (const package::Constexpr& c : k.constexprs) {
     auto it = req.constexprs.find(c.name);
     if (it == req.constexprs.end()) {
-      if (!c.is_default) return false;
+      if (!c.is_default && !tuned) return false;
       continue;
     }
     ++named;
@@ -74,6 +84,12 @@ Status load_entry(tri_module* module, const package::Kernel& k, const CompileReq
   if (!fn) return Status(Code::CorruptBinary, module->name + ": the package has no reflection of kernel @" + k.name);
   const std::vector<ParamSig> sigs = param_sigs(*fn);
   const std::string what = "kernel @" + k.name + " (" + entry_text(k) + ") of " + module->name;
+  // What the entry was built for (a tuned entry answers requests that leave its values unset).
+  CompileRequest built = req;
+  built.options.num_warps = k.num_warps;
+  built.options.num_stages = k.num_stages;
+  for (const package::Constexpr& c : k.constexprs)
+    built.constexprs[c.name] = c.is_float ? ir::Attr::of_float(c.f) : ir::Attr::of_int(c.i);
   std::shared_ptr<Compiled> base;
   std::vector<std::pair<uint64_t, std::shared_ptr<Compiled>>> others;
   std::string first_note;
@@ -82,7 +98,7 @@ Status load_entry(tri_module* module, const package::Kernel& k, const CompileReq
     c->target = t;
     c->params = sigs;
     c->name = k.name;
-    c->req = req;
+    c->req = built;
     c->waits = k.waits;
     std::string note;
     TRI_RETURN_IF_ERROR(t->load_package(v.payloads, what, &c->exe, &note));
@@ -104,9 +120,12 @@ Status load_entry(tri_module* module, const package::Kernel& k, const CompileReq
 Status package_kernel(tri_module* module, const std::string& name, const CompileRequest& req,
                       std::shared_ptr<Compiled>* out, bool* found) {
   *found = false;
+  // A tuned entry that fits comes first (the package was made to run it), then the exact one.
   const package::Kernel* k = nullptr;
   for (const package::Kernel& e : module->package->kernels)
-    if (!k && matches(e, name, req)) k = &e;
+    if (!k && is_tuned(e) && matches(e, name, req, true)) k = &e;
+  for (const package::Kernel& e : module->package->kernels)
+    if (!k && matches(e, name, req, false)) k = &e;
   if (!k) return Status::ok();
   *found = true;
   return module->kernels.get(
@@ -214,7 +233,9 @@ TRI_API tri_result tri_module_package_info(const tri_module* module, tri_blob** 
       for (size_t c = 0; c < k.constexprs.size(); ++c)
         j += std::string(c ? ", " : "") + q(k.constexprs[c].name) + ": " +
              (k.constexprs[c].is_float ? std::to_string(k.constexprs[c].f) : std::to_string(k.constexprs[c].i));
-      j += "}, \"variants\": [";
+      j += "}";
+      if (!k.note.empty()) j += ", \"note\": " + q(k.note);
+      j += ", \"tuned\": " + std::string(capi::is_tuned(k) ? "true" : "false") + ", \"variants\": [";
       for (size_t v = 0; v < k.variants.size(); ++v) {
         char key[24];
         std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(k.variants[v].classes));

@@ -3,15 +3,16 @@
 # (tests/bindings.cmake). Each toolchain comes from Debian's packages (scripts/install-deps.sh);
 # a missing one fails the test with the package to install, never skips it.
 #
-# usage: tests/bindings/run.sh rust|rust-sys|rust-package|go|go-module|python|python-pure|julia|coverage|tools|
-#        launch-bench
+# usage: tests/bindings/run.sh rust|rust-sys|rust-package|rust-rt|go|go-rt|go-module|python|python-pure|python-rt|
+#        julia|coverage|tools|launch-bench
 # (python: the package with its compiled launch path, tri/_launch.c, built here into the build
-# tree; python-pure: the same tests on the pure-Python path, TRI_PYTHON_EXTENSION=0)
+# tree; python-pure: the same tests on the pure-Python path, TRI_PYTHON_EXTENSION=0; the -rt ones:
+# each binding's package tests against libtri_rt, the runtime without a compiler, docs/aot.md)
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (the library file, default
 # $TRI_BUILD_DIR/src/libtri.so); CARGO, GO, PYTHON override the tools found.
 set -euo pipefail
 
-what=${1:?usage: run.sh rust|rust-sys|rust-package|go|go-module|python|python-pure|julia|coverage|tools|launch-bench}
+what=${1:?usage: run.sh rust|rust-sys|rust-package|rust-rt|go|go-rt|go-module|python|python-pure|python-rt|julia|coverage|tools|launch-bench}
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 build=${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}
@@ -23,6 +24,12 @@ mkdir -p "$work"
 fail() { echo "bindings/$what: $*" >&2; exit 1; }
 
 [[ -f $lib ]] || fail "no libtri.so at $lib (build the 'tri' target first)"
+# The package tests make their packages with the build's `tri aot`; the -rt runs load libtri_rt.
+export TRI_TOOL=${TRI_TOOL:-$build/tools/tri}
+if [[ $what == *-rt ]]; then
+  lib=$libdir/libtri_rt.so
+  [[ -f $lib ]] || fail "no libtri_rt.so at $lib (build the 'tri_rt' target first)"
+fi
 
 # Debian's python3 carries python3-numpy and python3-pytest; a python3 earlier in PATH (a venv,
 # pyenv) may not, so the first one that has what is needed wins.
@@ -38,7 +45,7 @@ python_with() {
 }
 
 case $what in
-  rust | rust-sys | rust-package)
+  rust | rust-sys | rust-package | rust-rt)
     # Debian's cargo (rustc 1.63) is the one the bindings promise to build with.
     cargo=${CARGO:-}
     if [[ -z $cargo ]]; then
@@ -58,6 +65,10 @@ case $what in
     # The build tree keeps the artifacts; the source tree stays clean.
     export CARGO_TARGET_DIR=$work/rust-target TRI_LIB_DIR=$libdir
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    if [[ $what == rust-rt ]]; then
+      # The package tests, built with the feature runtime-only: linked with libtri_rt alone.
+      exec "$cargo" test --offline --locked -p tri --features runtime-only --test package
+    fi
     exec "$cargo" test --offline --locked
     ;;
   go)
@@ -82,7 +93,7 @@ case $what in
       fail "go not found${go:+ at $go}: install Debian's golang-go (bash scripts/install-deps.sh)"
     exec bash "$src/tests/bindings/go_module.sh" "$go" "$build"
     ;;
-  python | python-pure)
+  python | python-pure | python-rt)
     py=$(python_with "numpy, pytest") ||
       fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest (bash scripts/install-deps.sh)"
     echo "bindings/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')"
@@ -102,6 +113,9 @@ case $what in
       so=$(ls "$ext"/lib/tri/_launch*.so 2>/dev/null | head -1)
       [[ -n $so ]] || fail "setup.py build_ext made no tri/_launch*.so (install Debian's python3-dev): $(tail -5 "$ext.log")"
       export TRI_PYTHON_EXTENSION=1 TRI_PYTHON_EXTENSION_PATH=$so
+    fi
+    if [[ $what == python-rt ]]; then
+      exec "$py" -m pytest -q -p no:cacheprovider tests/test_package.py
     fi
     exec "$py" -m pytest -q -p no:cacheprovider tests
     ;;

@@ -10,12 +10,13 @@ module Tri
 # Exported: only names no other GPU package uses, so `using Tri, CUDA` leaves nothing ambiguous
 # (CUDA.jl exports launch, device, devices, context, synchronize, ...; check_exports.py holds its
 # list). The verbs are called qualified: Tri.Context(), Tri.compile, Tri.launch, Tri.devices.
-export TriError, IRModule, load_module, CompileOptions, LaunchPlan, DevicePtr, CacheEntry, kernel_code,
+export TriError, IRModule, load_module, load_package, package_info, CompileOptions, LaunchPlan, DevicePtr, CacheEntry, kernel_code,
        kernel_variants, to_text_with_comments, TuneConfig, TuneProduct, TuneProgress, TuneTrial, TuneResult,
        make_team_id, join_team
 
 # The library: TRI_LIBRARY names the file, otherwise the system's "libtri" (read when the module
-# loads).
+# loads). It may name libtri_rt, the runtime without a compiler (docs/aot.md): packages
+# (load_package, Tri.kernel) load and launch, and a call of a function it lacks fails in ccall.
 const libtri = get(ENV, "TRI_LIBRARY", "libtri")
 
 # ---- Constants (the header's values; check_ccalls.py compares them)
@@ -379,6 +380,34 @@ function load_module(ctx::Context, path::AbstractString)
     return IRModule(ctx, data, path)
 end
 
+"""A module of a package made by `tri aot` (docs/aot.md), from the file's bytes or its path.
+Nothing is compiled: `Tri.kernel(m, name; ...)` gives its kernels, through libtri or libtri_rt."""
+function load_package(ctx::Context, data::AbstractVector{UInt8}, name::AbstractString = "<package>")
+    isempty(data) && throw(TriError(TRI_ERROR_CORRUPT_BINARY, "$name: the package is empty"))
+    bytes = Vector{UInt8}(data)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_module_load_package, libtri), Int32,
+                (Ptr{Cvoid}, Ptr{UInt8}, Csize_t, Cstring, Ref{Ptr{Cvoid}}),
+                live(ctx.ptr, "the context"), bytes, length(bytes), name, out))
+    return finalizer(close, IRModule(out[], ctx))
+end
+function load_package(ctx::Context, path::AbstractString)
+    data = try
+        read(path)
+    catch e
+        throw(TriError(TRI_ERROR_IO, "cannot read $path: $(sprint(showerror, e))"))
+    end
+    return load_package(ctx, data, path)
+end
+
+"""What the package of a module from `load_package` holds, as JSON text."""
+function package_info(m::IRModule)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:tri_module_package_info, libtri), Int32, (Ptr{Cvoid}, Ref{Ptr{Cvoid}}),
+                live(m.ptr, "the module"), out))
+    return String(blob_bytes(out[]))
+end
+
 function Base.close(m::IRModule)
     p, m.ptr = m.ptr, C_NULL
     ccall((:tri_module_destroy, libtri), Cvoid, (Ptr{Cvoid},), p)
@@ -591,7 +620,28 @@ function compile(m::IRModule, name::AbstractString, options::CompileOptions)
     finally
         ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), opts)
     end
-    k = finalizer(close, Kernel(out[], String(name), options.target, Param[], m.context))
+    return adopt(m, name, options, out[])
+end
+compile(m::IRModule, name::AbstractString; kwargs...) = compile(m, name, CompileOptions(; kwargs...))
+
+"""The kernel `name` that the package of `m` (from `load_package`) holds for the options, with
+its code for this machine; compiles nothing (TRI_ERROR_NOT_FOUND says what the package holds)."""
+function kernel(m::IRModule, name::AbstractString, options::CompileOptions)
+    opts = make_options(options)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    try
+        check(ccall((:tri_module_kernel, libtri), Int32, (Ptr{Cvoid}, Cstring, Ptr{Cvoid}, Ref{Ptr{Cvoid}}),
+                    live(m.ptr, "the module"), name, opts, out))
+    finally
+        ccall((:tri_compile_options_destroy, libtri), Cvoid, (Ptr{Cvoid},), opts)
+    end
+    return adopt(m, name, options, out[])
+end
+kernel(m::IRModule, name::AbstractString; kwargs...) = kernel(m, name, CompileOptions(; kwargs...))
+
+# A Kernel around `ptr`, kernel `name` of `m` as the library made it for `options`.
+function adopt(m::IRModule, name::AbstractString, options::CompileOptions, ptr::Ptr{Cvoid})
+    k = finalizer(close, Kernel(ptr, String(name), options.target, Param[], m.context))
     k.params = promised(runtime_params(function_info(m, name)), options)
     count = Ref{UInt32}(0)
     check(ccall((:tri_kernel_arg_count, libtri), Int32, (Ptr{Cvoid}, Ref{UInt32}), k.ptr, count))
@@ -599,7 +649,6 @@ function compile(m::IRModule, name::AbstractString, options::CompileOptions)
         throw(TriError(TRI_ERROR_INTERNAL, "kernel @$name reflects $(length(k.params)) runtime parameters but takes $(count[]) arguments"))
     return k
 end
-compile(m::IRModule, name::AbstractString; kwargs...) = compile(m, name, CompileOptions(; kwargs...))
 
 function Base.close(k::Kernel)
     p, k.ptr = k.ptr, C_NULL

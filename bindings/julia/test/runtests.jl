@@ -4,7 +4,7 @@
 using Test
 using Tri
 # Tri exports only names no other package uses (src/Tri.jl); the verbs the tests call come in by name.
-using Tri: Context, Team, alloc, barrier, cache_dir, cache_export, cache_import, cache_list, cache_prune,
+using Tri: Context, Team, kernel, alloc, barrier, cache_dir, cache_export, cache_import, cache_list, cache_prune,
            cache_stats, cancel, compile, device_count, devices, free!, function_info, functions, launch,
            launch_async, num_ranks, plan, ptr, rank, set_arg!, set_grid!, set_stream!, set_wait_timeout!,
            to_binary, to_text, tune, tune_export, tune_import, tune_stat, tune_stats
@@ -399,5 +399,39 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         end
         @test all(results)
     end
+    close(ctx)
+end
+
+# Packages (docs/aot.md): one made by `tri aot` (TRI_TOOL: the build's tool) loads and launches
+# without compiling; with TRI_LIBRARY naming libtri_rt.so the same testset runs on the runtime alone.
+@testset "packages" begin
+    tool = get(ENV, "TRI_TOOL", "")
+    @test !isempty(tool)
+    dir = mktempdir()
+    pkg = joinpath(dir, "vector_add.tripkg")
+    run(`$tool aot $(joinpath(@__DIR__, "..", "..", "..", "examples", "vector_add.tri")) -o $pkg --target cpu
+         --kernel vector_add:BLOCK=256 --kernel vector_add:BLOCK=1024`)
+    ctx = Context()
+    m = load_package(ctx, pkg)
+    @test occursin("\"name\": \"vector_add\"", package_info(m))
+    n = 3001
+    for block in (256, 1024)
+        k = kernel(m, "vector_add"; target = "cpu", constexprs = Dict{String,Any}("BLOCK" => block))
+        x = Float32.(1:n) .* 0.5f0
+        y = 3.0f0 .- Float32.(1:n)
+        out = zeros(Float32, n)
+        launch(k, cld(n, block), x, y, out, Int32(n))
+        @test out == x .+ y
+    end
+    err = try
+        kernel(m, "vector_add"; target = "cpu", constexprs = Dict{String,Any}("BLOCK" => 512))
+        nothing
+    catch e
+        e
+    end
+    @test err isa TriError && err.code == Tri.TRI_ERROR_NOT_FOUND
+    bytes = read(pkg)
+    bytes[div(length(bytes), 2)] ⊻= 0x40
+    @test_throws TriError load_package(ctx, bytes, "damaged.tripkg")
     close(ctx)
 end

@@ -117,9 +117,13 @@ def generate(header_path: str) -> str:
     w("")
     w("// ---- Functions")
     w("#[rustfmt::skip]")
-    w("#[link(name = \"tri\")]")
+    # The feature runtime-only links libtri_rt (docs/aot.md) and leaves out what it lacks.
+    w("#[cfg_attr(not(feature = \"runtime-only\"), link(name = \"tri\"))]")
+    w("#[cfg_attr(feature = \"runtime-only\", link(name = \"tri_rt\"))]")
     w("extern \"C\" {")
     for fn in h.functions.values():
+        if fn.compiler:
+            w("    #[cfg(not(feature = \"runtime-only\"))]")
         w(f"    pub fn {fn.name}({params(fn.params)}){ret_type(fn.ret)};")
     w("}")
     return "\n".join(out) + "\n"

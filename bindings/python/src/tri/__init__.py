@@ -39,7 +39,7 @@ __all__ = [
     "TriError", "ErrorCode", "LogLevel", "DType", "TypeKind", "ParamKind", "FunctionKind", "Param", "Function",
     "CompileOptions", "Context", "Module", "Kernel", "LaunchPlan", "Buffer", "DevicePtr", "Device", "DeviceAttr",
     "Cache", "CacheStat", "CacheStats", "CacheEntry", "Product", "TuneProgress", "Team", "TEAM_ID_BYTES", "version",
-    "last_error_message", "launch_path",
+    "last_error_message", "launch_path", "runtime_only",
 ]
 
 __version__ = "0.2.0"
@@ -78,6 +78,16 @@ class TriError(Exception):
         self.name: str = _lib.tri_result_name(code).decode()
         self.message = message
         super().__init__(f"{self.name}: {message}")
+
+
+C.make_error = TriError
+
+
+def runtime_only() -> bool:
+    """Whether the loaded library is libtri_rt (TRI_LIBRARY names it): packages load and launch,
+    and the compiler's calls (Context.module, Module.compile, tuning, the disk cache) raise
+    TriError UNSUPPORTED (docs/aot.md)."""
+    return bool(getattr(_lib, "tri_runtime_only", False))
 
 
 def last_error_message() -> str:
@@ -478,6 +488,13 @@ class Context(_Owner):
         """A module from a file of IR text or binary IR."""
         return Module.from_file(self, path)
 
+    def load_package(self, source: Union[str, os.PathLike, bytes, bytearray, memoryview],
+                     name: Optional[str] = None) -> "Module":
+        """A module of a package made by `tri aot` (docs/aot.md): a path, or the file's bytes.
+        Nothing is compiled: `module.kernel(name, ...)` gives the package's kernels, in libtri
+        and in libtri_rt alike."""
+        return Module.from_package(self, source, name)
+
     def _call(self, fn, *args) -> None:
         c = self._h.acquire()
         try:
@@ -662,6 +679,44 @@ class Module(_Owner):
         except OSError as e:
             raise TriError(C.TRI_ERROR_IO, f"cannot read {os.fsdecode(path)}: {e.strerror}") from e
         return cls(context, data, os.fsdecode(path))
+
+    @classmethod
+    def from_package(cls, context: Context, source: Union[str, os.PathLike, bytes, bytearray, memoryview],
+                     name: Optional[str] = None) -> "Module":
+        """The module of a package (tri_module_load_package): a path, or the file's bytes."""
+        if isinstance(source, (str, os.PathLike)):
+            try:
+                with open(source, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise TriError(C.TRI_ERROR_IO, f"cannot read {os.fsdecode(source)}: {e.strerror}") from e
+            name = name or os.fsdecode(source)
+        else:
+            data = bytes(source)
+        self = cls.__new__(cls)
+        self.context = context
+        out = _out_handle()
+        ctx = context._h.acquire()
+        try:
+            _check(_lib.tri_module_load_package(ctx, data, len(data), name.encode() if name else None,
+                                                ctypes.byref(out)))
+        finally:
+            context._h.release()
+        self._h = _Handle(out.value, _lib.tri_module_destroy, "module")
+        return self
+
+    def package_info(self) -> Dict[str, Any]:
+        """What the package of this module holds (tri_module_package_info), as a dict: its
+        kernels, their specializations, variants and code per machine."""
+        return json.loads(self._blob(_lib.tri_module_package_info).decode())
+
+    def kernel(self, name: str, options: Optional[CompileOptions] = None, **kwargs: Any) -> "Kernel":
+        """The kernel `name` that this module's package holds for the options (as compile()
+        takes them), with its code for this machine; compiles nothing (TriError NOT_FOUND says
+        what the package holds when nothing matches)."""
+        if options is not None and kwargs:
+            raise TypeError("kernel() takes a CompileOptions or keyword options, not both")
+        return Kernel(self, name, options or CompileOptions(**kwargs), from_package=True)
 
     def _blob(self, fn) -> bytes:
         out = _out_handle()
@@ -1063,7 +1118,7 @@ class Kernel(_KernelBase, _Owner):
                 spec.append((3, int(p.dtype), 0, 0))
         self._launch_setup(self._h, tuple(spec), self._on_device())
 
-    def __init__(self, module: Module, name: str, options: CompileOptions):
+    def __init__(self, module: Module, name: str, options: CompileOptions, from_package: bool = False):
         self.module = module
         self.name = name
         self.options = options
@@ -1072,7 +1127,8 @@ class Kernel(_KernelBase, _Owner):
         out = _out_handle()
         m = module._h.acquire()
         try:
-            _check(_lib.tri_kernel_compile(m, name.encode(), opts, ctypes.byref(out)))
+            get = _lib.tri_module_kernel if from_package else _lib.tri_kernel_compile
+            _check(get(m, name.encode(), opts, ctypes.byref(out)))
         finally:
             module._h.release()
             _lib.tri_compile_options_destroy(opts)

@@ -6,7 +6,9 @@ crash.
 libtri is looked for, in order: the file named by the TRI_LIBRARY environment variable; a
 libtri.so placed in this package's folder (a wheel that bundles it); the system's library path.
 When none loads, the package still imports and the first call into the library raises the
-ImportError naming what was tried.
+ImportError naming what was tried. TRI_LIBRARY may name libtri_rt.so, the runtime without a
+compiler (docs/aot.md): the functions it lacks (tri.h's TRI_COMPILER ones) then raise
+TriError(UNSUPPORTED) naming the function, and packages load and launch as with libtri.
 """
 
 import ctypes
@@ -177,6 +179,9 @@ PROTOTYPES = {
     "tri_kernel_to_text": (_result, [_handle, _out_handle]),
     "tri_kernel_code": (_result, [_handle, _str, _out_handle]),
     "tri_kernel_variants": (_result, [_handle, _out_handle]),
+    "tri_module_load_package": (_result, [_handle, ctypes.c_void_p, _size, _str, _out_handle]),
+    "tri_module_kernel": (_result, [_handle, _str, _handle, _out_handle]),
+    "tri_module_package_info": (_result, [_handle, _out_handle]),
     "tri_kernel_arg_count": (_result, [_handle, _p(_u32)]),
     "tri_launch": (_result, [_handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32]),
     "tri_launch_plan_create": (_result, [_handle, _u32, _u32, _u32, ctypes.c_void_p, _p(Arg), _u32, _out_handle]),
@@ -252,13 +257,42 @@ def load() -> ctypes.CDLL:
                 # An explicit choice that fails is an error, not a reason to take another library.
                 raise ImportError(f"tri: TRI_LIBRARY names {cand}, which cannot be loaded: {e}") from e
             continue
+        missing = []
         for name, (res, args) in PROTOTYPES.items():
-            fn = getattr(lib, name)
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                missing.append(name)
+                continue
             fn.restype = res
             fn.argtypes = args
+        if missing and hasattr(lib, "tri_module_load_package") and not hasattr(lib, "tri_module_create"):
+            # libtri_rt: the compiler's functions are absent by design; each says so when called.
+            for name in missing:
+                setattr(lib, name, _compiler_only(name, cand))
+        elif missing:
+            raise ImportError(f"tri: {cand} lacks {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}: "
+                              "it is older than this package (build or install a newer Tri)")
+        lib.tri_runtime_only = bool(missing)
         return lib
     raise ImportError("tri: libtri could not be loaded; set TRI_LIBRARY to the libtri.so file, put libtri.so in "
                       "the tri package's folder, or install it on the library path. Tried: " + "; ".join(tried))
+
+
+# Set by the package's __init__ to a function of (code, message) making its TriError.
+make_error = None
+
+
+def _compiler_only(name: str, path: str):
+    """Stands in for a compiler function libtri_rt does not have."""
+
+    def call(*_args):
+        raise make_error(TRI_ERROR_UNSUPPORTED, f"{name} is libtri's only: the loaded library ({path}) is libtri_rt, "
+                                                "which has no compiler; load a package (Context.load_package) or "
+                                                "point TRI_LIBRARY at libtri.so")
+
+    call.__name__ = name
+    return call
 
 
 class _Unloaded:

@@ -167,7 +167,8 @@ pub struct tri_arg {
 
 // ---- Functions
 #[rustfmt::skip]
-#[link(name = "tri")]
+#[cfg_attr(not(feature = "runtime-only"), link(name = "tri"))]
+#[cfg_attr(feature = "runtime-only", link(name = "tri_rt"))]
 extern "C" {
     pub fn tri_version() -> u32;
     pub fn tri_result_name(result: tri_result) -> *const c_char;
@@ -176,22 +177,31 @@ extern "C" {
     pub fn tri_context_options_destroy(options: *mut tri_context_options);
     pub fn tri_context_options_set_log(options: *mut tri_context_options, fn_: tri_log_fn, user: *mut c_void, max_level: i32) -> tri_result;
     pub fn tri_context_options_set_allocator(options: *mut tri_context_options, self_: *mut c_void, alloc: tri_alloc_fn, free: tri_free_fn) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_context_options_set_cache_dir(options: *mut tri_context_options, path: *const c_char) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_context_options_set_cache_shared(options: *mut tri_context_options, shared: i32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_context_options_set_cache_max_bytes(options: *mut tri_context_options, max_bytes: u64) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_context_options_set_interp_memory_limit(options: *mut tri_context_options, bytes: u64) -> tri_result;
     pub fn tri_context_options_set_kernel_cache_capacity(options: *mut tri_context_options, count: u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_context_options_add_trusted_key(options: *mut tri_context_options, public_key: *const u8, public_key_bytes: usize) -> tri_result;
     pub fn tri_context_create(options: *const tri_context_options, header_version: u32, out_context: *mut *mut tri_context) -> tri_result;
     pub fn tri_context_destroy(context: *mut tri_context);
     pub fn tri_context_cancel(context: *mut tri_context) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_module_create(context: *mut tri_context, data: *const c_void, size: usize, source_name: *const c_char, out_module: *mut *mut tri_module) -> tri_result;
     pub fn tri_module_destroy(module: *mut tri_module);
     pub fn tri_blob_data(blob: *const tri_blob) -> *const c_void;
     pub fn tri_blob_size(blob: *const tri_blob) -> usize;
     pub fn tri_blob_destroy(blob: *mut tri_blob);
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_module_to_text(module: *const tri_module, out_text: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_module_to_text_with_comments(module: *const tri_module, out_text: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_module_to_binary(module: *const tri_module, out_binary: *mut *mut tri_blob) -> tri_result;
     pub fn tri_module_function_count(module: *const tri_module, out_count: *mut u32) -> tri_result;
     pub fn tri_module_find_function(module: *const tri_module, name: *const c_char, out_index: *mut u32) -> tri_result;
@@ -216,9 +226,12 @@ extern "C" {
     pub fn tri_compile_options_set_arch(options: *mut tri_compile_options, arch: *const c_char) -> tri_result;
     pub fn tri_compile_options_set_arg_align(options: *mut tri_compile_options, param: u32, align: u32) -> tri_result;
     pub fn tri_compile_options_set_arg_divisible(options: *mut tri_compile_options, param: u32, divisible: u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_kernel_compile(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, out_kernel: *mut *mut tri_kernel) -> tri_result;
     pub fn tri_kernel_destroy(kernel: *mut tri_kernel);
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_kernel_to_text(kernel: *const tri_kernel, out_text: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_kernel_code(kernel: *const tri_kernel, kind: *const c_char, out_code: *mut *mut tri_blob) -> tri_result;
     pub fn tri_kernel_variants(kernel: *const tri_kernel, out_json: *mut *mut tri_blob) -> tri_result;
     pub fn tri_kernel_arg_count(kernel: *const tri_kernel, out_count: *mut u32) -> tri_result;
@@ -232,9 +245,15 @@ extern "C" {
     pub fn tri_module_load_package(context: *mut tri_context, data: *const c_void, size: usize, name: *const c_char, out_module: *mut *mut tri_module) -> tri_result;
     pub fn tri_module_kernel(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, out_kernel: *mut *mut tri_kernel) -> tri_result;
     pub fn tri_module_package_info(module: *const tri_module, out_json: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_create(module: *mut tri_module, flags: u32, out_builder: *mut *mut tri_package_builder) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_add(builder: *mut tri_package_builder, name: *const c_char, options: *const tri_compile_options, machines: *const c_char, variants: u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
+    pub fn tri_package_builder_add_tuned(builder: *mut tri_package_builder, store: *const c_char, target: *const c_char, machines: *const c_char, variants: u32, out_added: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_finish(builder: *mut tri_package_builder, out_package: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_package_builder_destroy(builder: *mut tri_package_builder);
     pub fn tri_team_create(context: *mut tri_context, num_ranks: u32, heap_bytes_per_rank: u64, out_team: *mut *mut tri_team) -> tri_result;
     pub fn tri_team_destroy(team: *mut tri_team);
@@ -248,27 +267,49 @@ extern "C" {
     pub fn tri_team_rank(team: *const tri_team, out_rank: *mut u32, out_num_ranks: *mut u32) -> tri_result;
     pub fn tri_team_barrier(team: *mut tri_team) -> tri_result;
     pub fn tri_team_launch_async(kernel: *const tri_kernel, team: *mut tri_team, grid_x: u32, grid_y: u32, grid_z: u32, args: *const tri_arg, num_args: u32, stream: *mut c_void) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_create(out_space: *mut *mut tri_tune_space) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_destroy(space: *mut tri_tune_space);
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_add_config(space: *mut tri_tune_space, names: *mut *const c_char, values: *const i64, count: u32, num_warps: i32, num_stages: i32, out_index: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_add_product(space: *mut tri_tune_space, names: *mut *const c_char, values: *mut *const i64, counts: *const u32, num_names: u32, warps: *const i32, num_warps_values: u32, stages: *const i32, num_stages_values: u32, filter: *const c_char, out_added: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_count(space: *const tri_tune_space, out_count: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_value(space: *const tri_tune_space, index: u32, name: *const c_char, out_value: *mut i64) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_set_key(space: *mut tri_tune_space, params: *const u32, count: u32, bucket: i32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_set_repetitions(space: *mut tri_tune_space, repetitions: u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_space_set_progress(space: *mut tri_tune_space, fn_: tri_tune_stage_fn, user: *mut c_void) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune(module: *mut tri_module, name: *const c_char, options: *const tri_compile_options, space: *const tri_tune_space, grid_x: u32, grid_y: u32, grid_z: u32, stream: *mut c_void, args: *const tri_arg, num_args: u32, flags: u32, progress: tri_tune_progress_fn, grid_fn: tri_tune_grid_fn, user: *mut c_void, out_kernel: *mut *mut tri_kernel, out_result: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_export(context: *mut tri_context, path: *const c_char, out_count: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_import(context: *mut tri_context, path: *const c_char, out_imported: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_dir(context: *mut tri_context, out_path: *mut *const c_char) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_list(context: *mut tri_context, verify: i32, out_text: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_prune(context: *mut tri_context, max_bytes: u64, out_removed: *mut u64) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_export(context: *mut tri_context, path: *const c_char, out_count: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_import(context: *mut tri_context, path: *const c_char, out_imported: *mut u32) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_sign_keypair(out_public_key: *mut u8, public_key_bytes: usize, out_secret_key: *mut u8, secret_key_bytes: usize) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_bundle_sign(path: *const c_char, secret_key: *const u8, secret_key_bytes: usize) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_bundle_verify(path: *const c_char, public_key: *const u8, public_key_bytes: usize, out_entries: *mut u32, out_signed: *mut i32, out_signer: *mut u8) -> tri_result;
     pub fn tri_device_count(context: *mut tri_context, out_count: *mut u32) -> tri_result;
     pub fn tri_device_attribute(context: *mut tri_context, device: u32, attribute: i32, out_value: *mut i64) -> tri_result;

@@ -5,6 +5,7 @@
 
 use std::ffi::{CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(not(feature = "runtime-only"))]
 use std::path::Path;
 use std::ptr;
 use std::sync::Arc;
@@ -62,8 +63,11 @@ pub unsafe trait HostAllocator: Send + Sync {
 pub struct ContextBuilder {
     log: Option<(Box<LogFn>, LogLevel)>,
     allocator: Option<Arc<dyn HostAllocator>>,
+    #[cfg(not(feature = "runtime-only"))]
     cache_dir: Option<CString>,
+    #[cfg(not(feature = "runtime-only"))]
     cache_max_bytes: Option<u64>,
+    #[cfg(not(feature = "runtime-only"))]
     interp_memory_limit: Option<u64>,
     kernel_cache_capacity: Option<u32>,
     error: Option<Error>,
@@ -86,6 +90,7 @@ impl ContextBuilder {
         self
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// The directory of the disk cache of compiled kernels (made when missing); an empty path
     /// turns the disk cache off. Unset: `$TRI_CACHE_DIR`, else `$XDG_CACHE_HOME/tri`, else
     /// `~/.cache/tri`.
@@ -97,6 +102,7 @@ impl ContextBuilder {
         self
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// The disk cache's size bound in bytes (default 1 GiB; 0: no bound); least recently used
     /// entries go first.
     pub fn cache_max_bytes(mut self, bytes: u64) -> Self {
@@ -104,6 +110,7 @@ impl ContextBuilder {
         self
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// The "interp" target's working-memory budget per launch in bytes (0, the default: none);
     /// a launch that would need more fails before running with `ErrorKind::LimitExceeded`.
     pub fn interp_memory_limit(mut self, bytes: u64) -> Self {
@@ -138,16 +145,20 @@ impl ContextBuilder {
                 sys::tri_context_options_set_allocator(options.0, user, Some(alloc_trampoline), Some(free_trampoline))
             })?;
         }
-        if let Some(dir) = &self.cache_dir {
-            // SAFETY: the string is NUL-terminated; the library copies it.
-            check(unsafe { sys::tri_context_options_set_cache_dir(options.0, dir.as_ptr()) })?;
-        }
-        // SAFETY (the three setters): a live options handle and plain values.
-        if let Some(bytes) = self.cache_max_bytes {
-            check(unsafe { sys::tri_context_options_set_cache_max_bytes(options.0, bytes) })?;
-        }
-        if let Some(bytes) = self.interp_memory_limit {
-            check(unsafe { sys::tri_context_options_set_interp_memory_limit(options.0, bytes) })?;
+        // The compiler's options (libtri only: the feature runtime-only leaves them out).
+        #[cfg(not(feature = "runtime-only"))]
+        {
+            if let Some(dir) = &self.cache_dir {
+                // SAFETY: the string is NUL-terminated; the library copies it.
+                check(unsafe { sys::tri_context_options_set_cache_dir(options.0, dir.as_ptr()) })?;
+            }
+            // SAFETY (the three setters): a live options handle and plain values.
+            if let Some(bytes) = self.cache_max_bytes {
+                check(unsafe { sys::tri_context_options_set_cache_max_bytes(options.0, bytes) })?;
+            }
+            if let Some(bytes) = self.interp_memory_limit {
+                check(unsafe { sys::tri_context_options_set_interp_memory_limit(options.0, bytes) })?;
+            }
         }
         if let Some(count) = self.kernel_cache_capacity {
             check(unsafe { sys::tri_context_options_set_kernel_cache_capacity(options.0, count) })?;
@@ -262,6 +273,7 @@ pub fn version() -> (u32, u32, u32) {
     (v / 10000, v / 100 % 100, v % 100)
 }
 
+#[cfg(not(feature = "runtime-only"))]
 pub(crate) fn path_cstring(path: &Path) -> Result<CString> {
     let s = path
         .to_str()

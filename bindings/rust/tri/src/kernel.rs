@@ -432,6 +432,7 @@ impl Signature {
     }
 
     /// The index of runtime parameter `name` (without '%') among the runtime parameters.
+    #[cfg_attr(feature = "runtime-only", allow(dead_code))] // the tuner's
     pub(crate) fn param_index(&self, name: &str) -> Option<usize> {
         self.params.iter().position(|p| p.name == name)
     }
@@ -545,11 +546,20 @@ impl Drop for Kernel {
 }
 
 impl Kernel {
+    #[cfg(not(feature = "runtime-only"))]
     pub(crate) fn compile(module: &Module, name: &str, options: &CompileOptions) -> Result<Kernel> {
         let cname = cstring(name, "kernel name")?;
         let mut raw = ptr::null_mut();
         // SAFETY: live module and options; compiling concurrently is allowed by tri.h.
         check(unsafe { sys::tri_kernel_compile(module.as_raw(), cname.as_ptr(), options.raw, &mut raw) })?;
+        Kernel::adopt(module, name, options, raw)
+    }
+
+    pub(crate) fn from_package(module: &Module, name: &str, options: &CompileOptions) -> Result<Kernel> {
+        let cname = cstring(name, "kernel name")?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: live module and options; out-parameter.
+        check(unsafe { sys::tri_module_kernel(module.as_raw(), cname.as_ptr(), options.raw, &mut raw) })?;
         Kernel::adopt(module, name, options, raw)
     }
 
@@ -594,6 +604,7 @@ impl Kernel {
         self.sig.len()
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// The specialized IR the kernel was compiled from.
     pub fn to_text(&self) -> Result<String> {
         let mut blob = ptr::null_mut();
@@ -602,6 +613,7 @@ impl Kernel {
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// Code the target made, by kind: "llvm" (LLVM IR after optimization) for Cpu and Cuda;
     /// "asm" (the host assembly) for Cpu; "ptx" (the PTX module) and "metadata" (the launch
     /// descriptor, JSON) for Cuda. Stages a compile does not keep are made on the first call.
@@ -615,6 +627,7 @@ impl Kernel {
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// `code` as bytes: for "cubin", the machine code the driver made from the PTX (Cuda, with a
     /// GPU), which is not text.
     pub fn code_bytes(&self, kind: &str) -> Result<Vec<u8>> {

@@ -88,17 +88,21 @@
 //! shared::<tri::LaunchPlan<'static>>(); // error: LaunchPlan is not Sync
 //! ```
 
+#[cfg(not(feature = "runtime-only"))]
 mod cache;
 mod context;
 mod device;
 mod error;
+#[cfg_attr(feature = "runtime-only", allow(dead_code))] // the tuner's and the cache's
 mod json;
 mod kernel;
 mod module;
 mod plan;
 mod team;
+#[cfg(not(feature = "runtime-only"))]
 mod tune;
 
+#[cfg(not(feature = "runtime-only"))]
 pub use cache::{CacheEntry, CacheStat, CacheStats};
 pub use context::{version, Context, ContextBuilder, HostAllocator, LogLevel};
 pub use device::{Device, DeviceAttr, DevicePtr, Stream};
@@ -107,6 +111,7 @@ pub use kernel::{Arg, CompileOptions, CompileOptionsBuilder, Element, Grid, Kern
 pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, TypeKind};
 pub use plan::LaunchPlan;
 pub use team::{Team, TeamId, TEAM_ID_BYTES};
+#[cfg(not(feature = "runtime-only"))]
 pub use tune::{
     TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneProgress, TuneSpace, TuneStage, TuneStat, TuneStats, TuneTrial,
     Tuned,

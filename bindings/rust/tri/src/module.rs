@@ -207,6 +207,7 @@ pub(crate) fn c_str(p: *const sys::c_char) -> String {
 }
 
 impl Module {
+    #[cfg(not(feature = "runtime-only"))]
     /// Reads IR text or binary IR; `source_name` names the input in messages ("softmax.tri").
     pub fn new(ctx: &Context, bytes: &[u8], source_name: &str) -> Result<Module> {
         if bytes.is_empty() {
@@ -231,12 +232,55 @@ impl Module {
         Ok(Module { raw, ctx: ctx.clone() })
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// Reads a module from a file; the file's path names it in messages.
     pub fn from_file(ctx: &Context, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let bytes = std::fs::read(path)
             .map_err(|e| Error::new(sys::TRI_ERROR_IO, format!("cannot read {}: {}", path.display(), e)))?;
         Module::new(ctx, &bytes, &path.to_string_lossy())
+    }
+
+    /// Loads a package made by `tri aot` (docs/aot.md) from its bytes; `name` names it in
+    /// messages. Nothing is compiled: `kernel` gives the package's kernels, in libtri and in
+    /// libtri_rt (the feature runtime-only) alike. Errors: CorruptBinary for damaged bytes.
+    pub fn load_package(ctx: &Context, bytes: &[u8], name: &str) -> Result<Module> {
+        let cname = cstring(name, "package name")?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: the bytes are copied during the call; the out-parameter is written on success.
+        check(unsafe {
+            sys::tri_module_load_package(
+                ctx.inner.raw,
+                bytes.as_ptr() as *const sys::c_void,
+                bytes.len(),
+                cname.as_ptr(),
+                &mut raw,
+            )
+        })?;
+        Ok(Module { raw, ctx: ctx.clone() })
+    }
+
+    /// Loads the package in the file at `path` (see `load_package`).
+    pub fn package_from_file(ctx: &Context, path: impl AsRef<Path>) -> Result<Module> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::new(sys::TRI_ERROR_IO, format!("cannot read {}: {}", path.display(), e)))?;
+        Module::load_package(ctx, &bytes, &path.to_string_lossy())
+    }
+
+    /// The kernel `name` this module's package holds for `options`, with its code for this
+    /// machine; compiles nothing. NotFound says what the package holds when nothing matches.
+    pub fn kernel(&self, name: &str, options: &CompileOptions) -> Result<Kernel> {
+        Kernel::from_package(self, name, options)
+    }
+
+    /// What this module's package holds, as JSON (tri_module_package_info): its kernels, their
+    /// specializations, variants and code per machine.
+    pub fn package_info(&self) -> Result<String> {
+        let mut blob = ptr::null_mut();
+        // SAFETY: live module; out-parameter.
+        check(unsafe { sys::tri_module_package_info(self.raw, &mut blob) })?;
+        Blob::from_raw(blob, &self.ctx).into_string()
     }
 
     pub fn context(&self) -> &Context {
@@ -248,6 +292,7 @@ impl Module {
         self.raw
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// The module as canonical IR text (without comments: a function of the module alone).
     pub fn to_text(&self) -> Result<String> {
         let mut blob = ptr::null_mut();
@@ -256,6 +301,7 @@ impl Module {
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// What `tri fmt` writes: the canonical text with the `//` comments of the text the module
     /// was read from, each where it was (the same as `to_text` for a module read from binary IR).
     pub fn to_text_with_comments(&self) -> Result<String> {
@@ -265,6 +311,7 @@ impl Module {
         Blob::from_raw(blob, &self.ctx).into_string()
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// The module as binary IR (docs/format.md).
     pub fn to_binary(&self) -> Result<Blob> {
         let mut blob = ptr::null_mut();
@@ -346,6 +393,7 @@ impl Module {
         })
     }
 
+    #[cfg(not(feature = "runtime-only"))]
     /// Compiles kernel `name` with `options` (CompileOptions::new() for the defaults: the CPU).
     pub fn compile(&self, name: &str, options: &CompileOptions) -> Result<Kernel> {
         Kernel::compile(self, name, options)
