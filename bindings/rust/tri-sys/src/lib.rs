@@ -261,6 +261,7 @@ extern "C" {
     pub fn tri_tune_export(context: *mut tri_context, path: *const c_char, out_count: *mut u32) -> tri_result;
     pub fn tri_tune_import(context: *mut tri_context, path: *const c_char, out_imported: *mut u32) -> tri_result;
     pub fn tri_tune_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
+    pub fn tri_tune_plot(result: *const c_void, size: usize, title: *const c_char, out_svg: *mut *mut tri_blob) -> tri_result;
     pub fn tri_cache_dir(context: *mut tri_context, out_path: *mut *const c_char) -> tri_result;
     pub fn tri_cache_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
     pub fn tri_cache_list(context: *mut tri_context, verify: i32, out_text: *mut *mut tri_blob) -> tri_result;

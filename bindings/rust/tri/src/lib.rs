@@ -108,8 +108,8 @@ pub use module::{Blob, DType, Function, FunctionKind, Module, Param, ParamKind, 
 pub use plan::LaunchPlan;
 pub use team::{Team, TeamId, TEAM_ID_BYTES};
 pub use tune::{
-    TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneProgress, TuneSpace, TuneStage, TuneStat, TuneStats, TuneTrial,
-    Tuned,
+    tune_svg, TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneProgress, TuneSpace, TuneStage, TuneStat, TuneStats,
+    TuneTrial, Tuned,
 };
 
 /// The raw C API, for what this crate does not wrap.
