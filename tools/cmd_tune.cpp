@@ -13,7 +13,6 @@
 #include "device_memory.h"
 #include "host_data.h"
 #include "kernel_runner.h"
-#include "tune_plot.h"
 
 using namespace tri_tool;
 
@@ -54,8 +53,8 @@ const char kUsage[] =
     "  --frozen         never benchmark: a key with no result uses the first config\n"
     "  --retune         benchmark even when a result is stored\n"
     "  --use-other-device  use an imported result made on another device (default: tune here)\n"
-    "  --plot FILE.svg  draw the space: a heatmap over two constexprs that vary (bars for one),\n"
-    "                   the winner outlined\n"
+    "  --plot FILE.svg  draw the space (tri_tune_plot): a heatmap over two values that vary (bars\n"
+    "                   for one), the winner outlined and named\n"
     "\n"
     "Configs that cannot fit the target (threads, shared memory, registers) are pruned before\n"
     "compiling; the table says why.\n";
@@ -565,7 +564,6 @@ int tri_cmd_tune(int argc, char** argv) {
   std::printf("  %3s  %-36s %14s  %s\n", "#", "config", "median (us)", "");
   size_t pos = 0;
   std::string winner;
-  std::vector<PlotConfig> plot;
   while ((pos = json.find("\n  {\"index\": ", pos)) != std::string::npos) {
     size_t end = json.find('\n', pos + 1);
     std::string line = json.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
@@ -585,26 +583,20 @@ int tri_cmd_tune(int argc, char** argv) {
     }
     if (idx == best) note = note.empty() ? "<- winner" : "<- " + note;
     if (idx == best) winner = show(field(line, "config"));
-    PlotConfig pc;
-    const std::string shown = show(field(line, "config"));
-    for (size_t at = 0; at < shown.size();) {
-      size_t end = shown.find(',', at), eq = shown.find('=', at);
-      if (end == std::string::npos) end = shown.size();
-      if (eq != std::string::npos && eq < end)
-        pc.values.emplace_back(shown.substr(at, eq - at), std::atoll(shown.substr(eq + 1, end - eq - 1).c_str()));
-      at = end + 1;
-    }
-    pc.ok = status == "0" && field(line, "measured") == "true";
-    pc.us = std::atof(field(line, "median_ns").c_str()) / 1e3;
-    pc.winner = idx == best;
-    plot.push_back(std::move(pc));
     std::printf("  %3s  %-36s %14s  %s\n", idx.c_str(), show(field(line, "config")).c_str(), time.c_str(), note.c_str());
   }
   std::printf("winner: config %s (%s)\n", best.c_str(), winner.c_str());
   if (!plot_path.empty()) {
-    const std::string svg = tune_svg("@" + kernel + " on " + target, plot);
+    tri_blob* svg = nullptr;
+    if (tri_tune_plot(json.data(), json.size(), nullptr, &svg) != TRI_OK) {
+      std::fprintf(stderr, "tri tune: %s\n", last_error().c_str());
+      return 1;
+    }
+    const size_t size = tri_blob_size(svg);
     FILE* f = std::fopen(plot_path.c_str(), "w");
-    if (!f || std::fwrite(svg.data(), 1, svg.size(), f) != svg.size() || std::fclose(f) != 0) {
+    const bool written = f && std::fwrite(tri_blob_data(svg), 1, size, f) == size;
+    tri_blob_destroy(svg);
+    if (!f || std::fclose(f) != 0 || !written) {
       std::fprintf(stderr, "tri tune: cannot write %s\n", plot_path.c_str());
       return 1;
     }

@@ -582,3 +582,34 @@ func (c *Context) tuneFile(path string, export bool) (int, error) {
 	})
 	return int(n), err
 }
+
+// TuneSVG draws a tuning result as an SVG picture (tri_tune_plot, the renderer `tri tune --plot`
+// and every binding share; docs/tune.md "Plots"). result is one result's JSON, as
+// TuneResult.JSON, a stored result file or one entry of a TuneExport file holds it; title heads
+// the picture ("": "@kernel on target"). Two or more values that vary give a heatmap over the
+// first two (each cell the fastest config with those values), one gives a bar per config; the
+// winner is outlined and named. What is not a tuning result is ErrCorruptBinary.
+func TuneSVG(result []byte, title string) (string, error) {
+	if strings.IndexByte(title, 0) >= 0 {
+		return "", &Error{Code: CodeInvalidArgument, Message: "TuneSVG: the title contains a NUL byte"}
+	}
+	var ctitle *C.char
+	if title != "" {
+		ctitle = C.CString(title)
+		defer C.free(unsafe.Pointer(ctitle))
+	}
+	data := append(result[:len(result):len(result)], 0) // never empty: C reads size bytes only
+	var blob *C.tri_blob
+	err := call(func() C.tri_result {
+		return C.tri_tune_plot(unsafe.Pointer(&data[0]), C.size_t(len(result)), ctitle, &blob)
+	})
+	if err != nil {
+		return "", err
+	}
+	return string(blobBytes(blob)), nil
+}
+
+// SVG draws this result as an SVG picture (TuneSVG of r.JSON; title "": "@kernel on target").
+func (r *TuneResult) SVG(title string) (string, error) {
+	return TuneSVG(r.JSON, title)
+}

@@ -7,6 +7,9 @@ package tri_test
 
 import (
 	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -399,4 +402,97 @@ func TestTuneProgressReportsEveryCompileAndBenchmark(t *testing.T) {
 	}()
 	m.Tune("vadd", &tri.CompileOptions{Target: "cpu"}, opts, x, y, out, tuneN)
 	t.Fatal("Tune returned after its progress function panicked")
+}
+
+// svgTexts parses svg with encoding/xml (a well-formed document, one <svg> root in the SVG
+// namespace) and returns the text of its <text> elements and the class of each <rect>.
+func svgTexts(t *testing.T, svg string) (texts, classes []string) {
+	t.Helper()
+	d := xml.NewDecoder(strings.NewReader(svg))
+	depth, roots, inText := 0, 0, false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v\n%s", err, svg)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 {
+				roots++
+				if e.Name.Space != "http://www.w3.org/2000/svg" || e.Name.Local != "svg" {
+					t.Fatalf("root %v", e.Name)
+				}
+			}
+			depth++
+			inText = e.Name.Local == "text"
+			if inText {
+				texts = append(texts, "")
+			}
+			for _, a := range e.Attr {
+				if e.Name.Local == "rect" && a.Name.Local == "class" {
+					classes = append(classes, a.Value)
+				}
+			}
+		case xml.EndElement:
+			depth--
+			inText = false
+		case xml.CharData:
+			if inText {
+				texts[len(texts)-1] += string(e)
+			}
+		}
+	}
+	if roots != 1 || depth != 0 {
+		t.Fatalf("%d roots, depth %d at the end", roots, depth)
+	}
+	return texts, classes
+}
+
+func TestTuneSVG(t *testing.T) {
+	x, y, out := tuneInputs()
+	ctx := newContext(t, tri.WithCacheDir(""))
+	m := loadVadd(t, ctx)
+	k, res, err := m.Tune("vadd", &tri.CompileOptions{Target: "cpu"}, tuneOptions(), x, y, out, tuneN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	// The library draws it (tri_tune_plot): BLOCK and stages vary, so a heatmap of BLOCK rows.
+	svg, err := res.SVG("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts, classes := svgTexts(t, svg)
+	winners, cells := 0, 0
+	for _, c := range classes {
+		if strings.HasPrefix(c, "cell") {
+			cells++
+		}
+		if c == "cell winner" {
+			winners++
+		}
+	}
+	joined := strings.Join(texts, "|")
+	if texts[0] != "@vadd on cpu" || cells != 6 || winners != 1 || !strings.Contains(joined, "|BLOCK|") ||
+		!strings.Contains(joined, "|failed|") || !strings.Contains(joined, fmt.Sprintf("winner: config %d (", res.Best)) {
+		t.Fatalf("cells %d, winners %d, texts %q", cells, winners, texts)
+	}
+	// The same JSON through the free function, with a title of the caller's.
+	titled, err := tri.TuneSVG(res.JSON, "vadd <sweep>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if texts, _ := svgTexts(t, titled); texts[0] != "vadd <sweep>" {
+		t.Fatalf("title %q", texts[0])
+	}
+	// What is not a tuning result is refused, never drawn.
+	_, err = tri.TuneSVG([]byte(`{"schema": 1}`), "")
+	wantError(t, err, tri.CodeCorruptBinary, "tri_tune_plot")
+	_, err = tri.TuneSVG(nil, "")
+	wantError(t, err, tri.CodeCorruptBinary, "tri_tune_plot")
+	_, err = tri.TuneSVG(res.JSON, "a\x00b")
+	wantError(t, err, tri.CodeInvalidArgument, "NUL")
 }

@@ -232,7 +232,8 @@ TRI_API void tri_module_destroy(tri_module* module);
 
 /* ---- Bytes returned by the library --------------------------------------------------------
  * A blob owns a copy of its bytes: it stays valid after the module it came from is destroyed,
- * and keeps that module's context alive (its memory came from the context's allocator). */
+ * and keeps that module's context alive (its memory came from the context's allocator). A
+ * blob made without a context (tri_tune_plot's) is malloc's. */
 typedef struct tri_blob tri_blob;
 
 /* The blob's bytes (not NUL-terminated) and their count; NULL and 0 for a NULL blob.
@@ -811,6 +812,19 @@ TRI_API TRI_COMPILER tri_result tri_tune_import(tri_context* context, const char
 /* One counter (TRI_TUNE_STAT_*) into *out_value; an unknown one is
  * TRI_ERROR_INVALID_ARGUMENT. Since 0.2. */
 TRI_API TRI_COMPILER tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* out_value);
+
+/* Draws a tuning result as an SVG picture (docs/tune.md "Plots"). `result`/`size`: one result's
+ * JSON, as tri_tune's out_result, a stored result file or one entry of a tri_tune_export file
+ * holds it. The names whose value differs between configs (constexprs, then "warps" and
+ * "stages") are the axes: with two or more, a heatmap over the first two, each cell the fastest
+ * config with those values and its median time; with one (or a grid of more than 4096 cells), a
+ * bar per config. The chosen config is outlined and named; failed and unmeasured configs say so.
+ * `title` (UTF-8; NULL: "@kernel on target") heads it. The same result always gives the same
+ * bytes. *out_svg receives the SVG text (UTF-8, not NUL-terminated); the blob belongs to no
+ * context (its memory comes from malloc), and the caller owns it. Errors:
+ * TRI_ERROR_INVALID_ARGUMENT (NULL result or out_svg), TRI_ERROR_CORRUPT_BINARY (not a tuning
+ * result), TRI_ERROR_LIMIT_EXCEEDED (more than 4096 configs). Since 0.2. */
+TRI_API TRI_COMPILER tri_result tri_tune_plot(const void* result, size_t size, const char* title, tri_blob** out_svg);
 
 /* ---- Disk cache ----------------------------------------------------------------------------
  * Compiled kernels ("cpu": object code; "cuda": PTX) are kept in one file per kernel in the

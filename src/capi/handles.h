@@ -184,7 +184,7 @@ inline CancelToken cancel_token(const tri_context* c) {
 }
 
 // Makes a blob holding `bytes` from the context's allocator; the blob keeps the context alive.
-// `what` names the calling function in the error message.
+// With no context (c NULL) the memory is malloc's. `what` names the calling function in the error message.
 tri_result make_blob(tri_context* c, const std::string& bytes, const char* what, tri_blob** out);
 
 // Memory from the options' allocator hook, or from the C library when there is none. mem_alloc

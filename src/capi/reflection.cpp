@@ -3,6 +3,7 @@
 // in one block from the allocator hook, so a module is immutable afterwards and its reflection
 // calls read it from many threads without locks. Also the modules' and blobs' lifetimes.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -151,11 +152,13 @@ void module_release(tri_module* m) {
 
 // Makes a blob holding `bytes`; it keeps the context alive because its allocator frees it.
 tri_result make_blob(tri_context* c, const std::string& bytes, const char* what, tri_blob** out) {
-  void* mem = capi::mem_alloc(c, sizeof(tri_blob) + bytes.size(), alignof(tri_blob));
+  // No context (tri_tune_plot): malloc's memory, which tri_blob_destroy gives back to free.
+  void* mem = c ? capi::mem_alloc(c, sizeof(tri_blob) + bytes.size(), alignof(tri_blob))
+                : std::malloc(sizeof(tri_blob) + bytes.size());
   if (!mem) return set_error(Code::OutOfMemory, std::string(what) + ": the allocator returned NULL");
   auto* b = new (mem) tri_blob{c, bytes.size()};
   if (!bytes.empty()) std::memcpy(b->bytes(), bytes.data(), bytes.size());
-  capi::context_retain(c);
+  if (c) capi::context_retain(c);
   *out = b;
   return TRI_OK;
 }
@@ -176,6 +179,7 @@ TRI_API void tri_blob_destroy(tri_blob* blob) {
   tri_context* c = blob->context;
   size_t size = sizeof(tri_blob) + blob->size;
   blob->~tri_blob();
+  if (!c) return std::free(blob);
   capi::mem_free(c, blob, size);
   capi::context_release(c);
 }

@@ -1,5 +1,5 @@
-// Autotuning through the C API: tri_tune_space_*, tri_tune, tri_tune_export / _import and
-// tri_tune_stat (docs/tune.md).
+// Autotuning through the C API: tri_tune_space_*, tri_tune, tri_tune_export / _import,
+// tri_tune_stat and tri_tune_plot (docs/tune.md).
 //
 // Why this driver is in capi and not in src/tune: a tuning run compiles candidates through the
 // module's compile cache and launches them through kernel handles, and both live here; the rules
@@ -25,6 +25,7 @@
 #include "passes/specialize.h"
 #include "target/target.h"
 #include "tune/filter.h"
+#include "tune/plot.h"
 #include "tune/prune.h"
 #include "tune/tune.h"
 
@@ -927,6 +928,22 @@ TRI_API tri_result tri_tune_stat(tri_context* context, int32_t stat, uint64_t* o
     default:
       return set_error(Code::InvalidArgument, "tri_tune_stat: " + std::to_string(stat) + " is not a TRI_TUNE_STAT_* value");
   }
+}
+
+TRI_API tri_result tri_tune_plot(const void* result, size_t size, const char* title, tri_blob** out_svg) {
+  TRI_CHECK_ARG(result);
+  TRI_CHECK_ARG(out_svg);
+  return guard([&] {
+    if (size > kMaxResultFileBytes)
+      return set_error(Code::LimitExceeded, "tri_tune_plot: a result of " + std::to_string(size) +
+                                                " bytes; a result file holds at most 256 MiB");
+    tune::Result r;
+    Status st = tune::from_json(std::string(static_cast<const char*>(result), size), &r);
+    std::string svg;
+    if (st.is_ok()) st = tune::plot_svg(r, title ? title : "", &svg);
+    if (!st.is_ok()) return set_error(st.code(), "tri_tune_plot: " + st.message());
+    return capi::make_blob(nullptr, svg, "tri_tune_plot", out_svg);
+  });
 }
 
 }  // extern "C"

@@ -191,9 +191,29 @@ static void test_tune_skips_failure_and_restores(void** state) {
   grid_fn(NULL, (uint32_t)best, grid);
   assert_int_equal(tri_launch(k, grid[0], 1, 1, NULL, g_args, 3), TRI_OK);
   for (int i = 0; i < N; ++i) assert_true(g_out[i] == 1000.0f + 3.0f * (float)i);
+  /* The result as a picture (tri_tune_plot): SVG text naming the winner; the blob outlives the
+   * context, since it belongs to none. */
+  tri_blob* svg = NULL;
+  assert_int_equal(tri_tune_plot(tri_blob_data(result), tri_blob_size(result), NULL, &svg), TRI_OK);
   tri_blob_destroy(result);
   tri_kernel_destroy(k);
   tri_context_destroy(c);
+  char winner[64];
+  snprintf(winner, sizeof winner, ">winner: config %d (BLOCK=", best);
+  assert_true(tri_blob_size(svg) > 100 && memcmp(tri_blob_data(svg), "<svg xmlns=", 11) == 0);
+  assert_true(has(svg, "<title>@acc on cpu</title>") && has(svg, winner) && has(svg, ">failed</text>"));
+  assert_true(has(svg, "</svg>\n"));
+  tri_blob_destroy(svg);
+  /* What is not a tuning result is refused; so are NULLs. */
+  static const char kNot[] = "{\"schema\": 1, \"configs\": []}";
+  svg = NULL;
+  assert_int_equal(tri_tune_plot(kNot, sizeof kNot - 1, "t", &svg), TRI_ERROR_CORRUPT_BINARY);
+  assert_null(svg);
+  char msg[256];
+  tri_last_error_message(msg, sizeof msg);
+  assert_non_null(strstr(msg, "tri_tune_plot: not a tuning result"));
+  assert_int_equal(tri_tune_plot(NULL, 0, NULL, &svg), TRI_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tri_tune_plot(kNot, sizeof kNot - 1, NULL, NULL), TRI_ERROR_INVALID_ARGUMENT);
 }
 
 /* tri_tune_space_set_progress: every config's compile (in any order, `done` counting up), then

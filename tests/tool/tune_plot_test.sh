@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `tri tune --plot`: a heatmap over two values that vary (BLOCK x warps: 4 cells, one outlined,
-# the failed BLOCK=100 row shown as such), bars over one (BLOCK), each a well-formed SVG.
+# `tri tune --plot` (drawn by tri_tune_plot): a heatmap over two values that vary (BLOCK x warps:
+# 6 cells, one outlined, the failed BLOCK=100 config shown as such, an empty cell where no config
+# has BLOCK=100 and warps=1), bars over one (BLOCK), each a well-formed SVG naming its winner.
 # Run by CTest (tests/tool_run.cmake).
 set -euo pipefail
 tri=${TRI_TOOL:?TRI_TOOL is the tri binary}
@@ -19,14 +20,18 @@ def load(p):
     root = ET.parse(p).getroot()
     return root, [t.text for t in root.iter(ns + "text")], list(root.iter(ns + "rect"))
 root, texts, rects = load(sys.argv[1])
-cells = [r for r in rects if r.get("width") == "84.0"]
+def cls(r):
+    return r.get("class", "").split()
+cells = [r for r in rects if "cell" in cls(r)]
 assert len(cells) == 6, len(cells)                       # BLOCK 64, 100, 256 x warps 1, 4
-assert sum(r.get("stroke-width") == "3" for r in cells) == 1, "one winner outlined"
+assert sum("winner" in cls(r) for r in cells) == 1, "one winner outlined"
+assert sum("empty" in cls(r) for r in cells) == 1, "BLOCK=100 was tried at warps=4 only"
 assert "BLOCK" in texts and "warps" in texts and texts.count("failed") == 1, texts
-assert sum(t.endswith(" us") for t in texts) == 4, texts
+assert sum(t.endswith(" us") and not t.startswith("winner") for t in texts) == 4, texts
+assert sum(t.startswith("winner: config ") for t in texts) == 1, texts
 root, texts, rects = load(sys.argv[2])
-bars = [r for r in rects if r.get("width") == "44.0"]
-assert len(bars) == 3 and sum(r.get("stroke-width") == "3" for r in bars) == 1, len(bars)
+bars = [r for r in rects if "bar" in cls(r)]
+assert len(bars) == 3 and sum("winner" in cls(r) for r in bars) == 1, len(bars)
 assert "BLOCK" in texts and "64" in texts and "256" in texts, texts
 print("tri tune --plot: heatmap and bars ok")
 PY

@@ -1394,6 +1394,26 @@ tune_stats(c::Context) =
      defaults = tune_stat(c, TRI_TUNE_STAT_DEFAULTS), pruned = tune_stat(c, TRI_TUNE_STAT_PRUNED),
      other_device = tune_stat(c, TRI_TUNE_STAT_OTHER_DEVICE))
 
+"""The SVG picture of a tuning result (tri_tune_plot, the renderer `tri tune --plot` and every
+binding share; docs/tune.md "Plots"): a `TuneResult`, or one result's JSON as `result.json`, a
+stored result file or one entry of a `tune_export` file holds it. `title` heads the picture
+(`nothing`: "@kernel on target"). Two or more values that vary give a heatmap over the first two
+(each cell the fastest config with those values), one gives a bar per config; the winner is
+outlined and named. What is not a tuning result throws a TriError (TRI_ERROR_CORRUPT_BINARY)."""
+function tune_svg(json::AbstractString; title::Union{Nothing,AbstractString} = nothing)
+    bytes = Vector{UInt8}(codeunits(String(json)))
+    n = length(bytes)
+    push!(bytes, 0x00)  # never empty, so pointer(bytes) is never NULL; the library reads n bytes
+    t = title === nothing ? nothing : nul_free(title, "title")
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    GC.@preserve bytes t begin
+        check(ccall((:tri_tune_plot, libtri), Int32, (Ptr{UInt8}, Csize_t, Ptr{UInt8}, Ref{Ptr{Cvoid}}),
+                    pointer(bytes), n, t === nothing ? Ptr{UInt8}(C_NULL) : pointer(t), out))
+    end
+    return String(blob_bytes(out[]))
+end
+tune_svg(r::TuneResult; title::Union{Nothing,AbstractString} = nothing) = tune_svg(r.json; title = title)
+
 # ---- A small JSON reader for tri_tune's result (Julia's standard library has none): objects
 # become Dict{String,Any}, arrays Vector{Any}, integers Int64, other numbers Float64, null nothing.
 

@@ -7,7 +7,7 @@ using Tri
 using Tri: Context, Team, kernel, alloc, barrier, cache_dir, cache_export, cache_import, cache_list, cache_prune,
            cache_stats, cancel, compile, device_count, devices, free!, function_info, functions, launch,
            launch_async, num_ranks, plan, ptr, rank, set_arg!, set_grid!, set_stream!, set_wait_timeout!,
-           to_binary, to_text, tune, tune_export, tune_import, tune_stat, tune_stats
+           to_binary, to_text, tune, tune_export, tune_import, tune_stat, tune_stats, tune_svg
 
 include(joinpath(@__DIR__, "..", "examples", "vector_add_softmax.jl"))
 
@@ -243,6 +243,19 @@ kernel @neighbour(%in: ptr<i32>, %buf: ptr<i32>, %from: ptr<i32>, %sig: ptr<i32>
         @test tune_stat(c, Tri.TRI_TUNE_STAT_TRIALS) == 2
         launch(k, res.grid, x, y, out, n)
         @test out == x .+ y
+        # The picture, drawn by the library (tri_tune_plot): Julia's standard library has no XML
+        # parser, so the checks are on the text: one <svg> root, every <text> and <rect> closed,
+        # the title, a heatmap of BLOCK x stages with one winner, the failed BLOCK=100 config.
+        svg = tune_svg(res)
+        @test startswith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") && endswith(svg, "</svg>\n")
+        @test count("<svg", svg) == 1 && count("<text", svg) == count("</text>", svg)
+        @test count("<rect", svg) == count(r"<rect[^>]*/>", svg)
+        @test occursin(">@vadd on cpu</text>", svg) && occursin(">BLOCK</text>", svg) && occursin(">failed</text>", svg)
+        @test count("class=\"cell winner\"", svg) == 1 && occursin("winner: config $(res.best) (", svg)
+        @test tune_svg(res.json) == svg
+        @test occursin("<title>vadd &lt;sweep&gt;</title>", tune_svg(res; title = "vadd <sweep>"))
+        @test_throws TriError tune_svg("{\"schema\": 1}")
+        @test try tune_svg("{}"); false catch e; e.code == Tri.TRI_ERROR_CORRUPT_BINARY end
         # Progress: every config's compile (in any order), then its benchmark (in order).
         seen = Tri.TuneProgress[]
         tune(m, "vadd", space, x, y, out, n; grid = grid_of, repetitions = 2, retune = true,

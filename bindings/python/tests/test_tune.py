@@ -3,6 +3,8 @@ config is skipped and reported, the chosen kernel computes the right result, buf
 writes come back as they were, a second call reuses the stored result without benchmarking, and a
 result exported from one context is used by another in frozen mode."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -149,6 +151,7 @@ def test_progress_true_on_a_terminal_draws_bars(tmp_path, monkeypatch):
 
 
 def test_the_tuning_space_as_a_picture(tmp_path):
+    # tri.plot calls the library's renderer (tri_tune_plot); the file it writes parses as SVG.
     import xml.etree.ElementTree as ET
 
     import tri.plot
@@ -160,13 +163,23 @@ def test_the_tuning_space_as_a_picture(tmp_path):
     tri.plot.save_tune_svg(res, tmp_path / "space.svg")
     ns = "{http://www.w3.org/2000/svg}"
     root = ET.parse(tmp_path / "space.svg").getroot()
-    cells = [r for r in root.iter(ns + "rect") if r.get("width") == "84.0"]
-    assert len(cells) == 4 and sum(r.get("stroke-width") == "3" for r in cells) == 1
+    assert root.tag == ns + "svg"
+    cells = [r for r in root.iter(ns + "rect") if "cell" in r.get("class", "").split()]
+    assert len(cells) == 4 and sum("winner" in r.get("class").split() for r in cells) == 1
     texts = [t.text for t in root.iter(ns + "text")]
     assert "BLOCK" in texts and "warps" in texts and texts[0] == "@vector_add on cpu"
+    assert any(t.startswith(f"winner: config {res['best']} (BLOCK=") for t in texts), texts
+    # The JSON text draws the same picture as the dict, and a title is the caller's.
+    assert tri.plot.tune_svg(json.dumps(res)) == (tmp_path / "space.svg").read_text()
+    assert ET.fromstring(tri.plot.tune_svg(res, title="vadd <sweep>")).find(ns + "title").text == "vadd <sweep>"
     # One value that varies: bars.
-    bars = ET.fromstring(tri.plot.tune_svg({**res, "configs": [c for c in res["configs"] if c["num_warps"] == 4]}))
-    assert len([r for r in bars.iter(ns + "rect") if r.get("width") == "44.0"]) == 2
+    kept = [dict(c, index=i) for i, c in enumerate(c for c in res["configs"] if c["num_warps"] == 4)]
+    bars = ET.fromstring(tri.plot.tune_svg({**res, "configs": kept, "best": 0}))
+    assert len([r for r in bars.iter(ns + "rect") if "bar" in r.get("class", "").split()]) == 2
+    # What is not a tuning result is refused by the library, not drawn.
+    with pytest.raises(tri.TriError) as e:
+        tri.plot.tune_svg({"configs": []})
+    assert e.value.code == tri.ErrorCode.CORRUPT_BINARY and "tri_tune_plot" in str(e.value)
 
 
 def test_debug_log_lines_of_a_compile_name_the_config(tmp_path):

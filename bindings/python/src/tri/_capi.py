@@ -223,6 +223,7 @@ PROTOTYPES = {
     "tri_tune_export": (_result, [_handle, _str, _p(_u32)]),
     "tri_tune_import": (_result, [_handle, _str, _p(_u32)]),
     "tri_tune_stat": (_result, [_handle, _i32, _p(_u64)]),
+    "tri_tune_plot": (_result, [ctypes.c_void_p, _size, _str, _out_handle]),
     "tri_device_count": (_result, [_handle, _p(_u32)]),
     "tri_device_attribute": (_result, [_handle, _u32, _i32, _p(_i64)]),
     "tri_device_name": (_result, [_handle, _u32, ctypes.c_char_p, _size, _p(_size)]),

@@ -294,6 +294,8 @@ extern "C" {
     #[cfg(not(feature = "runtime-only"))]
     pub fn tri_tune_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;
     #[cfg(not(feature = "runtime-only"))]
+    pub fn tri_tune_plot(result: *const c_void, size: usize, title: *const c_char, out_svg: *mut *mut tri_blob) -> tri_result;
+    #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_dir(context: *mut tri_context, out_path: *mut *const c_char) -> tri_result;
     #[cfg(not(feature = "runtime-only"))]
     pub fn tri_cache_stat(context: *mut tri_context, stat: i32, out_value: *mut u64) -> tri_result;

@@ -113,8 +113,8 @@ pub use plan::LaunchPlan;
 pub use team::{Team, TeamId, TEAM_ID_BYTES};
 #[cfg(not(feature = "runtime-only"))]
 pub use tune::{
-    TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneProgress, TuneSpace, TuneStage, TuneStat, TuneStats, TuneTrial,
-    Tuned,
+    tune_svg, TuneConfig, TuneFlags, TuneGrid, TuneProduct, TuneProgress, TuneSpace, TuneStage, TuneStat, TuneStats,
+    TuneTrial, Tuned,
 };
 
 /// The raw C API, for what this crate does not wrap.

@@ -339,6 +339,46 @@ pub struct Tuned {
     pub json: String,
 }
 
+impl Tuned {
+    /// This result as an SVG picture (`tune_svg`); `title` None: "@kernel on target".
+    pub fn svg(&self, title: Option<&str>) -> Result<String> {
+        tune_svg(&self.json, title)
+    }
+}
+
+/// The SVG picture of a tuning result (tri_tune_plot, the renderer `tri tune --plot` and every
+/// binding share; docs/tune.md "Plots"): `json` is one result as `Tuned::json`, a stored result
+/// file or one entry of a `tune_export` file holds it; `title` heads it (None: "@kernel on
+/// target"). Two or more values that vary give a heatmap over the first two (each cell the
+/// fastest config with those values), one gives a bar per config; the winner is outlined and
+/// named. What is not a tuning result is `ErrorKind::CorruptBinary`.
+pub fn tune_svg(json: &str, title: Option<&str>) -> Result<String> {
+    let title = title.map(|t| cstring(t, "the title")).transpose()?;
+    let mut out: *mut sys::tri_blob = ptr::null_mut();
+    // SAFETY: json's bytes with their length, a NUL-terminated title or NULL, an out-parameter.
+    check(unsafe {
+        sys::tri_tune_plot(
+            json.as_ptr() as *const std::os::raw::c_void,
+            json.len(),
+            title.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
+            &mut out,
+        )
+    })?;
+    // SAFETY: the blob is ours (it belongs to no context): read its bytes once, then release it.
+    let bytes = unsafe {
+        let n = sys::tri_blob_size(out);
+        let v = if n == 0 {
+            Vec::new()
+        } else {
+            std::slice::from_raw_parts(sys::tri_blob_data(out) as *const u8, n).to_vec()
+        };
+        sys::tri_blob_destroy(out);
+        v
+    };
+    String::from_utf8(bytes)
+        .map_err(|_| Error::new(sys::TRI_ERROR_INTERNAL, "tri_tune_plot returned text that is not UTF-8"))
+}
+
 /// Owns a tri_tune_space for the span of one tune call.
 struct RawSpace(*mut sys::tri_tune_space);
 

@@ -392,3 +392,74 @@ fn progress_reports_every_compile_and_benchmark() {
     assert_ne!(bad.status, tri::sys::TRI_OK);
     assert!(benches[0].median_ns.unwrap() > 0.0 && benches[1].median_ns.is_none());
 }
+
+/// Checks that `svg` is well-formed XML as far as a picture of tri_tune_plot can need (Rust's
+/// standard library has no XML parser): every tag closed in order, attributes quoted, `&` only
+/// in entities, one root `<svg>` in the SVG namespace. Returns the text of the `<text>` elements.
+fn well_formed_svg(svg: &str) -> Vec<String> {
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{}", svg);
+    let mut stack: Vec<&str> = Vec::new();
+    let mut texts = Vec::new();
+    let mut rest = svg;
+    let mut roots = 0;
+    while let Some(lt) = rest.find('<') {
+        let data = &rest[..lt];
+        for (i, _) in data.match_indices('&') {
+            let entity = &data[i..data[i..].find(';').map_or(data.len(), |e| i + e + 1)];
+            assert!(["&lt;", "&gt;", "&amp;", "&quot;"].contains(&entity), "a bare & in {:?}", data);
+        }
+        if stack.last() == Some(&"text") {
+            texts.push(data.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&"));
+        }
+        let gt = rest[lt..].find('>').expect("an unclosed tag") + lt;
+        let tag = &rest[lt + 1..gt];
+        assert_eq!(tag.matches('"').count() % 2, 0, "unbalanced quotes in <{}>", tag);
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop(), Some(name), "</{}> closes nothing open", name);
+        } else if !tag.ends_with('/') {
+            if stack.is_empty() {
+                roots += 1;
+            }
+            stack.push(tag.split_whitespace().next().unwrap());
+        }
+        rest = &rest[gt + 1..];
+    }
+    assert!(stack.is_empty() && rest.trim().is_empty() && roots == 1, "left open: {:?}", stack);
+    texts
+}
+
+#[test]
+fn the_tuning_space_as_a_picture() {
+    let ctx = Context::builder().cache_dir("").build().unwrap();
+    let module = Module::from_file(&ctx, vadd_tri()).unwrap();
+    let (x, y, mut out) = inputs();
+    // SAFETY: vadd stays within n elements of each buffer and writes only `out`.
+    let tuned = unsafe {
+        module.tune(
+            "vadd",
+            &cpu(),
+            &space(),
+            TuneGrid::per_config(grid_of),
+            &[Arg::slice(&x), Arg::slice(&y), Arg::slice_mut(&mut out), Arg::i32(N as i32)],
+            TuneFlags::NONE,
+        )
+    }
+    .unwrap();
+    // The library draws it (tri_tune_plot): BLOCK and stages vary, so a heatmap of BLOCK rows.
+    let svg = tuned.svg(None).unwrap();
+    let texts = well_formed_svg(&svg);
+    assert_eq!(texts[0], "@vadd on cpu");
+    assert!(texts.iter().any(|t| t == "BLOCK") && texts.iter().any(|t| t == "stages"), "{:?}", texts);
+    assert!(texts.iter().any(|t| t == "failed"), "BLOCK=100 does not compile: {:?}", texts);
+    let winner = format!("winner: config {} (", tuned.best);
+    assert!(texts.iter().any(|t| t.starts_with(&winner)), "{:?}", texts);
+    assert_eq!(svg.matches("class=\"cell winner\"").count(), 1, "{}", svg);
+    // The same JSON, through the free function, with a title of the caller's.
+    let titled = tri::tune_svg(&tuned.json, Some("vadd <sweep>")).unwrap();
+    assert_eq!(well_formed_svg(&titled)[0], "vadd <sweep>");
+    // What is not a tuning result is refused, never drawn.
+    let e = tri::tune_svg("{\"schema\": 1}", None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CorruptBinary, "{}", e);
+    assert!(e.message().contains("tri_tune_plot"), "{}", e);
+    assert_eq!(tri::tune_svg("{}", Some("a\0b")).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
