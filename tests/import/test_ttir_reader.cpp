@@ -306,6 +306,10 @@ void test_descriptor_syntax(void**) {
     std::string out = imported(kernel_with(body));
     assert_true(out.find("= load %") != std::string::npos);
     assert_true(out.find("atomic[kind=max, order=relaxed]") != std::string::npos);
+    // What a descriptor promises, as checked facts (the printer leaves checked=true out): a
+    // 16-byte aligned base, and f32 rows of a whole number of 16-byte units.
+    assert_true(out.find("multiple_of[values=[16]] %x") != std::string::npos);
+    assert_true(out.find("multiple_of[values=[4]] %s") != std::string::npos);
   }
   // ui32 elements: min and max reductions compare unsigned.
   std::string body = "    %c1 = arith.constant 1 : i64\n    %c0 = arith.constant 0 : i32\n"
