@@ -65,7 +65,19 @@ class Pipeliner {
       if (f_.op(o).code == Opcode::Load && m_.types.is_block(f_.type_of(f_.op(o).results[0])) && slice_ok(o))
         loads.push_back(o);
     if (loads.empty()) return false;
-    for (OpId l : loads) pipeline(l);
+    // A tile a dot reads is loaded stages - 1 iterations ahead (on the GPU it waits in a ring in
+    // shared memory); any other tile is held in registers until its use, one iteration's worth
+    // ahead: more would multiply its registers by the stages (attention backward's per-column
+    // m and Di, and the linear-attention kernels' gates, spilled) for latency that one
+    // iteration of a loop of dots already hides.
+    // A row or column used only spread over the block (`m[None, :]`) stays where it is: it is
+    // small, and in place the GPU loads it in its use's layout, where a carried copy would cross
+    // shared memory every iteration to get there.
+    for (OpId l : loads) {
+      const ValueId r = f_.op(l).results[0];
+      if (feeds_dot(r)) pipeline(l, stages_);
+      else if (!only_spread(r)) pipeline(l, std::min(stages_, 2));
+    }
     return true;
   }
 
@@ -81,6 +93,36 @@ class Pipeliner {
     for (ValueId x : f_.op(d).operands)
       if (ok && x != kNoValue && !simple(x)) ok = false;
     return simple_[v] = ok;
+  }
+
+  // Whether v is an operand of a dot of the body, directly or through transposes and views.
+  bool feeds_dot(ValueId v) {
+    for (OpId u : f_.block(body_).ops) {
+      const OpData& uo = f_.op(u);
+      for (size_t k = 0; k < uo.operands.size(); ++k) {
+        if (uo.operands[k] != v) continue;
+        if (uo.code == Opcode::Dot && k <= 1) return true;
+        if ((uo.code == Opcode::Permute || uo.code == Opcode::Reshape) && feeds_dot(uo.results[0])) return true;
+      }
+    }
+    return false;
+  }
+
+  // Whether every use of v in the body spreads it over a larger block (expand_dims then
+  // broadcast, or broadcast).
+  bool only_spread(ValueId v) {
+    bool any = false;
+    for (OpId u : f_.block(body_).ops) {
+      const OpData& uo = f_.op(u);
+      for (ValueId x : uo.operands) {
+        if (x != v) continue;
+        any = true;
+        if (uo.code == Opcode::Broadcast) continue;
+        if (uo.code == Opcode::ExpandDims && only_spread(uo.results[0])) continue;
+        return false;
+      }
+    }
+    return any;
   }
 
   // Whether v, computed in the body, depends on a load of the body (through ops of the body).
@@ -229,12 +271,12 @@ class Pipeliner {
     return clone_load(l, block, map, go);
   }
 
-  void pipeline(OpId l) {
+  void pipeline(OpId l, int stages) {
     const Loc loc = f_.op(l).loc;
     const BlockId outer = f_.op(loop_).parent;
     const BlockData& b0 = f_.block(body_);
     Builder bld(&m_, &f_);
-    // Before the loop: the loads of the first stages_ - 1 iterations, each masked off when
+    // Before the loop: the loads of the first stages - 1 iterations, each masked off when
     // that iteration does not run.
     std::vector<ValueId> firsts;
     {
@@ -243,7 +285,7 @@ class Pipeliner {
       map[b0.args[0]] = f_.op(loop_).operands[0];
       for (size_t i = 0; i < ys_.size(); ++i) map[b0.args[i + 1]] = f_.op(loop_).operands[3 + i];
       ValueId prev = kNoValue;
-      for (int j = 0; j + 1 < stages_; ++j) {
+      for (int j = 0; j + 1 < stages; ++j) {
         if (j > 0) {
           prev = map.at(b0.args[0]);
           map = advance(outer, map, loc);
@@ -272,7 +314,7 @@ class Pipeliner {
       map[b.args[0]] = b.args[0];
       for (size_t i = 0; i < ys_.size(); ++i) map[b.args[i + 1]] = b.args[i + 1];
       ValueId prev = kNoValue;
-      for (int j = 1; j < stages_; ++j) {
+      for (int j = 1; j < stages; ++j) {
         prev = map.at(b.args[0]);
         map = advance(body_, map, loc);
       }

@@ -29,6 +29,10 @@
 // before them. Triton's own pipeliner assumes that of every loop, and the TTIR importer marks
 // every scf.for so (fla's chunked kernels store a state per chunk in the loop that loads the
 // next chunk's tiles).
+// Only a dot's operands (directly, or through a transpose) go the whole s - 1 iterations ahead;
+// another tile of the body goes one iteration ahead (on the GPU it waits in registers, s - 1
+// copies of it would spill), and a row or column used only spread over the block (expand_dims
+// and broadcast) stays in place, where the GPU loads it in the layout of its use.
 // A load qualifies when it is directly in the body and what its pointer, mask and other depend
 // on in the body is pure ops without regions, the induction variable, and carried values whose
 // next value does not depend on a load of the body.

@@ -315,6 +315,30 @@ static void pipelines_across_stores_when_loads_ahead(void**) {
   assert_int_equal(count(two, "store "), 2);
 }
 
+// Only a dot's operands are loaded stages - 1 iterations ahead. Another tile of the body is
+// loaded one iteration ahead (held in registers, more stages would multiply them); a row used
+// only spread over the block (`v[None, :]`, attention backward's m and Di) stays in place.
+static void pipelines_dot_operands_deepest(void**) {
+  std::string text = kKLoop;
+  const std::string dot = "    %acc_out = dot %x, %y, %acc_in : <16 x 16 x f32>\n";
+  text.replace(text.find(dot), dot.size(),
+               "    %acc_dot = dot %x, %y, %acc_in : <16 x 16 x f32>\n"
+               "    %cs = splat %c : <16 x 16 x ptr<f32>>\n    %cp = addptr %cs, %off : <16 x 16 x ptr<f32>>\n"
+               "    %z = load %cp : <16 x 16 x f32>\n"
+               "    %rs = splat %c : <16 x ptr<f32>>\n    %rp = addptr %rs, %ri : <16 x ptr<f32>>\n"
+               "    %v = load %rp : <16 x f32>\n"
+               "    %ve = expand_dims[axis=0] %v : <1 x 16 x f32>\n    %vb = broadcast %ve : <16 x 16 x f32>\n"
+               "    %zv = add %z, %vb : <16 x 16 x f32>\n"
+               "    %acc_out = add %acc_dot, %zv : <16 x 16 x f32>\n");
+  const std::string three = prepare_stages(text, 3);
+  const size_t body = three.find("= for ");
+  // Before the loop: two iterations of each dot operand, one of the tile, none of the row.
+  assert_int_equal(count(three.substr(0, body), "= load "), 5);
+  // In the body: the next iteration's loads of all three, and the row where it was.
+  assert_int_equal(count(three.substr(body), "= load "), 4);
+  assert_true(three.find("<16 x f32>", body) != std::string::npos);
+}
+
 // A wait in the K loop (each K step's tiles arrive from a peer, signalled per step): the loads
 // that read them must stay after the wait, so the loop is not pipelined.
 static void leaves_loops_with_waits_alone(void**) {
@@ -370,6 +394,7 @@ int main(void) {
       cmocka_unit_test(pipelines_loads_that_feed_dot),
       cmocka_unit_test(leaves_loops_with_stores_alone),
       cmocka_unit_test(pipelines_across_stores_when_loads_ahead),
+      cmocka_unit_test(pipelines_dot_operands_deepest),
       cmocka_unit_test(leaves_loops_with_waits_alone),
       cmocka_unit_test(distributed_ops_keep_their_effects),
       cmocka_unit_test(specializes_types_and_attributes),
