@@ -78,6 +78,9 @@ class GpuElemEmitter final : public ElemEmitter {
   // f16 add/sub/mul in f16 (sm_80 and newer: every architecture Tri targets), bf16 on sm_90
   // (add.rn.bf16 and the like): one instruction instead of widen, compute, round.
   llvm::Value* half_arith(Opcode code, Scalar s, llvm::Value* a, llvm::Value* b) override;
+  // atom.add.f32 and red.add.f32 flush subnormal inputs and results (PTX ISA, "atom"): one
+  // instruction (REDG.E.ADD.F32.FTZ.RN where the old value is unused), not a CAS loop.
+  bool atomic_fadd_f32_flushes() const override { return true; }
   std::string missing;  // the last math function math_fn could not provide
 
  private:
