@@ -1,7 +1,8 @@
 // The GPU code of the forms behind the FlagGems rows that ran slower than Triton on an H200
 // (issue 25; bench/results/sass-flaggems-2026-11-28.md has each row's SASS against Triton's),
 // checked on the PTX of small kernels, no GPU: an f32 atomic add is the hardware's flushing
-// atom.add.f32, not a compare-and-swap loop (scatter_add).
+// atom.add.f32, not a compare-and-swap loop (scatter_add); the compare-and-swap step of Triton's
+// bitonic sort meets its operand in registers (topk, sort).
 #include <memory>
 #include <string>
 
@@ -66,11 +67,48 @@ kernel @k(%x: ptr<f32> {align=16}, %idx: ptr<i32> {align=16}, %out: ptr<f32> {al
   assert_int_equal(count(ptx, "atom.global.cas"), 0);
 }
 
+// Two compare-and-swap steps of Triton's bitonic sort (tl.sort; FlagGems' topk and sort): the
+// block reshaped to [n, 2, m] with the pair's axis on the lanes, reduced over it, broadcast back
+// and reshaped, then combined with the block itself, whose layout the second step takes. The
+// broadcast of the reduction's result takes the reduced operand's layout, so the reshaped result
+// is in the block's own layout: shuffles only. It stacked the pair in registers, a layout that
+// went through shared memory at each step (topk_stage2: 136 barriers against Triton's 35).
+void bitonic_step_meets_its_operand_in_registers(void**) {
+  const std::string ptx = ptx_of(R"(
+kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}) {
+  %r = arange[start=0, end=256] : <256 x i32>
+  %xb = splat %x : <256 x ptr<f32>>
+  %xp = addptr %xb, %r : <256 x ptr<f32>>
+  %v = load %xp : <256 x f32>
+  %y = reshape %v : <64 x 2 x 2 x f32>
+  %s = reduce[axis=1, kind=sum] %y : <64 x 2 x f32>
+  %e = expand_dims[axis=1] %s : <64 x 1 x 2 x f32>
+  %b = broadcast %e : <64 x 2 x 2 x f32>
+  %f = reshape %b : <256 x f32>
+  %v2 = sub %f, %v : <256 x f32>
+  %y2 = reshape %v2 : <32 x 2 x 4 x f32>
+  %s2 = reduce[axis=1, kind=max] %y2 : <32 x 4 x f32>
+  %e2 = expand_dims[axis=1] %s2 : <32 x 1 x 4 x f32>
+  %b2 = broadcast %e2 : <32 x 2 x 4 x f32>
+  %f2 = reshape %b2 : <256 x f32>
+  %w = sub %v2, %f2 : <256 x f32>
+  %ob = splat %out : <256 x ptr<f32>>
+  %op = addptr %ob, %r : <256 x ptr<f32>>
+  store %op, %w
+  return
+}
+)");
+  assert_true(count(ptx, "shfl.sync.bfly") >= 2);  // one lane step per reduction
+  assert_int_equal(count(ptx, "bar.sync") + count(ptx, "barrier.sync"), 0);
+  assert_int_equal(count(ptx, "st.shared"), 0);
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(f32_atomic_add_is_the_hardware_instruction),
+      cmocka_unit_test(bitonic_step_meets_its_operand_in_registers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -62,6 +62,14 @@ struct Val {
   // the source's elements (a reduction's result broadcast back over an mma accumulator).
   std::shared_ptr<const Val> bcast_src;
   std::vector<bool> bcast_proj;
+  // Dist values made by reduce from an operand in layout *slice_parent along slice_axis, and
+  // what keeps their layout: expand_dims at that axis (then slice_parent's shape but for a 1
+  // there) and elementwise ops in that layout. A broadcast back to the operand's shape takes the
+  // operand's layout (Triton's broadcast of a slice to its parent): values computed from it meet
+  // the operand's in registers even where a reshape came between, which drops bcast_src (the
+  // compare-and-swap steps of Triton's bitonic sort).
+  std::shared_ptr<const Layout> slice_parent;
+  int slice_axis = -1;
   // Dist values made by a load: the same load in another layout, valid while no store of the
   // program came between (epoch). A conversion re-loads (from cache) instead of exchanging
   // registers through shared memory, and the first load goes away when nothing else uses it.
