@@ -2,7 +2,8 @@
 // (issue 25; bench/results/sass-flaggems-2026-11-28.md has each row's SASS against Triton's),
 // checked on the PTX of small kernels, no GPU: an f32 atomic add is the hardware's flushing
 // atom.add.f32, not a compare-and-swap loop (scatter_add); the compare-and-swap step of Triton's
-// bitonic sort meets its operand in registers (topk, sort).
+// bitonic sort meets its operand in registers (topk, sort); a histogram's one-hot compare added
+// into a loop-carried accumulator is computed in the accumulator's layout (sort_histogram).
 #include <memory>
 #include <string>
 
@@ -103,12 +104,73 @@ kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}) {
   assert_int_equal(count(ptx, "st.shared"), 0);
 }
 
+// The PTX of the loop whose body issues the first global load: from the label before that load
+// to the branch back to it.
+std::string loop_body(const std::string& ptx) {
+  const size_t ld = ptx.find("ld.global");
+  if (ld == std::string::npos) return "";
+  const size_t at = ptx.rfind("$L__BB", ld);
+  const size_t end = ptx.find(':', at);
+  if (at == std::string::npos || end == std::string::npos) return "";
+  const std::string label = ptx.substr(at, end - at);
+  const size_t back = ptx.find("bra \t" + label + ";", end);
+  const size_t back_uni = ptx.find("bra.uni \t" + label + ";", end);
+  const size_t stop = std::min(back, back_uni);
+  return stop == std::string::npos ? "" : ptx.substr(at, stop - at);
+}
+
+// Radix sort's digit histogram (FlagGems' sort_histogram): each iteration compares a row of keys
+// with the bins, `bins[:, None] == key[None, :]`, and adds the one-hot block into a [16 x 256]
+// accumulator carried by the loop. The compare is computed again in the accumulator's layout
+// from the keys (a broadcast is made again from its source), so the loop moves nothing through
+// shared memory; it exchanged the whole one-hot block there every iteration (the fixture's
+// [16 x 1024] i64: 128 KB of shared memory, 144 STS.64 and 64 LDS.128 per iteration).
+void histogram_compare_is_computed_in_the_accumulator_layout(void**) {
+  const std::string ptx = ptx_of(R"(
+kernel @k(%x: ptr<i32> {align=16}, %out: ptr<i32> {align=16}, %n: i32) {
+  %c0 = const[value=0] : i32
+  %c256 = const[value=256] : i32
+  %zero = const[value=0] : <16 x 256 x i32>
+  %bins = arange[start=0, end=16] : <16 x i32>
+  %cols = arange[start=0, end=256] : <256 x i32>
+  %acc = for %c0, %n, %c256, %zero {
+  ^(%i: i32, %a: <16 x 256 x i32>):
+    %ib = splat %i : <256 x i32>
+    %o = add %ib, %cols : <256 x i32>
+    %xb = splat %x : <256 x ptr<i32>>
+    %xp = addptr %xb, %o : <256 x ptr<i32>>
+    %v = load %xp : <256 x i32>
+    %c15 = const[value=15] : <256 x i32>
+    %key = and %v, %c15 : <256 x i32>
+    %be = expand_dims[axis=1] %bins : <16 x 1 x i32>
+    %bb = broadcast %be : <16 x 256 x i32>
+    %ke = expand_dims[axis=0] %key : <1 x 256 x i32>
+    %kb = broadcast %ke : <16 x 256 x i32>
+    %eq = cmp[pred=eq] %bb, %kb : <16 x 256 x i1>
+    %one = zext %eq : <16 x 256 x i32>
+    %a2 = add %a, %one : <16 x 256 x i32>
+    yield %a2
+  } : <16 x 256 x i32>
+  %s = reduce[axis=1, kind=sum] %acc : <16 x i32>
+  %ob = splat %out : <16 x ptr<i32>>
+  %op = addptr %ob, %bins : <16 x ptr<i32>>
+  store %op, %s
+  return
+}
+)");
+  const std::string body = loop_body(ptx);
+  assert_true(body.find("ld.global") != std::string::npos);
+  assert_int_equal(count(body, ".shared"), 0);
+  assert_int_equal(count(body, "bar.sync"), 0);
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(f32_atomic_add_is_the_hardware_instruction),
       cmocka_unit_test(bitonic_step_meets_its_operand_in_registers),
+      cmocka_unit_test(histogram_compare_is_computed_in_the_accumulator_layout),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

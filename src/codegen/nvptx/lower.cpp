@@ -984,6 +984,15 @@ Status GpuLowering::lower_shape(OpId o) {
       Val r = dist(e, l, convert(src, l, proj));
       r.bcast_src = std::make_shared<const Val>(src);
       r.bcast_proj = proj;
+      // In another layout the broadcast is made again from its source (moved alone to where
+      // that layout needs it), so elementwise functions of broadcasts and lazy blocks can be
+      // computed again too instead of exchanging the whole block: a histogram's
+      // `bins[:, None] == key[None, :]` added into a [16 x 1024] accumulator moved 128 KB through
+      // shared memory per iteration (FlagGems' sort_histogram); it now moves the 1024 keys.
+      Val b = r;
+      r.remat = std::make_shared<const std::function<std::vector<llvm::Value*>(const Layout&)>>(
+          [this, b](const Layout& to) { return convert(b, to, std::vector<bool>(to.rank(), false)); });
+      r.epoch = mem_epoch_;
       set(res, std::move(r));
       return Status::ok();
     }
