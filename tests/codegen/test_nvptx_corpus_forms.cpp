@@ -3,7 +3,9 @@
 // checked on the PTX of small kernels, no GPU: an f32 atomic add is the hardware's flushing
 // atom.add.f32, not a compare-and-swap loop (scatter_add); the compare-and-swap step of Triton's
 // bitonic sort meets its operand in registers (topk, sort); a histogram's one-hot compare added
-// into a loop-carried accumulator is computed in the accumulator's layout (sort_histogram).
+// into a loop-carried accumulator is computed in the accumulator's layout (sort_histogram); a
+// masked load whose mask has no known constancy keeps the pointer's elements per thread, so a
+// scan over it runs its lane steps once per run, not once per element (cummax).
 #include <memory>
 #include <string>
 
@@ -164,6 +166,33 @@ kernel @k(%x: ptr<i32> {align=16}, %out: ptr<i32> {align=16}, %n: i32) {
   assert_int_equal(count(body, "bar.sync"), 0);
 }
 
+// A scan over a block loaded under `offs < n` with n of no known divisibility (FlagGems' cummax):
+// the mask has constancy 1, so each access moves one element, but each thread still holds 4
+// consecutive elements (the pointer's contiguity and alignment decide the layout, as in Triton's
+// coalescing), combined in the thread before the lane steps: 2 runs a thread (1024 elements,
+// 128 threads), each with 5 lane steps and one shift for the exclusive prefix. The layout of one
+// element a thread scanned 8 runs: 48 shuffles.
+void masked_load_keeps_the_pointer_layout_for_a_scan(void**) {
+  const std::string ptx = ptx_of(R"(
+kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}, %n: i32) {
+  %r = arange[start=0, end=1024] : <1024 x i32>
+  %nb = splat %n : <1024 x i32>
+  %m = cmp[pred=slt] %r, %nb : <1024 x i1>
+  %xb = splat %x : <1024 x ptr<f32>>
+  %xp = addptr %xb, %r : <1024 x ptr<f32>>
+  %v = load %xp, mask=%m : <1024 x f32>
+  %c = scan[axis=0, kind=sum] %v : <1024 x f32>
+  %ob = splat %out : <1024 x ptr<f32>>
+  %op = addptr %ob, %r : <1024 x ptr<f32>>
+  store %op, %c, mask=%m
+  return
+}
+)");
+  assert_int_equal(count(ptx, "ld.global.b32"), 8);  // one element per access, 8 a thread
+  assert_int_equal(count(ptx, "ld.global.v"), 0);
+  assert_true(count(ptx, "shfl.sync.up") <= 12);
+}
+
 }  // namespace
 
 int main() {
@@ -171,6 +200,7 @@ int main() {
       cmocka_unit_test(f32_atomic_add_is_the_hardware_instruction),
       cmocka_unit_test(bitonic_step_meets_its_operand_in_registers),
       cmocka_unit_test(histogram_compare_is_computed_in_the_accumulator_layout),
+      cmocka_unit_test(masked_load_keeps_the_pointer_layout_for_a_scan),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

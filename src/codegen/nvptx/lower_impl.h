@@ -208,9 +208,10 @@ class GpuLowering {
   Status lower_load(OpId o, const Val* ptr_override = nullptr);
   // res: the load's result (its vector may be capped by load_vec_cap), or kNoValue.
   Layout load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec, ValueId res = ir::kNoValue);
-  // The coalesced layout's order and vector (elements per access) for a load of `s` through
-  // pointer pv with mask mv, elements of eb bytes, before any cap.
-  int natural_load_vec(ValueId pv, ValueId mv, const Shape& s, int eb, std::vector<int>* order) const;
+  // The coalesced layout's order and elements per thread for a block of `s` through pointer pv,
+  // elements of eb bytes, before any cap: from the pointer's axis info alone (a mask narrows the
+  // accesses, not the layout).
+  int natural_load_vec(ValueId pv, const Shape& s, int eb, std::vector<int>* order) const;
   // Loads whose tiles meet in elementwise ops (through casts, selects and the values a loop
   // carries) load in one layout: at the smallest vector any of them takes, as long as each still
   // moves at least 4 bytes per access (lower_memory.cpp). A bf16 tile loaded 8 to a thread and an
