@@ -345,11 +345,12 @@ llvm::Value* ElemEmitter::atomic_lane(const ir::Function& f, OpId o, llvm::Value
   if (kind == "xchg") {
     return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, p, val, align, ord);
   }
-  if (kind == "add" && e.s == Scalar::F64) {
+  if (kind == "add" && (e.s == Scalar::F64 || (e.s == Scalar::F32 && atomic_fadd_f32_flushes()))) {
     return b_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, p, val, align, ord);
   }
   // Everything else is a compare-and-swap loop on the bits: small-float arithmetic (computed in
-  // f32 and rounded, like any other op on the type), f32 add (which flushes subnormal operands
+  // f32 and rounded, like any other op on the type), f32 add where the target's own does not
+  // flush (it flushes subnormal operands
   // and results to sign-preserving zero, as the GPU's atom.add.f32 does: docs/ir.md, "Atomics")
   // and float min/max (IEEE minimum/maximum).
   auto flush = [&](llvm::Value* x) -> llvm::Value* {

@@ -54,6 +54,10 @@ class ElemEmitter {
   // rounded to the type, which holds for these ops: f32 has more than twice their precision plus
   // two bits, so rounding twice gives the correctly rounded result.
   virtual llvm::Value* half_arith(ir::Opcode code, ir::Scalar s, llvm::Value* a, llvm::Value* b) { return nullptr; }
+  // Whether LLVM's f32 `atomicrmw fadd` on this target already flushes subnormal operands and
+  // results to zero of the same sign (the semantics of `atomic[kind=add]` on f32, docs/ir.md):
+  // then atomic_lane emits it as is instead of a compare-and-swap loop that flushes.
+  virtual bool atomic_fadd_f32_flushes() const { return false; }
 
   // ---- elements (scalar_ops.h says how each type is held in registers)
   llvm::Type* reg_ty(EType e) const;

@@ -872,6 +872,10 @@ Status GpuLowering::lower_elementwise(OpId o) {
     if (bad) return fail();
   }
   Val result = dist(ret, l, std::move(out));
+  if (anchor && anchor->slice_parent) {
+    result.slice_parent = anchor->slice_parent;
+    result.slice_axis = anchor->slice_axis;
+  }
   // An elementwise function of loaded values can be loaded and computed again in another
   // layout, like the loads themselves (lower_impl.h, Val::remat).
   bool remat = anchor != nullptr;
@@ -948,9 +952,16 @@ Status GpuLowering::lower_shape(OpId o) {
         return Status::ok();
       }
       // Prefer the layout that keeps the source's threads (the slice it came from, expanded
-      // back): broadcasting a reduction's result then needs no data movement.
+      // back): broadcasting a reduction's result then needs no data movement. A reduction's
+      // result broadcast back to its operand's shape takes the operand's layout first.
       Layout l = default_layout(rs, e);
       std::vector<int64_t> map;
+      std::vector<Layout> cands;
+      if (src.slice_parent && src.slice_parent->shape == rs) {
+        std::vector<bool> axis_only(rs.size(), false);
+        axis_only[static_cast<size_t>(src.slice_axis)] = true;
+        if (proj == axis_only) cands.push_back(*src.slice_parent);
+      }
       for (const Layout& cand : {src.lay, l}) {
         Layout full = cand;
         full.shape = rs;
@@ -962,14 +973,26 @@ Status GpuLowering::lower_shape(OpId o) {
               b[d] = k;
               full.reg.push_back(b);
             }
-        if (full.nregs() <= 256 && register_map(src.lay, full, proj, &map)) {
-          l = full;
+        cands.push_back(full);
+      }
+      for (const Layout& cand : cands) {
+        if (cand.nregs() <= 256 && register_map(src.lay, cand, proj, &map)) {
+          l = cand;
           break;
         }
       }
       Val r = dist(e, l, convert(src, l, proj));
       r.bcast_src = std::make_shared<const Val>(src);
       r.bcast_proj = proj;
+      // In another layout the broadcast is made again from its source (moved alone to where
+      // that layout needs it), so elementwise functions of broadcasts and lazy blocks can be
+      // computed again too instead of exchanging the whole block: a histogram's
+      // `bins[:, None] == key[None, :]` added into a [16 x 1024] accumulator moved 128 KB through
+      // shared memory per iteration (FlagGems' sort_histogram); it now moves the 1024 keys.
+      Val b = r;
+      r.remat = std::make_shared<const std::function<std::vector<llvm::Value*>(const Layout&)>>(
+          [this, b](const Layout& to) { return convert(b, to, std::vector<bool>(to.rank(), false)); });
+      r.epoch = mem_epoch_;
       set(res, std::move(r));
       return Status::ok();
     }
@@ -986,6 +1009,10 @@ Status GpuLowering::lower_shape(OpId o) {
           r.remat = std::make_shared<const std::function<std::vector<llvm::Value*>(const Layout&)>>(
               [inner, axis](const Layout& to) { return (*inner)(slice(to, axis)); });
           r.epoch = src.epoch;
+        }
+        if (src.slice_parent && axis == src.slice_axis) {
+          r.slice_parent = src.slice_parent;
+          r.slice_axis = axis;
         }
         set(res, std::move(r));
       } else {

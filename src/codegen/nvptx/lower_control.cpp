@@ -60,7 +60,7 @@ static Slot slot_for(GpuLowering& g, const Val& init, int load_bytes = 0, ValueI
     s.lay = g.default_layout(init.shape, e);
     if (init.et.ptr && carried != ir::kNoValue && init.shape.size() >= 2) {
       std::vector<int> order;
-      g.natural_load_vec(carried, ir::kNoValue, init.shape, elem_bytes(e), &order);
+      g.natural_load_vec(carried, init.shape, elem_bytes(e), &order);
       if (order != row_major(static_cast<int>(init.shape.size()))) s.lay = g.default_layout(init.shape, e, order);
     }
   }

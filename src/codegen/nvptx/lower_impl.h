@@ -62,6 +62,14 @@ struct Val {
   // the source's elements (a reduction's result broadcast back over an mma accumulator).
   std::shared_ptr<const Val> bcast_src;
   std::vector<bool> bcast_proj;
+  // Dist values made by reduce from an operand in layout *slice_parent along slice_axis, and
+  // what keeps their layout: expand_dims at that axis (then slice_parent's shape but for a 1
+  // there) and elementwise ops in that layout. A broadcast back to the operand's shape takes the
+  // operand's layout (Triton's broadcast of a slice to its parent): values computed from it meet
+  // the operand's in registers even where a reshape came between, which drops bcast_src (the
+  // compare-and-swap steps of Triton's bitonic sort).
+  std::shared_ptr<const Layout> slice_parent;
+  int slice_axis = -1;
   // Dist values made by a load: the same load in another layout, valid while no store of the
   // program came between (epoch). A conversion re-loads (from cache) instead of exchanging
   // registers through shared memory, and the first load goes away when nothing else uses it.
@@ -78,6 +86,9 @@ class GpuElemEmitter final : public ElemEmitter {
   // f16 add/sub/mul in f16 (sm_80 and newer: every architecture Tri targets), bf16 on sm_90
   // (add.rn.bf16 and the like): one instruction instead of widen, compute, round.
   llvm::Value* half_arith(Opcode code, Scalar s, llvm::Value* a, llvm::Value* b) override;
+  // atom.add.f32 and red.add.f32 flush subnormal inputs and results (PTX ISA, "atom"): one
+  // instruction (REDG.E.ADD.F32.FTZ.RN where the old value is unused), not a CAS loop.
+  bool atomic_fadd_f32_flushes() const override { return true; }
   std::string missing;  // the last math function math_fn could not provide
 
  private:
@@ -197,9 +208,10 @@ class GpuLowering {
   Status lower_load(OpId o, const Val* ptr_override = nullptr);
   // res: the load's result (its vector may be capped by load_vec_cap), or kNoValue.
   Layout load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, int* vec, ValueId res = ir::kNoValue);
-  // The coalesced layout's order and vector (elements per access) for a load of `s` through
-  // pointer pv with mask mv, elements of eb bytes, before any cap.
-  int natural_load_vec(ValueId pv, ValueId mv, const Shape& s, int eb, std::vector<int>* order) const;
+  // The coalesced layout's order and elements per thread for a block of `s` through pointer pv,
+  // elements of eb bytes, before any cap: from the pointer's axis info alone (a mask narrows the
+  // accesses, not the layout).
+  int natural_load_vec(ValueId pv, const Shape& s, int eb, std::vector<int>* order) const;
   // Loads whose tiles meet in elementwise ops (through casts, selects and the values a loop
   // carries) load in one layout: at the smallest vector any of them takes, as long as each still
   // moves at least 4 bytes per access (lower_memory.cpp). A bf16 tile loaded 8 to a thread and an

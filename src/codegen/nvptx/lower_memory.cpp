@@ -335,23 +335,28 @@ Layout GpuLowering::load_layout(ValueId pv, ValueId mv, const Val& ptr, int eb, 
     *vec = std::min(run, mem_vec(pv, mv, dim, eb));
     return l;
   }
+  // The elements each thread holds follow the pointer alone (contiguity and alignment); the
+  // mask only narrows each access, as in Triton's coalescing. A mask of unknown constancy
+  // (`offs < n` with n of no known divisibility) then keeps 4 f32 a thread, read in 4 accesses,
+  // and a scan or reduction combines them in the thread: FlagGems' cummax took the layout of one
+  // element a thread and ran its lane scan once per element (136 SHFL.UP against Triton's 26).
   std::vector<int> order;
-  int v = natural_load_vec(pv, mv, ptr.shape, eb, &order);
+  int v = natural_load_vec(pv, ptr.shape, eb, &order);
   if (res != ir::kNoValue)
     if (const int cap = load_vec_cap(res)) v = std::min(v, cap);
   l = blocked(ptr.shape, order, v, opt_.num_warps);
   int d2;
-  *vec = std::min(v, run_of(l, &d2));
+  *vec = std::min({v, run_of(l, &d2), mem_vec(pv, mv, order[0], eb)});
   return l;
 }
 
-int GpuLowering::natural_load_vec(ValueId pv, ValueId mv, const Shape& s, int eb, std::vector<int>* order) const {
+int GpuLowering::natural_load_vec(ValueId pv, const Shape& s, int eb, std::vector<int>* order) const {
   *order = row_major(static_cast<int>(s.size()));
   if (const passes::AxisInfoAnalysis* ax = axis()) {
     const passes::AxisInfo& pa = ax->get(pv);
     std::stable_sort(order->begin(), order->end(), [&](int a, int b) { return pa.contiguity[a] > pa.contiguity[b]; });
   }
-  int v = mem_vec(pv, mv, (*order)[0], eb);
+  int v = mem_vec(pv, ir::kNoValue, (*order)[0], eb);
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return static_cast<int>(std::min<int64_t>(v, std::max<int64_t>(1, n / threads())));
@@ -415,7 +420,7 @@ int GpuLowering::load_vec_cap(ValueId res) {
           const EType e = etype(t);
           L l{op.results[0], shape(t), {}, 0, elem_bytes(e)};
           if (!e.ptr) {
-            l.v = natural_load_vec(f.operand(o, "ptr"), f.operand(o, "mask"), l.s, l.eb, &l.order);
+            l.v = natural_load_vec(f.operand(o, "ptr"), l.s, l.eb, &l.order);
             loads.push_back(std::move(l));
           }
         }

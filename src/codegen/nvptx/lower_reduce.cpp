@@ -276,7 +276,10 @@ Status GpuLowering::lower_reduce(OpId o) {
     } else {
       std::vector<llvm::Value*> regs;
       for (const Tuple& t : acc) regs.push_back(t[j]);
-      set(op.results[i], dist(e, res, std::move(regs)));
+      Val r = dist(e, res, std::move(regs));
+      r.slice_parent = std::make_shared<const Layout>(l);
+      r.slice_axis = a;
+      set(op.results[i], std::move(r));
     }
   }
   return Status::ok();
