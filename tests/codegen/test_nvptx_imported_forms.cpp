@@ -545,51 +545,8 @@ void loop_invariant_row_loads_again_in_the_accumulator_layout(void**) {
   assert_true(count(stores, "st.shared.f32") + count(stores, "st.shared.u32") + count(stores, "st.shared.b32") > 0);
 }
 
-// An f8 dot (Triton's fp8 matmul tutorial) on sm_90a runs on wgmma's f16 path, its operands
-// widened exactly where they are written to shared memory (e5m2: a shift, e4m3: cvt), instead of
-// mma.sync's f8 form fed by byte loads from shared memory (35x Triton's time on an H200).
-std::string f8_dot(const std::string& ty) {
-  return R"(
-kernel @k(%a: ptr<)" + ty + R"(> {align=16}, %b: ptr<)" + ty + R"(> {align=16}, %o: ptr<f32> {align=16}) {
-  %r = arange[start=0, end=64] : <64 x i32>
-  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
-  %c64 = const[value=64] : <64 x 1 x i32>
-  %ro = mul %re, %c64 : <64 x 1 x i32>
-  %rb = broadcast %ro : <64 x 64 x i32>
-  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
-  %cb = broadcast %ce : <64 x 64 x i32>
-  %off = add %rb, %cb : <64 x 64 x i32>
-  %ab = splat %a : <64 x 64 x ptr<)" + ty + R"(>>
-  %ap = addptr %ab, %off : <64 x 64 x ptr<)" + ty + R"(>>
-  %x = load %ap : <64 x 64 x )" + ty + R"(>
-  %bb = splat %b : <64 x 64 x ptr<)" + ty + R"(>>
-  %bp = addptr %bb, %off : <64 x 64 x ptr<)" + ty + R"(>>
-  %y = load %bp : <64 x 64 x )" + ty + R"(>
-  %z = const[value=0.0] : <64 x 64 x f32>
-  %d = dot %x, %y, %z : <64 x 64 x f32>
-  %ob = splat %o : <64 x 64 x ptr<f32>>
-  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
-  store %op, %d
-  return
-}
-)";
-}
-
-void f8_dot_on_wgmma_as_f16(void**) {
-  const std::string e5 = compile(f8_dot("f8e5m2"), 4, {}, 1, true);
-  assert_true(count(e5, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") > 0);
-  assert_int_equal(count(e5, "mma.sync"), 0);
-  assert_true(count(e5, "shl.b16") > 0);
-  const std::string e4 = compile(f8_dot("f8e4m3"), 4, {}, 1, true);
-  assert_true(count(e4, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") > 0);
-  assert_true(count(e4, "cvt.rn.f16x2.e4m3x2") > 0);
-  // Without wgmma (sm_90 without the a): mma.sync's f8 form, as before.
-  assert_true(count(compile(f8_dot("f8e5m2"), 4, {}, 1, false), "e5m2") > 0);
-}
-
 int main() {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(f8_dot_on_wgmma_as_f16),
       cmocka_unit_test(loop_invariant_row_loads_again_in_the_accumulator_layout),
       cmocka_unit_test(scalar_atomic_fences_in_the_thread_that_performs_it),
       cmocka_unit_test(carried_pointer_tile_runs_along_its_contiguous_dimension),

@@ -138,13 +138,7 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   };
   if (opt_.sm < 80) return no("tensor cores need sm_80 or newer");
   if (sa.size() != 2) return no("batched (3-D) dot is not on tensor cores yet");
-  // f8 operands (e4m3, e5m2) take the f16 path on wgmma: every f8 value is an f16 value, so
-  // widening them where they are written to shared memory (mma_store_operand) changes no
-  // product, and the f32 accumulation is exact where Hopper's f8 wgmma truncates. Elsewhere
-  // they run on mma.sync's f8 instructions from registers (lower_dot_mma_regs).
-  const bool f8 = ta == tb && (ta == Scalar::F8E4M3 || ta == Scalar::F8E5M2) && tc == Scalar::F32;
-  const bool f8_on_wgmma = f8 && opt_.wgmma && opt_.sm >= 90 && opt_.sm_a && opt_.num_warps % 4 == 0;
-  if (!f8_on_wgmma && (ta != tb || (ta != Scalar::F16 && ta != Scalar::BF16) || tc != Scalar::F32))
+  if (ta != tb || (ta != Scalar::F16 && ta != Scalar::BF16) || tc != Scalar::F32)
     return no("operands " + std::string(ir::scalar_name(ta)) + "/" + ir::scalar_name(tb) + " into " +
               ir::scalar_name(tc) + ": only f16 or bf16 into f32 is on tensor cores yet");
   const int64_t M = sa[0], K = sa[1], N = sb[1];
@@ -182,7 +176,6 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
       l.c = wgmma_c_layout(M, N, wgm, wgn);
     }
   }
-  if (f8 && !l.wgmma) return no("f8 operands take the f16 path on wgmma only; this block does not fit warpgroups");
   *out = std::move(l);
   return true;
 }
@@ -270,20 +263,6 @@ bool GpuLowering::prefers_col_major(const Val& v) {
 
 void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
   Val d = as_dist(v);
-  if (d.et.s == Scalar::F8E5M2 || d.et.s == Scalar::F8E4M3) {
-    // Widened to f16 on the way (mma_layouts): e5m2 is the high byte of the f16 of the same
-    // value; e4m3 converts exactly with cvt (sm_89+).
-    for (llvm::Value*& r : d.regs) {
-      llvm::Value* w = b_.CreateZExt(r, b_.getInt16Ty());
-      if (d.et.s == Scalar::F8E5M2) {
-        r = b_.CreateShl(w, 8);
-      } else {
-        llvm::Value* x = inline_asm("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", b_.getInt32Ty(), {w});
-        r = b_.CreateTrunc(x, b_.getInt16Ty());
-      }
-    }
-    d.et = EType{false, Scalar::F16};
-  }
   const Layout& l = d.lay;
   int vec = 1;
   for (size_t i = 0; i < l.reg.size() && vec < 8; ++i) {
@@ -388,7 +367,7 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   // wgmma can take A from registers holding it the way a wgmma accumulator of the same rows
   // does (attention's P, computed from the first dot's result): then it skips shared memory.
   std::vector<llvm::Value*> a_regs;
-  if (l.wgmma && l.wgn == 1 && av.kind == Val::Kind::Dist && K % 16 == 0 && elem_bytes(av.et) == 2 &&
+  if (l.wgmma && l.wgn == 1 && av.kind == Val::Kind::Dist && K % 16 == 0 &&
       av.lay == wgmma_c_layout(M, K, l.wgm, 1))
     a_regs = av.regs;
   if ((av.kind != Val::Kind::Smem && a_regs.empty()) || bv.kind != Val::Kind::Smem) {
