@@ -232,6 +232,20 @@ class Gpu:
             try:
                 err = max(err, compare(name, got.values(), other, tol, c.args[name].values(), got.dtype))
             except Mismatch as m:
+                # Off Triton's output: where the case has a reference at this size, the exact
+                # one decides (Hopper's f8 wgmma, Triton's, sums with fewer bits than f32).
+                if tt_err is None and c.ref:
+                    if want is None:
+                        with np.errstate(all="ignore"):
+                            want = c.ref()
+                    if name in want:
+                        try:
+                            compare(name, got.values(), want[name], tol, c.args[name].values(), got.dtype)
+                            res.notes.append(f"{name}: Tri matches NumPy, Triton is off it ({m})")
+                            continue
+                        except Mismatch as m2:
+                            problems.append(f"{m}; Tri vs NumPy: {m2}")
+                            continue
                 problems.append(str(m))
         res.max_error = err
         if tt_err is not None:
