@@ -545,8 +545,64 @@ void loop_invariant_row_loads_again_in_the_accumulator_layout(void**) {
   assert_true(count(stores, "st.shared.f32") + count(stores, "st.shared.u32") + count(stores, "st.shared.b32") > 0);
 }
 
+// A K loop whose A tile is masked along K by a bound of no known divisibility (`k < K`, K read
+// at run time: a tensor descriptor's shape, as in the grouped GEMM tutorial): each thread's runs
+// still go to the ring 16 bytes per cp.async, the source size 16 or 0 from the run's lanes, and
+// a thread with a ragged run (some lanes in, some out) copies its elements through registers
+// instead. The mask made each element a 2-byte load and store (48x Triton's time).
+void ragged_mask_keeps_whole_copies(void**) {
+  const std::string text = R"(
+kernel @k(%a: ptr<f16> {align=16}, %b: ptr<f16> {align=16}, %o: ptr<f32> {align=16}, %K: i32) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
+  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
+  %cb = broadcast %ce : <64 x 64 x i32>
+  %c64 = const[value=64] : <64 x 1 x i32>
+  %ro = mul %re, %c64 : <64 x 1 x i32>
+  %rb = broadcast %ro : <64 x 64 x i32>
+  %off = add %rb, %cb : <64 x 64 x i32>
+  %ab = splat %a : <64 x 64 x ptr<f16>>
+  %bb = splat %b : <64 x 64 x ptr<f16>>
+  %acc0 = const[value=0.0] : <64 x 64 x f32>
+  %c0 = const[value=0] : i32
+  %c64s = const[value=64] : i32
+  %Ks = splat %K : <64 x 64 x i32>
+  %zero = const[value=0.0] : <64 x 64 x f16>
+  %acc = for %c0, %K, %c64s, %acc0 {
+  ^(%k: i32, %c: <64 x 64 x f32>):
+    %ks = splat %k : <64 x 64 x i32>
+    %kc = add %ks, %cb : <64 x 64 x i32>
+    %m = cmp[pred=slt] %kc, %Ks : <64 x 64 x i1>
+    %ao = add %rb, %kc : <64 x 64 x i32>
+    %ap = addptr %ab, %ao : <64 x 64 x ptr<f16>>
+    %x = load %ap, mask=%m, other=%zero : <64 x 64 x f16>
+    %kr = mul %ks, %c64s_b : <64 x 64 x i32>
+    %bo = add %off, %kr : <64 x 64 x i32>
+    %bp = addptr %bb, %bo : <64 x 64 x ptr<f16>>
+    %y = load %bp : <64 x 64 x f16>
+    %c2 = dot %x, %y, %c : <64 x 64 x f32>
+    yield %c2
+  } : <64 x 64 x f32>
+  %ob = splat %o : <64 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
+  store %op, %acc
+  return
+}
+)";
+  std::string t = text;
+  const std::string use = "%kr = mul %ks, %c64s_b";
+  t.replace(t.find(use), use.size(), "%c64b = splat %c64s : <64 x 64 x i32>\n    %kr = mul %ks, %c64b");
+  const std::string ptx = compile(t, 4, {}, 3, true);
+  assert_true(count(ptx, "wgmma.mma_async") > 0);
+  // A's runs: 16-byte copies whose source size (16 or 0) is a register; B's take the mask-free form.
+  assert_true(count(ptx, "], 16, %r") >= 4);
+  assert_true(count(ptx, "ld.global.b16") > 0);  // the ragged branch
+  assert_int_equal(count(ptx, "ld.global.v4"), 0);            // no tile through registers
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(ragged_mask_keeps_whole_copies),
       cmocka_unit_test(loop_invariant_row_loads_again_in_the_accumulator_layout),
       cmocka_unit_test(scalar_atomic_fences_in_the_thread_that_performs_it),
       cmocka_unit_test(carried_pointer_tile_runs_along_its_contiguous_dimension),

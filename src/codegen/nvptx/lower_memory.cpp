@@ -150,13 +150,16 @@ bool GpuLowering::lower_load_async(OpId o) {
   const int want = t.col_major ? 0 : 1;
   Layout l;
   int dim = -1, vec = 1;
+  // The copies are as wide as the pointer allows; a mask that changes inside a copy's run (its
+  // bound of no known divisibility: a descriptor's shape read from memory) is checked per run
+  // at run time (below).
   if (ptr.kind == Val::Kind::Dist) {
     l = ptr.lay;
     const int run = run_of(l, &dim);
-    vec = std::min(run, mem_vec(pv, mv, dim, 2));
+    vec = std::min(run, mem_vec(pv, ir::kNoValue, dim, 2));
   } else {
     dim = want;
-    vec = mem_vec(pv, mv, dim, 2);
+    vec = mem_vec(pv, ir::kNoValue, dim, 2);
     vec = static_cast<int>(std::min<int64_t>(vec, std::max<int64_t>(1, ptr.shape[0] * ptr.shape[1] / threads())));
     l = blocked(ptr.shape, want == 1 ? std::vector<int>{1, 0} : std::vector<int>{0, 1}, vec, opt_.num_warps);
     int d2;
@@ -177,11 +180,61 @@ bool GpuLowering::lower_load_async(OpId o) {
   const bool ignore_src = !masks.empty() && opt_.ptx_version >= 75;
   const std::string cp_text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
                               std::to_string(bytes) + ", $2;";
+  // A mask that may change inside a run: each copy goes whole when every lane of its run is in
+  // (or zero-fills when none is); a run with some lanes in and some out (a ragged edge) is
+  // copied element by element through registers instead, which never happens where the bound
+  // is a multiple of the run.
+  const bool split = !masks.empty() && mem_vec(pv, mv, dim, 2) < vec;
   smem_war_barrier();  // every warp is done reading the buffer this tile replaces
   emit_if(owner(l), [&] {
     // Where the swizzle allows, one address per thread and a constant per copy (folded into
     // the instruction), instead of each copy's address computed from the ring buffer's base.
     const std::vector<llvm::Value*> dsts = mma_smem_addresses(t, l);
+    if (split) {
+      // One test per thread: whether any of its runs is ragged. Then either every run is one
+      // copy (whole, or zero-filled with a source size of 0), or every element goes through
+      // registers; the second branch runs only at a ragged edge.
+      std::vector<llvm::Value*> alls(static_cast<size_t>(l.nregs()), nullptr);
+      llvm::Value* ragged = b_.getFalse();
+      for (int64_t r = 0; r < l.nregs(); r += vec) {
+        if (r & dup) continue;
+        llvm::Value* all = masks[r];
+        llvm::Value* any = masks[r];
+        for (int i = 1; i < vec; ++i) {
+          all = b_.CreateAnd(all, masks[r + i]);
+          any = b_.CreateOr(any, masks[r + i]);
+        }
+        alls[static_cast<size_t>(r)] = all;
+        ragged = b_.CreateOr(ragged, b_.CreateAnd(any, b_.CreateNot(all)));
+      }
+      emit_if(b_.CreateNot(ragged), [&] {
+        for (int64_t r = 0; r < l.nregs(); r += vec) {
+          if (r & dup) continue;
+          llvm::Value* src = b_.CreateAddrSpaceCast(ptrs[r], llvm::PointerType::get(c_, 1));
+          inline_asm(std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                         std::to_string(bytes) + ", $2;",
+                     "r,l,r,~{memory}", b_.getVoidTy(),
+                     {b_.CreatePtrToInt(dsts[static_cast<size_t>(r)], b_.getInt32Ty()), b_.CreatePtrToInt(src, b_.getInt64Ty()),
+                      b_.CreateSelect(alls[static_cast<size_t>(r)], b_.getInt32(static_cast<uint32_t>(bytes)), b_.getInt32(0))});
+        }
+      });
+      emit_if(ragged, [&] {
+        for (int64_t r = 0; r < l.nregs(); r += vec) {
+          if (r & dup) continue;
+          for (int i = 0; i < vec; ++i) {
+            llvm::Value* pi = b_.CreateAddrSpaceCast(ptrs[r + i], llvm::PointerType::get(c_, 1));
+            llvm::Value* v = inline_asm("{\n.reg .pred %p;\nsetp.ne.b32 %p, $2, 0;\nmov.b16 $0, 0;\n@%p ld.global.b16 $0, [$1];\n}",
+                                        "=h,l,r,~{memory}", b_.getInt16Ty(),
+                                        {b_.CreatePtrToInt(pi, b_.getInt64Ty()), b_.CreateZExt(masks[r + i], b_.getInt32Ty())});
+            b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dsts[static_cast<size_t>(r)], b_.getInt32(static_cast<uint32_t>(2 * i))),
+                                  llvm::Align(2));
+          }
+        }
+        // Generic-proxy writes, read by wgmma after the loop's barrier.
+        if (opt_.sm >= 90) inline_asm("fence.proxy.async.shared::cta;", "~{memory}", b_.getVoidTy(), {});
+      });
+      return;
+    }
     for (int64_t r = 0; r < l.nregs(); r += vec) {
       if (r & dup) continue;
       llvm::Value* dst = dsts[static_cast<size_t>(r)];
