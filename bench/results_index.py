@@ -40,7 +40,25 @@ def runs():
     if odd:
         raise SystemExit("bench/results: " + ", ".join(odd) + ": not named FAMILY-YYYY-MM-DD[-TAG].md, so the index "
                          "would leave them out; rename them")
-    return sorted(out, key=lambda r: (r[1], r[3]))
+    # Tables of one day are ordered by the commit they measured, where their tag starts with one
+    # that git knows (oldest first), else by name: by name alone 978cfc7 came after cd28460.
+    order = commit_order()
+
+    def key(r):
+        head = r[2].split("-")[0]
+        return (r[1], order.get(head[:7], -1) if re.fullmatch(r"[0-9a-f]{7,40}", head) else -1, r[3])
+    return sorted(out, key=key)
+
+
+def commit_order():
+    """Abbreviated commit -> position in history (0: the first commit); empty without git."""
+    try:
+        import subprocess
+        text = subprocess.run(["git", "-C", HERE, "log", "--reverse", "--format=%h", "--abbrev=7"],
+                              capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {h[:7]: i for i, h in enumerate(text.split())}
 
 
 def number(cell):
