@@ -311,11 +311,15 @@ bool get_str(const J& o, const char* k, std::string* out) {
   *out = v->s;
   return true;
 }
+// A JSON number that is an integer an int64_t holds (converting any other double is undefined).
+bool as_int(double n, int64_t* out) {
+  if (!std::isfinite(n) || n != std::floor(n) || n < -9223372036854775808.0 || n >= 9223372036854775808.0) return false;
+  *out = static_cast<int64_t>(n);
+  return true;
+}
 bool get_int(const J& o, const char* k, int64_t* out) {
   const J* v = o.get(k);
-  if (!v || v->kind != J::Num || v->n != std::floor(v->n)) return false;
-  *out = static_cast<int64_t>(v->n);
-  return true;
+  return v && v->kind == J::Num && as_int(v->n, out);
 }
 
 }  // namespace
@@ -370,8 +374,9 @@ Status from_json(const std::string& text, Result* out) {
   if (!kv || kv->kind != J::Obj || !dt || dt->kind != J::Arr || !cf || cf->kind != J::Arr)
     return bad("key_values, dtypes or configs is missing");
   for (const auto& e : kv->o) {
-    if (e.second.kind != J::Num) return bad("a key value is not a number");
-    r.key_values.emplace_back(e.first, static_cast<int64_t>(e.second.n));
+    int64_t v = 0;
+    if (e.second.kind != J::Num || !as_int(e.second.n, &v)) return bad("a key value is not a 64-bit integer");
+    r.key_values.emplace_back(e.first, v);
   }
   for (const J& e : dt->a) {
     if (e.kind != J::Str) return bad("a dtype is not a string");
@@ -386,13 +391,14 @@ Status from_json(const std::string& text, Result* out) {
         !get_int(e, "num_stages", &st) || !get_int(e, "status", &status))
       return bad("a config lacks constexprs, num_warps, num_stages or status");
     for (const auto& x : ce->o) {
-      if (x.second.kind != J::Num) return bad("a constexpr value is not a number");
-      c.constexprs.emplace_back(x.first, static_cast<int64_t>(x.second.n));
+      int64_t v = 0;
+      if (x.second.kind != J::Num || !as_int(x.second.n, &v)) return bad("a constexpr value is not a 64-bit integer");
+      c.constexprs.emplace_back(x.first, v);
     }
     // The values tri_tune_space_add_config accepts; a stored 0 (or 3) would reach the compiler.
     if (w < 1 || w > 32 || (w & (w - 1)))
       return bad("a config's num_warps is " + std::to_string(w) + ", not 1, 2, 4, 8, 16 or 32");
-    if (st < 0 || st > 4) return bad("a config's num_stages is " + std::to_string(st) + ", not 0 to 4");
+    if (st < 0 || st > 8) return bad("a config's num_stages is " + std::to_string(st) + ", not 0 to 8");
     c.num_warps = static_cast<int32_t>(w);
     c.num_stages = static_cast<int32_t>(st);
     t.status = static_cast<int32_t>(status);

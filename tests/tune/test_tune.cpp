@@ -147,6 +147,19 @@ static void test_json_round_trip(void** state) {
   // Damage is an error, never a guess.
   assert_false(tune::from_json(j.substr(0, j.size() / 2), &back).is_ok());
   assert_false(tune::from_json("{\"schema\": 2}", &back).is_ok());
+  // Numbers an int64 cannot hold are refused (converting them was undefined behaviour), and
+  // num_stages up to 8, as tuning takes them, read back.
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = j;
+    const size_t at = t.find(from);
+    assert_true(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  assert_false(tune::from_json(with("\"BLOCK\": 64", "\"BLOCK\": 1e300"), &back).is_ok());
+  assert_false(tune::from_json(with("\"BLOCK\": 64", "\"BLOCK\": 0.5"), &back).is_ok());
+  assert_false(tune::from_json(with("\"best\": 0", "\"best\": -1e30"), &back).is_ok());
+  assert_true(tune::from_json(with("\"num_stages\": 1", "\"num_stages\": 8"), &back).is_ok());
+  assert_int_equal(back.configs[0].num_stages, 8);
   assert_false(tune::split_export("[1, 2]", &parts).is_ok());
   assert_int_equal(static_cast<int>(tune::split_export("{\"tri_tune\": 9, \"results\": []}", &parts).code()),
                    static_cast<int>(Code::UnsupportedVersion));
