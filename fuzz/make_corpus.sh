@@ -9,13 +9,16 @@
 #                        3.9's spellings of descriptors and atomics)
 #   BUILD/corpus/cache   an entry, a shortcut and a bundle (for fuzz_cache)
 #   BUILD/corpus/package a package file and a package body (for fuzz_package)
+#   BUILD/corpus/tune    tests/golden/plot/*.json, each behind a 0 byte (a single result, for
+#                        fuzz_tune; a first byte with its low bit set reads an export file)
 # Existing corpus files are kept: the corpora grow across runs.
 # usage: fuzz/make_corpus.sh BUILD_DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: fuzz/make_corpus.sh BUILD_DIR}
 seeds="$build/fuzz/tri_fuzz_seeds"
-mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir" "$build/corpus/cache" "$build/corpus/package"
+mkdir -p "$build/corpus/text" "$build/corpus/binary" "$build/corpus/ttir" "$build/corpus/cache" "$build/corpus/package" \
+  "$build/corpus/tune"
 
 shopt -s nullglob
 texts=("$root"/examples/*.tri "$root"/tests/golden/*/*.tri "$root"/tests/golden/binary/v*/*.tri)
@@ -40,6 +43,9 @@ done
 "$seeds" dict "$build/text.dict"
 "$seeds" cache "$build/corpus/cache"
 "$seeds" package "$build/corpus/package"
+for f in "$root"/tests/golden/plot/*.json; do
+  [ -e "$build/corpus/tune/$(basename "$f")" ] || { printf '\0'; cat "$f"; } >"$build/corpus/tune/$(basename "$f")"
+done
 for f in "$root"/tests/import/ttir/*.ttir "$root"/tests/import/snippets/*.ttir; do
   cp -n "$f" "$build/corpus/ttir/" 2>/dev/null || true
 done

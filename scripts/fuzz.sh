@@ -23,7 +23,7 @@ cmake --build "$build" --target tri_fuzz -j "$jobs" >"$build/build.log" 2>&1 || 
 "$root/fuzz/make_corpus.sh" "$build"
 
 targets=()
-for t in fuzz_text fuzz_binary fuzz_ttir fuzz_cache fuzz_package; do
+for t in fuzz_text fuzz_binary fuzz_ttir fuzz_cache fuzz_package fuzz_tune; do
   [ -x "$build/fuzz/$t" ] && targets+=("$t")
 done
 [ ${#targets[@]} -gt 0 ] || { echo "fuzz.sh: no fuzz targets were built" >&2; exit 1; }
