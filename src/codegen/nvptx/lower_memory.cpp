@@ -211,9 +211,8 @@ bool GpuLowering::lower_load_async(OpId o) {
         for (int64_t r = 0; r < l.nregs(); r += vec) {
           if (r & dup) continue;
           llvm::Value* src = b_.CreateAddrSpaceCast(ptrs[r], llvm::PointerType::get(c_, 1));
-          inline_asm(std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
-                         std::to_string(bytes) + ", $2;",
-                     "r,l,r,~{memory}", b_.getVoidTy(),
+          // cp_text's last operand as a source size (16 or 0), not an ignore-src predicate.
+          inline_asm(cp_text, "r,l,r,~{memory}", b_.getVoidTy(),
                      {b_.CreatePtrToInt(dsts[static_cast<size_t>(r)], b_.getInt32Ty()), b_.CreatePtrToInt(src, b_.getInt64Ty()),
                       b_.CreateSelect(alls[static_cast<size_t>(r)], b_.getInt32(static_cast<uint32_t>(bytes)), b_.getInt32(0))});
         }
