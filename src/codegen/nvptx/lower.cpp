@@ -85,43 +85,16 @@ llvm::Value* emit_exp_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x, bool nonnega
 // division, which costs a dozen instructions and a slow-path branch per element. The sign is
 // x's, NaN stays NaN, |x| >= 20 gives exactly 1. bench/gpu/ulp_sweep.py measures every f32 input
 // against float64 (docs/ir.md's bound is 4 ulp).
-//
-// The two ranges are two sides of a branch, in one internal function per module that the
-// optimizer inlines at every element: a warp whose elements all fall on one side runs that side
-// only (about half the instructions of computing both and selecting), as libdevice's tanhf does
-// for Triton. GELU's tanh form (geglu) computed both at 0.79x Triton's speed on an H200.
-llvm::Function* tanh_f32_gpu_function(llvm::Module* mod) {
-  if (llvm::Function* f = mod->getFunction("__tri_gpu_tanhf")) return f;
-  llvm::LLVMContext& c = mod->getContext();
-  llvm::Type* f32 = llvm::Type::getFloatTy(c);
-  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
-  auto* f = llvm::Function::Create(llvm::FunctionType::get(f32, {f32}, false), llvm::GlobalValue::InternalLinkage,
-                                   "__tri_gpu_tanhf", mod);
-  f->addFnAttr(llvm::Attribute::AlwaysInline);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  f->setDoesNotAccessMemory();
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(c, "entry", f);
-  llvm::BasicBlock* small_bb = llvm::BasicBlock::Create(c, "small", f);
-  llvm::BasicBlock* big_bb = llvm::BasicBlock::Create(c, "big", f);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "done", f);
-  llvm::IRBuilder<> b(entry);
+llvm::Value* emit_tanh_f32_gpu(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Type* i32 = b.getInt32Ty();
   auto cf = [&](double v) { return llvm::ConstantFP::get(f32, v); };
   auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
     return b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {p, q, r});
   };
-  llvm::Value* x = f->getArg(0);
   llvm::Value* bits = b.CreateBitCast(x, i32);
   llvm::Value* sign = b.CreateAnd(bits, b.getInt32(0x80000000u));
   llvm::Value* ax = b.CreateBitCast(b.CreateAnd(bits, b.getInt32(0x7fffffffu)), f32);
-  // NaN compares false and takes the exponential side, which keeps it NaN (keep_nan below).
-  b.CreateCondBr(b.CreateFCmpOLT(ax, cf(0.625)), small_bb, big_bb);
-  b.SetInsertPoint(small_bb);
-  llvm::Value* z = b.CreateFMul(ax, ax);
-  llvm::Value* p = cf(-5.70498872745E-3);
-  for (double k : {2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1, -3.33332819422E-1}) p = fma(p, z, cf(k));
-  llvm::Value* small = fma(b.CreateFMul(p, z), ax, ax);
-  b.CreateBr(done);
-  b.SetInsertPoint(big_bb);
   // Past |x| = 20 tanh rounds to 1; the clamp keeps e^(2|x|) finite (at inf the Newton step
   // would make inf * 0 = NaN).
   llvm::Value* axc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, ax, cf(20.0));
@@ -130,14 +103,13 @@ llvm::Function* tanh_f32_gpu_function(llvm::Module* mod) {
   llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {}, {d});
   r = fma(r, fma(b.CreateFNeg(d), r, cf(1.0)), r);
   llvm::Value* big = b.CreateFSub(cf(1.0), b.CreateFMul(r, cf(2.0)));
-  b.CreateBr(done);
-  b.SetInsertPoint(done);
-  llvm::PHINode* mag = b.CreatePHI(f32, 2);
-  mag->addIncoming(small, small_bb);
-  mag->addIncoming(big, big_bb);
+  llvm::Value* z = b.CreateFMul(ax, ax);
+  llvm::Value* p = cf(-5.70498872745E-3);
+  for (double c : {2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1, -3.33332819422E-1}) p = fma(p, z, cf(c));
+  llvm::Value* small = fma(b.CreateFMul(p, z), ax, ax);
+  llvm::Value* mag = b.CreateSelect(b.CreateFCmpOLT(ax, cf(0.625)), small, big);
   llvm::Value* t = b.CreateBitCast(b.CreateOr(b.CreateBitCast(mag, i32), sign), f32);
-  b.CreateRet(keep_nan(b, x, t));
-  return f;
+  return keep_nan(b, x, t);
 }
 
 llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<llvm::Value*>& a) {
@@ -166,11 +138,7 @@ llvm::Value* GpuElemEmitter::math_fn(const std::string& name, const std::vector<
       llvm::Value* t = b_.CreateFMul(a[0], llvm::ConstantFP::get(b_.getFloatTy(), 1.4426950408889634));
       return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {t});
     }
-    if (name == "tanh") {
-      llvm::CallInst* t = b_.CreateCall(tanh_f32_gpu_function(b_.GetInsertBlock()->getModule()), {a[0]});
-      t->setDoesNotAccessMemory();
-      return t;
-    }
+    if (name == "tanh") return emit_tanh_f32_gpu(b_, a[0]);
   }
   // Everything else calls Tri's math library (src/codegen/mathlib), linked into the module by
   // lower_kernel and inlined by the optimizer.
