@@ -629,6 +629,8 @@ Status Verifier::check_dot(OpId o) {
                          ts(elem(a)) + " inputs");
   if (enum_of(o, "precision") == 1 && in != Scalar::F32)
     return op_err(o, "precision=tf32 needs f32 inputs, got " + ts(elem(a)));
+  if (enum_of(o, "precision") == 2 && in != Scalar::F8E4M3 && in != Scalar::F8E5M2)
+    return op_err(o, "precision=fast needs f8e4m3 or f8e5m2 inputs, got " + ts(elem(a)));
   return result_is(o, c);
 }
 

@@ -600,6 +600,72 @@ kernel @k(%a: ptr<f16> {align=16}, %b: ptr<f16> {align=16}, %o: ptr<f32> {align=
   assert_int_equal(count(ptx, "ld.global.v4"), 0);            // no tile through registers
 }
 
+// A K loop of `ty` tiles (Triton's fp8 matmul: A row-major, B given k-contiguous and read as its
+// transpose), 4 warps, 3 stages, `dot_attr` on the dot.
+std::string kmajor_matmul(const std::string& ty, const std::string& dot_attr) {
+  std::string t = R"(
+kernel @k(%ap: ptr<TY> {align=16}, %bp: ptr<TY> {align=16}, %o: ptr<f32> {align=16}, %n: i32 {divisible=64}) {
+  %r = arange[start=0, end=64] : <64 x i32>
+  %re = expand_dims[axis=1] %r : <64 x 1 x i32>
+  %ns = splat %n : <64 x 1 x i32>
+  %ro = mul %re, %ns : <64 x 1 x i32>
+  %rb = broadcast %ro : <64 x 64 x i32>
+  %ce = expand_dims[axis=0] %r : <1 x 64 x i32>
+  %cb = broadcast %ce : <64 x 64 x i32>
+  %off = add %rb, %cb : <64 x 64 x i32>
+  %acc0 = const[value=0.0] : <64 x 64 x f32>
+  %c0 = const[value=0] : i32
+  %c64s = const[value=64] : i32
+  %acc = for %c0, %n, %c64s, %acc0 {
+  ^(%i: i32, %a: <64 x 64 x f32>):
+    %bs = splat %i : <64 x 64 x i32>
+    %o2 = add %off, %bs : <64 x 64 x i32>
+    %ab = splat %ap : <64 x 64 x ptr<TY>>
+    %aq = addptr %ab, %o2 : <64 x 64 x ptr<TY>>
+    %x = load %aq : <64 x 64 x TY>
+    %bb = splat %bp : <64 x 64 x ptr<TY>>
+    %bq = addptr %bb, %o2 : <64 x 64 x ptr<TY>>
+    %y0 = load %bq : <64 x 64 x TY>
+    %y = permute[order=[1, 0]] %y0 : <64 x 64 x TY>
+    %a2 = dotATTR %x, %y, %a : <64 x 64 x f32>
+    yield %a2
+  } : <64 x 64 x f32>
+  %ob = splat %o : <64 x 64 x ptr<f32>>
+  %op = addptr %ob, %off : <64 x 64 x ptr<f32>>
+  store %op, %acc
+  return
+}
+)";
+  for (size_t at = t.find("TY"); at != std::string::npos; at = t.find("TY", at)) t.replace(at, 2, ty);
+  t.replace(t.find("ATTR"), 4, dot_attr);
+  return t;
+}
+
+// f8 (precision=fast) and tf32 dots run on wgmma reading K-major tiles from shared memory (k32
+// and k8 per instruction), both operands copied into the loop's ring by cp.async; they ran on
+// mma.sync with each operand converted byte by byte through shared memory every iteration
+// (Triton's fp8 matmul tutorial: 4832 SASS instructions and 2004 bytes of spills; 968 and none
+// now, Triton's 872). An ieee f8 dot stays on mma.sync (wgmma's f8 sum keeps about 14 bits).
+void f8_and_tf32_dots_take_wgmma_from_kmajor_rings(void**) {
+  for (const char* ty : {"f8e4m3", "f8e5m2"}) {
+    const std::string ptx = compile(kmajor_matmul(ty, "[precision=fast]"), 4, {}, 3, true);
+    const std::string t = std::string(ty) == "f8e4m3" ? "e4m3" : "e5m2";
+    assert_true(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k32.f32." + t + "." + t) == 2);  // k 64: two steps
+    assert_int_equal(count(ptx, "mma.sync"), 0);
+    assert_true(count(ptx, "cp.async.cg.shared.global") >= 4);  // 64 x 64 bytes = 4 x 16 bytes a thread, per operand
+    assert_int_equal(count(ptx, "st.shared.u8") + count(ptx, "st.shared.b8"), 0);
+  }
+  const std::string ptx = compile(kmajor_matmul("f32", "[precision=tf32]"), 4, {}, 3, true);
+  assert_true(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32") == 8);
+  assert_int_equal(count(ptx, "mma.sync"), 0);
+  assert_true(count(ptx, "cp.async.cg.shared.global") >= 16);
+  // Without sm_90a the same dots stay on mma.sync from registers, and so does an ieee f8 dot.
+  assert_true(count(compile(kmajor_matmul("f8e4m3", "[precision=fast]"), 4, {}, 3, false), "mma.sync.aligned.m16n8k32") > 0);
+  const std::string ieee = compile(kmajor_matmul("f8e4m3", ""), 4, {}, 3, true);
+  assert_true(count(ieee, "mma.sync.aligned.m16n8k32") > 0);
+  assert_int_equal(count(ieee, "wgmma.mma_async"), 0);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ragged_mask_keeps_whole_copies),
@@ -616,6 +682,7 @@ int main() {
       cmocka_unit_test(tiles_that_meet_load_in_one_layout),
       cmocka_unit_test(transposed_ring_tile_and_broadcast_arithmetic),
       cmocka_unit_test(sequential_loops_share_their_rings),
+      cmocka_unit_test(f8_and_tf32_dots_take_wgmma_from_kmajor_rings),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

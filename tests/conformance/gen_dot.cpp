@@ -15,9 +15,12 @@ namespace {
 
 struct DotCase {
   int32_t in;
-  bool tf32;
+  bool tf32;  // precision=tf32 for f32 inputs, precision=fast for f8
   std::vector<int64_t> a_dims, b_dims;  // <M x K>, <K x N>, or with a batch dimension first
   std::vector<int64_t> a_ext, b_ext;
+  // B stored N x K (k contiguous) and transposed in the kernel (2-D only): a K-major operand,
+  // the only form f8 and tf32 wgmma read without a transposing store.
+  bool b_t = false;
 };
 
 Group make_dot(uint64_t seed, const DotCase& dc) {
@@ -27,9 +30,12 @@ Group make_dot(uint64_t seed, const DotCase& dc) {
   std::vector<int64_t> c_dims(dc.a_dims.begin(), dc.a_dims.end() - 1), c_ext(dc.a_ext.begin(), dc.a_ext.end() - 1);
   c_dims.push_back(dc.b_dims[r - 1]);
   c_ext.push_back(dc.b_ext[r - 1]);
-  Tile ta{dc.a_dims, dc.a_ext, 1}, tb{dc.b_dims, dc.b_ext, 1}, tc{c_dims, c_ext, 1};
-  std::string title = std::string("dot ") + dtype_name(dc.in) + (dc.tf32 ? " precision=tf32" : "") + " a " +
-                      ta.name() + " b " + tb.name();
+  Tile ta{dc.a_dims, dc.a_ext, 1}, tc{c_dims, c_ext, 1};
+  Tile tb = dc.b_t ? Tile{{dc.b_dims[1], dc.b_dims[0]}, {dc.b_ext[1], dc.b_ext[0]}, 1} : Tile{dc.b_dims, dc.b_ext, 1};
+  const bool fast = dc.tf32 && dc.in != TRI_DTYPE_F32;
+  const std::string prec = !dc.tf32 ? "" : fast ? "precision=fast" : "precision=tf32";
+  std::string title = std::string("dot ") + dtype_name(dc.in) + (dc.tf32 ? " " + prec : "") + " a " +
+                      ta.name() + " b " + (dc.b_t ? "transposed " : "") + tb.name();
   Builder b(title, seed);
   const bool fl = dtype_is_float(dc.in);
   Dist d = fl ? Dist::Unit : Dist::General;
@@ -40,8 +46,9 @@ Group make_dot(uint64_t seed, const DotCase& dc) {
   TileIR ia = emit_tile(b, ta, "a_"), ib = emit_tile(b, tb, "b_"), ic = emit_tile(b, tc, "c_");
   std::string av = load_tile(b, ia, pa, dc.in, lit(dc.in, 0));
   std::string bv = load_tile(b, ib, pb, dc.in, lit(dc.in, 0));
+  if (dc.b_t) bv = b.op("permute[order=[1, 0]] " + bv, blk(dc.b_dims, dc.in));
   std::string cv = load_tile(b, ic, pc, acc, lit(acc, 0));
-  std::string dv = b.op(std::string("dot") + (dc.tf32 ? "[precision=tf32]" : "") + " " + av + ", " + bv + ", " + cv,
+  std::string dv = b.op(std::string("dot") + (dc.tf32 ? "[" + prec + "]" : "") + " " + av + ", " + bv + ", " + cv,
                         blk(c_dims, acc));
   store_tile(b, ic, po, acc, dv);
 
@@ -64,14 +71,16 @@ Group make_dot(uint64_t seed, const DotCase& dc) {
         double s = val(C, acc, o), mag = 0;
         uint32_t si = static_cast<uint32_t>(C.get(o));
         for (int64_t k = 0; k < K; ++k) {
-          size_t ai = static_cast<size_t>((bi * M + i) * K + k), bj = static_cast<size_t>((bi * K + k) * N + j);
+          size_t ai = static_cast<size_t>((bi * M + i) * K + k);
+          size_t bj = static_cast<size_t>(dc.b_t ? (bi * N + j) * K + k : (bi * K + k) * N + j);
           double p = val(A, dc.in, ai) * val(B, dc.in, bj);
           s += p;
           mag += std::fabs(p);
           si += static_cast<uint32_t>(bits_to_signed(dc.in, A.get(ai)) * bits_to_signed(dc.in, B.get(bj)));
         }
         tol[o] = 2.0 * double(K + 1) * eps * mag + 2.0 * eps * std::fabs(val(C, acc, o));
-        if (dc.tf32) tol[o] += 2.0 * std::ldexp(1.0, -10) * mag;  // the reference does not round to tf32
+        if (dc.tf32 && !fast) tol[o] += 2.0 * std::ldexp(1.0, -10) * mag;  // the reference does not round to tf32
+        if (fast) tol[o] += std::ldexp(1.0, -10) * mag;  // wgmma's f8 accumulator: about 14 bits
         want.set(o, fl ? double_to_float_bits(TRI_DTYPE_F32, s) : uint64_t(si));
       }
     }
@@ -109,6 +118,16 @@ void gen_dot(uint64_t seed, const GroupSink& sink) {
         in.dt == TRI_DTYPE_BF16) {
       sink(make_dot(seed, {in.dt, in.tf32, {32, 32}, {32, 16}, {29, 27}, {27, 13}}));
       sink(make_dot(seed, {in.dt, in.tf32, {2, 16, 32}, {2, 32, 16}, {2, 15, 32}, {2, 32, 13}}));
+    }
+    // Blocks of 64 rows, wgmma's on sm_90a, with B both ways round (f8 and tf32 wgmma read
+    // K-major operands only: an N-contiguous B is stored transposed into shared memory).
+    // f8 both ieee (mma.sync) and fast (wgmma).
+    if (in.dt != TRI_DTYPE_I8 && (in.dt != TRI_DTYPE_F32 || in.tf32)) {
+      const bool f8 = in.dt == TRI_DTYPE_F8E4M3 || in.dt == TRI_DTYPE_F8E5M2;
+      for (bool t : f8 ? std::vector<bool>{false, true} : std::vector<bool>{in.tf32}) {
+        sink(make_dot(seed, {in.dt, t, {64, 64}, {64, 32}, {61, 60}, {60, 27}}));
+        sink(make_dot(seed, {in.dt, t, {64, 64}, {64, 32}, {64, 64}, {64, 32}, true}));
+      }
     }
   }
 }

@@ -167,6 +167,19 @@ void test_dot_precision(void**) {
   expect_error(import(text, &m), Code::Unsupported, "t.ttir:", "tt.dot with a f16 accumulator");
 }
 
+void test_dot_f8_imprecise_accumulation(void**) {
+  // Triton's f8 dot with maxNumImpreciseAcc at least the block's K (its default, 2^30: no
+  // promotion inside the dot) is precision=fast; a bound below K asks for promotion: ieee.
+  std::unique_ptr<ir::Module> m;
+  std::string text = tri_test::read_file(tri_test::source_path("tests/corpus/tutorials/ttir/matmul_fp8.ttir"));
+  assert_false(text.empty());
+  assert_true(import(text, &m).is_ok());
+  assert_true(ir::print_text(*m).find("= dot[precision=fast] ") != std::string::npos);
+  replace_once(&text, "maxNumImpreciseAcc = 1073741824", "maxNumImpreciseAcc = 32");
+  assert_true(import(text, &m).is_ok());
+  assert_true(ir::print_text(*m).find("precision=fast") == std::string::npos);
+}
+
 void test_bitcast_arrow(void**) {
   // tt.bitcast writes its types as `A -> B` (arith casts write `A to B`): both import.
   const std::string text = R"(module {
@@ -480,7 +493,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_detection),         cmocka_unit_test(test_all_fixtures_verify),
       cmocka_unit_test(test_locations),         cmocka_unit_test(test_unknown_op),
-      cmocka_unit_test(test_dot_precision),     cmocka_unit_test(test_bitcast_arrow),
+      cmocka_unit_test(test_dot_precision), cmocka_unit_test(test_dot_f8_imprecise_accumulation),     cmocka_unit_test(test_bitcast_arrow),
       cmocka_unit_test(test_unknown_libdevice), cmocka_unit_test(test_unsupported_types),
       cmocka_unit_test(test_malformed),         cmocka_unit_test(test_prefixes_never_crash),
       cmocka_unit_test(test_nesting_limit),     cmocka_unit_test(test_descriptor_syntax),

@@ -510,12 +510,15 @@ std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
       return convert(v, l, std::vector<bool>(l.rank(), false));
     case Val::Kind::Smem: {
       // Element by element from the swizzled tile (lower_mma.cpp); dots read it with ldmatrix.
-      const SmemTile t{v.smem_base, v.shape[0], v.shape[1], v.smem_col_major};
+      const int eb = elem_bytes(v.et);
+      const SmemTile t{v.smem_base, v.shape[0], v.shape[1], v.smem_col_major, eb};
+      llvm::Type* mt = mem_type(c_, v.et.s);
       std::vector<llvm::Value*> out;
       for (int64_t r = 0; r < l.nregs(); ++r) {
         Coord c = coords(l, r);
-        llvm::Value* x = b_.CreateAlignedLoad(b_.getInt16Ty(), smem_ptr(mma_smem_offset(t, c[0], c[1])), llvm::Align(2));
-        out.push_back(b_.CreateBitCast(x, reg_ty(v.et)));
+        llvm::Value* x = b_.CreateAlignedLoad(b_.getIntNTy(static_cast<unsigned>(8 * eb)),
+                                              smem_ptr(mma_smem_offset(t, c[0], c[1])), llvm::Align(static_cast<uint64_t>(eb)));
+        out.push_back(from_mem(b_.CreateBitCast(x, mt), v.et));
       }
       return out;
     }
@@ -539,7 +542,7 @@ bool GpuLowering::defer_load(BlockId bid, size_t at) {
   if (op.code != Opcode::Load || opt_.sm < 80 || op.results.size() != 1) return false;
   const ValueId res = op.results[0];
   const EType e = etype(f_->type_of(res));
-  if (e.ptr || elem_bytes(e) != 2 || shape(f_->type_of(res)).size() != 2 || uses(res) != 1) return false;
+  if (e.ptr || e.s == Scalar::I1 || elem_bytes(e) > 4 || shape(f_->type_of(res)).size() != 2 || uses(res) != 1) return false;
   if (val(f_->operand(ops[at], "ptr")).kind == Val::Kind::Scalar) return false;
   for (size_t i = at + 1; i < ops.size(); ++i) {
     const ir::OpData& x = f_->op(ops[i]);

@@ -104,6 +104,7 @@ namespace {
 // Which carried values of a `for` live in shared memory, and where new tiles go.
 struct SmemRing {
   std::vector<bool> slot;           // per carried value
+  std::vector<int> col_major;       // per ring slot: the storage its dots require, or -1
   std::map<size_t, size_t> dest;    // yield position bringing new data -> consumed slot
   int async_depth = 0;              // iterations between a tile's load and its use
   bool any() const { return std::find(slot.begin(), slot.end(), true) != slot.end(); }
@@ -115,15 +116,30 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
   const ir::OpData& yield = f.op(body.ops.back());
   SmemRing ring;
   ring.slot.assign(slots.size(), false);
+  ring.col_major.assign(slots.size(), -1);
   std::vector<Shape> shapes(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
-    ring.slot[i] = !slots[i].is_scalar && g.smem_carried(op.regions[0], body.args[i + 1], &shapes[i]);
+    ring.slot[i] = !slots[i].is_scalar && g.smem_carried(op.regions[0], body.args[i + 1], &shapes[i], &ring.col_major[i]);
   // Shared memory for the tiles, within what the architecture gives a block (227 KB on sm_90,
   // 163 KB on sm_80, 99 KB on sm_86/89; 32 KB of that left for scratch): past it the tiles stay
   // in registers.
+  // A tile only passed on (the next stage's) is stored as the slot it goes to must be; other
+  // sizes than 16 bits are K-major wgmma operands only.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t p = 0; p < slots.size(); ++p)
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (ring.slot[i] && ring.slot[p] && ring.col_major[i] < 0 && ring.col_major[p] >= 0 &&
+            yield.operands[p] == body.args[i + 1]) {
+          ring.col_major[i] = ring.col_major[p];
+          changed = true;
+        }
+  }
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (ring.slot[i] && elem_bytes(slots[i].et) != 2 && ring.col_major[i] < 0) ring.slot[i] = false;
   uint64_t ring_bytes = 0;
   for (size_t i = 0; i < slots.size(); ++i)
-    if (ring.slot[i]) ring_bytes += static_cast<uint64_t>(shapes[i][0] * shapes[i][1] * 2);
+    if (ring.slot[i]) ring_bytes += static_cast<uint64_t>(shapes[i][0] * shapes[i][1] * elem_bytes(slots[i].et));
   if (g.persist_bytes_ + ring_bytes + 32768 > g.smem_limit()) ring.slot.assign(slots.size(), false);
   // A tile passed on by the yield stays in shared memory only if where it goes does.
   for (bool changed = true; changed;) {
@@ -153,9 +169,11 @@ SmemRing smem_plan(GpuLowering& g, const ir::Function& f, OpId o, const std::vec
     if (ring.slot[j] && !passed[j]) free_slots.push_back(j);
   for (size_t i = 0; i < slots.size(); ++i) {
     if (!ring.slot[i] || slot_of_arg(yield.operands[i]) >= 0) continue;
-    auto it = std::find_if(free_slots.begin(), free_slots.end(),
-                           [&](size_t j) { return shapes[j] == shapes[i] && slots[j].col_major == slots[i].col_major; });
-    if (it == free_slots.end()) return SmemRing{std::vector<bool>(slots.size(), false), {}, 0};
+    auto col_major = [&](size_t j) { return ring.col_major[j] >= 0 ? ring.col_major[j] == 1 : slots[j].col_major; };
+    auto it = std::find_if(free_slots.begin(), free_slots.end(), [&](size_t j) {
+      return shapes[j] == shapes[i] && col_major(j) == col_major(i) && elem_bytes(slots[j].et) == elem_bytes(slots[i].et);
+    });
+    if (it == free_slots.end()) return SmemRing{std::vector<bool>(slots.size(), false), {}, {}, 0};
     ring.dest[i] = *it;
     free_slots.erase(it);
   }
@@ -283,12 +301,16 @@ Status GpuLowering::lower_for(OpId o) {
   for (size_t i = 0; i < inits.size(); ++i) slots[i].col_major = prefers_col_major(val(inits[i]));
   if (yield != ir::kNoOp) ring = smem_plan(*this, *f_, o, slots);
   else ring.slot.assign(slots.size(), false);
+  // A K-major operand's tile is stored that way whatever its threads hold (cp.async then copies
+  // it only if its runs go along the stored rows; lower_load_async).
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (ring.slot[i] && ring.col_major[i] >= 0) slots[i].col_major = ring.col_major[i] == 1;
   // A ring slot's buffer, made when its first tile is written.
   std::map<size_t, llvm::Value*> bufs;
   auto ring_buffer = [&](size_t i) {
     const Shape sh = this->shape(f_->type_of(body_block.args[i + 1]));
-    return b_.CreateAdd(persistent_base(),
-                        b_.getInt32(static_cast<uint32_t>(alloc_persistent(static_cast<uint64_t>(sh[0] * sh[1] * 2)))));
+    const uint64_t bytes = static_cast<uint64_t>(sh[0] * sh[1] * elem_bytes(slots[i].et));
+    return b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(alloc_persistent(bytes))));
   };
   // The deferred loads, in the order above: ring tiles by cp.async into their buffers (one commit
   // group each; fresh buffers need no barrier before), the others as usual.
@@ -303,7 +325,7 @@ Status GpuLowering::lower_for(OpId o) {
     const bool saved_war = smem_war_done_;
     const int saved_commits = async_commits_;
     smem_war_done_ = true;
-    async_dest_[load] = SmemTile{bufs[i], sh[0], sh[1], slots[i].col_major};
+    async_dest_[load] = SmemTile{bufs[i], sh[0], sh[1], slots[i].col_major, elem_bytes(slots[i].et)};
     TRI_RETURN_IF_ERROR(lower_load(load));
     async_dest_.erase(load);
     smem_war_done_ = saved_war;
@@ -318,7 +340,7 @@ Status GpuLowering::lower_for(OpId o) {
       this->shape(f_->type_of(body_block.args[i + 1])).swap(s.shape);
       if (!bufs.count(i)) bufs[i] = ring_buffer(i);
       // Stored tiles are read after the first barrier.
-      if (!by_copy.count(i)) mma_store_operand(init, SmemTile{bufs[i], s.shape[0], s.shape[1], s.col_major});
+      if (!by_copy.count(i)) mma_store_operand(init, SmemTile{bufs[i], s.shape[0], s.shape[1], s.col_major, elem_bytes(s.et)});
       init_regs[i] = {bufs[i]};
     } else {
       init_regs[i] = slot_regs(*this, s, init);
@@ -372,7 +394,9 @@ Status GpuLowering::lower_for(OpId o) {
     uint64_t spare_bytes = 0;
     for (const auto& [pos, consumed] : ring.dest)
       if (async_read.count(consumed))
-        spare_bytes += (static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2) + 1023) / 1024 * 1024;
+        spare_bytes +=
+            (static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * elem_bytes(slots[consumed].et)) + 1023) /
+            1024 * 1024;
     // What stays for the scratch: the usual 32 KB, or the accumulator as f16, which an epilogue
     // converting it to another layout stages there.
     uint64_t reserve = 32768;
@@ -385,7 +409,8 @@ Status GpuLowering::lower_for(OpId o) {
     } else {
       for (const auto& [pos, consumed] : ring.dest)
         if (async_read.count(consumed))
-          spare_init[pos] = alloc_persistent(static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * 2));
+          spare_init[pos] = alloc_persistent(
+              static_cast<uint64_t>(slots[consumed].shape[0] * slots[consumed].shape[1] * elem_bytes(slots[consumed].et)));
     }
   }
   // Operands of the body's tensor-core dots that do not change in the loop (attention's Q) go to
@@ -402,11 +427,17 @@ Status GpuLowering::lower_for(OpId o) {
                                                  : f_->op(vd.def_op).parent == op.regions[0];
       const Val& vv = val(v);
       if (inside || smem_hoisted_.count(v) || vv.kind == Val::Kind::Smem || vv.kind == Val::Kind::Scalar) continue;
+      // A K-major operand is stored for its position: not one that some dot also takes as the
+      // other operand.
+      bool both = false;
+      for (OpId y : body_block.ops)
+        if (ml.eb != 2 && f_->op(y).code == Opcode::Dot && f_->op(y).operands[1 - k] == v) both = true;
+      if (both) continue;
       const Shape sh = this->shape(f_->type_of(v));
-      const uint64_t bytes = static_cast<uint64_t>(sh[0] * sh[1] * 2);
+      const uint64_t bytes = static_cast<uint64_t>(sh[0] * sh[1] * ml.eb);
       if (persist_bytes_ + bytes + 32768 > smem_limit()) continue;
       llvm::Value* base = b_.CreateAdd(persistent_base(), b_.getInt32(static_cast<uint32_t>(alloc_persistent(bytes))));
-      mma_store_operand(vv, SmemTile{base, sh[0], sh[1], prefers_col_major(vv)});
+      mma_store_operand(vv, SmemTile{base, sh[0], sh[1], operand_col_major(ml, k, vv), ml.eb});
       smem_hoisted_[v] = base;
       hoisted = true;
     }
@@ -454,7 +485,7 @@ Status GpuLowering::lower_for(OpId o) {
     const OpId def = f_->value(f_->op(yield).operands[pos]).def_op;
     if (def != ir::kNoOp && f_->op(def).code == Opcode::Load)
       async_dest_[def] = SmemTile{dest[pos], slots[consumed].shape[0], slots[consumed].shape[1],
-                                  slots[consumed].col_major};
+                                  slots[consumed].col_major, elem_bytes(slots[consumed].et)};
   }
   bool saved_war = smem_war_done_;
   smem_war_done_ = false;
@@ -486,7 +517,7 @@ Status GpuLowering::lower_for(OpId o) {
     }
     // New data in registers: into the consumed tile's buffer, once every warp is done reading.
     smem_war_barrier();
-    mma_store_operand(y, SmemTile{dest.at(i), slots[i].shape[0], slots[i].shape[1], slots[i].col_major});
+    mma_store_operand(y, SmemTile{dest.at(i), slots[i].shape[0], slots[i].shape[1], slots[i].col_major, elem_bytes(slots[i].et)});
     next.push_back({dest.at(i)});
   }
   async_dest_ = saved_dest;

@@ -97,14 +97,15 @@ class GpuElemEmitter final : public ElemEmitter {
 
 // The fragment layouts of a dot on tensor cores (lower_mma.cpp): A (m, k), B (k, n) and the
 // accumulator C (m, n), with wm x wn warps tiling M and N.
-// A [rows x cols] 16-bit block in shared memory at byte offset `base` (i32), row-major with its
-// 16-byte chunks XOR-swizzled by row (lower_mma.cpp).
+// A [rows x cols] block of `eb`-byte elements (1, 2 or 4) in shared memory at byte offset `base`
+// (i32), row-major with its 16-byte chunks XOR-swizzled by row (lower_mma.cpp).
 // A column-major tile (col_major) is stored as the row-major tile of its transpose: an operand
 // whose threads hold runs along its rows (K^T loaded from K) is copied 16 bytes at a time too.
 struct SmemTile {
   llvm::Value* base = nullptr;
   int64_t rows = 0, cols = 0;
   bool col_major = false;
+  int eb = 2;
 };
 
 // A dot on mma.sync with its operands converted to the fragment layouts in registers (no shared
@@ -127,6 +128,9 @@ struct MmaLayouts {
   // computing an (M / wgm) x (N / wgn) block with m64nNk16 instructions from shared memory.
   bool wgmma = false;
   int wgm = 1, wgn = 1;
+  // Operand element bytes: 2 (f16, bf16), or on wgmma only 1 (f8e4m3, f8e5m2) and 4 (f32 as
+  // tf32), whose shared-memory operands must be K-major (A row-major, B column-major).
+  int eb = 2;
 };
 
 class GpuLowering {
@@ -285,12 +289,17 @@ class GpuLowering {
   void mma_store_operand(const Val& v, const SmemTile& t);
   // Whether a 16-bit operand is best stored column-major: its threads' runs go down the rows.
   static bool prefers_col_major(const Val& v);
+  // How operand k (0: A, 1: B) of a dot with layouts `l` is stored: K-major where the
+  // instruction requires it (l.eb != 2), else as prefers_col_major says.
+  static bool operand_col_major(const MmaLayouts& l, int k, const Val& v);
   // Whether block argument `arg` of loop body `body` can live in shared memory between
   // iterations: a 2-D 16-bit block whose only uses are as operand A or B of dots on tensor cores
   // directly in the body (or through a transpose, permute[order=[1, 0]], whose only uses are
   // such operands: the transpose is a view of the same bytes), or by the body's yield (lower_control.cpp requires that position to
   // live in shared memory too). `shape` receives its shape.
-  bool smem_carried(BlockId body, ValueId arg, Shape* shape);
+  // `need_col_major` receives 1 or 0 where a use requires the tile's storage (a K-major operand,
+  // MmaLayouts::eb), else -1.
+  bool smem_carried(BlockId body, ValueId arg, Shape* shape, int* need_col_major = nullptr);
   // Shared memory that lives across ops (loop-carried tiles), above the scratch that ops take
   // from offset 0: alloc_persistent returns an offset within it, persistent_base() the i32
   // start of it (the scratch's final size, known when the kernel is done).

@@ -128,7 +128,7 @@ std::string vec_suffix(AccessShape as) {
 // A pipelined operand tile (lower_for's async_dest_) goes from global to shared memory with
 // cp.async, 16 bytes (or 8, 4) per instruction and masked lanes zero-filled (source size 0),
 // without passing through registers; the result is the tile in shared memory. It qualifies
-// when it is a 16-bit 2-D block, used once (by the yield), contiguous along its columns in the
+// when it is a 2-D block of the tile's element size, used once (by the yield), contiguous along its columns in the
 // layout the load would have, not volatile, and its `other` is absent or +0.
 bool GpuLowering::lower_load_async(OpId o) {
   const ir::OpData& op = f_->op(o);
@@ -137,7 +137,8 @@ bool GpuLowering::lower_load_async(OpId o) {
   const EType e = etype(f_->type_of(res));
   ValueId pv = f_->operand(o, "ptr"), mv = f_->operand(o, "mask"), ov = f_->operand(o, "other");
   const Val& ptr = val(pv);
-  if (e.ptr || elem_bytes(e) != 2 || uses(res) != 1 || ptr.kind == Val::Kind::Scalar || ptr.shape.size() != 2) return false;
+  const int eb = t.eb;
+  if (e.ptr || elem_bytes(e) != eb || uses(res) != 1 || ptr.kind == Val::Kind::Scalar || ptr.shape.size() != 2) return false;
   if (f_->attr(o, "volatile").present() && f_->attr(o, "volatile").i) return false;
   if (ov != ir::kNoValue) {
     const OpId d = f_->value(ov).def_op;
@@ -156,20 +157,21 @@ bool GpuLowering::lower_load_async(OpId o) {
   if (ptr.kind == Val::Kind::Dist) {
     l = ptr.lay;
     const int run = run_of(l, &dim);
-    vec = std::min(run, mem_vec(pv, ir::kNoValue, dim, 2));
+    vec = std::min(run, mem_vec(pv, ir::kNoValue, dim, eb));
   } else {
     dim = want;
-    vec = mem_vec(pv, ir::kNoValue, dim, 2);
+    vec = mem_vec(pv, ir::kNoValue, dim, eb);
     vec = static_cast<int>(std::min<int64_t>(vec, std::max<int64_t>(1, ptr.shape[0] * ptr.shape[1] / threads())));
     l = blocked(ptr.shape, want == 1 ? std::vector<int>{1, 0} : std::vector<int>{0, 1}, vec, opt_.num_warps);
     int d2;
     vec = std::min(vec, run_of(l, &d2));
   }
-  if (dim != want || vec < 2 || vec > 8) return false;
+  vec = std::min(vec, 16 / eb);
+  if (dim != want || vec * eb < 4) return false;
   const std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
   const std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
   const uint64_t dup = replicated_reg_mask(l);
-  const int bytes = 2 * vec;
+  const int bytes = eb * vec;
   const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                                  : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                               : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
@@ -184,7 +186,7 @@ bool GpuLowering::lower_load_async(OpId o) {
   // (or zero-fills when none is); a run with some lanes in and some out (a ragged edge) is
   // copied element by element through registers instead, which never happens where the bound
   // is a multiple of the run.
-  const bool split = !masks.empty() && mem_vec(pv, mv, dim, 2) < vec;
+  const bool split = !masks.empty() && mem_vec(pv, mv, dim, eb) < vec;
   smem_war_barrier();  // every warp is done reading the buffer this tile replaces
   emit_if(owner(l), [&] {
     // Where the swizzle allows, one address per thread and a constant per copy (folded into
@@ -222,11 +224,15 @@ bool GpuLowering::lower_load_async(OpId o) {
           if (r & dup) continue;
           for (int i = 0; i < vec; ++i) {
             llvm::Value* pi = b_.CreateAddrSpaceCast(ptrs[r + i], llvm::PointerType::get(c_, 1));
-            llvm::Value* v = inline_asm("{\n.reg .pred %p;\nsetp.ne.b32 %p, $2, 0;\nmov.b16 $0, 0;\n@%p ld.global.b16 $0, [$1];\n}",
-                                        "=h,l,r,~{memory}", b_.getInt16Ty(),
+            // 8-bit elements travel in a 16-bit register (PTX has no 8-bit ones).
+            const std::string w = eb == 4 ? "b32" : "b16";
+            llvm::Value* v = inline_asm("{\n.reg .pred %p;\nsetp.ne.b32 %p, $2, 0;\nmov." + w + " $0, 0;\n@%p ld.global." +
+                                            (eb == 1 ? std::string("u8") : w) + " $0, [$1];\n}",
+                                        eb == 4 ? "=r,l,r,~{memory}" : "=h,l,r,~{memory}", eb == 4 ? b_.getInt32Ty() : b_.getInt16Ty(),
                                         {b_.CreatePtrToInt(pi, b_.getInt64Ty()), b_.CreateZExt(masks[r + i], b_.getInt32Ty())});
-            b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dsts[static_cast<size_t>(r)], b_.getInt32(static_cast<uint32_t>(2 * i))),
-                                  llvm::Align(2));
+            if (eb == 1) v = b_.CreateTrunc(v, b_.getInt8Ty());
+            b_.CreateAlignedStore(v, b_.CreateGEP(b_.getInt8Ty(), dsts[static_cast<size_t>(r)], b_.getInt32(static_cast<uint32_t>(eb * i))),
+                                  llvm::Align(static_cast<uint64_t>(eb)));
           }
         }
         // Generic-proxy writes, read by wgmma after the loop's barrier.

@@ -138,11 +138,18 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   };
   if (opt_.sm < 80) return no("tensor cores need sm_80 or newer");
   if (sa.size() != 2) return no("batched (3-D) dot is not on tensor cores yet");
-  if (ta != tb || (ta != Scalar::F16 && ta != Scalar::BF16) || tc != Scalar::F32)
+  // f8 and tf32 operands run here on wgmma only (below); elsewhere on mma.sync from registers
+  // (mma_reg_layouts). f8 only with precision=fast: sm_90's f8 wgmma keeps about 14 significant
+  // bits in its accumulator (docs/ir.md), which an ieee dot does not allow.
+  const bool f8 = (ta == Scalar::F8E4M3 || ta == Scalar::F8E5M2) && enum_attr(fn, o, "precision") == 2;
+  const bool tf32 = ta == Scalar::F32 && enum_attr(fn, o, "precision") == 1;
+  const int eb = f8 ? 1 : tf32 ? 4 : 2;
+  if (ta != tb || (ta != Scalar::F16 && ta != Scalar::BF16 && !f8 && !tf32) || tc != Scalar::F32)
     return no("operands " + std::string(ir::scalar_name(ta)) + "/" + ir::scalar_name(tb) + " into " +
               ir::scalar_name(tc) + ": only f16 or bf16 into f32 is on tensor cores yet");
   const int64_t M = sa[0], K = sa[1], N = sb[1];
   if (M < 16 || N < 8 || K < 16) return no("the block is smaller than one m16n8k16 tile");
+  if (eb != 2 && K % (32 / eb) != 0) return no("K is not a multiple of one wgmma k step");
   // Warps: split the larger remaining extent (in instruction tiles) first; but a dot that shares
   // its block with another dot (attention's two) puts all warps along M first, so that every
   // dot of the block gives a row to the same warp and the row statistics between them (max,
@@ -176,37 +183,48 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
       l.c = wgmma_c_layout(M, N, wgm, wgn);
     }
   }
+  if (eb != 2 && !l.wgmma) return no(std::string(f8 ? "f8" : "tf32") + " operands take wgmma from shared memory here");
+  l.eb = eb;
   *out = std::move(l);
   return true;
 }
 
+bool GpuLowering::operand_col_major(const MmaLayouts& l, int k, const Val& v) {
+  if (l.eb != 2) return k == 1;  // K-major: A's rows, B's columns run along k
+  return prefers_col_major(v);
+}
+
 // The swizzle: chunk c of row r is stored at chunk c ^ ((r / rows_per_128B) % min(chunks_per_row,
 // 8)), so that ldmatrix's eight row reads of one 8x8 matrix hit eight different bank groups.
-// Rows longer than 128 bytes are cut into slabs of 64 columns, each stored whole (all its rows of
-// 128 bytes) before the next: these are the layouts of wgmma's shared-memory operands with 32-,
-// 64- and 128-byte swizzles (a tile's base is 1024-aligned), and ldmatrix reads them as well.
+// Rows longer than 128 bytes are cut into slabs of 128 bytes (64 16-bit columns, 128 8-bit, 32
+// 32-bit), each stored whole (all its rows of 128 bytes) before the next: these are the layouts
+// of wgmma's shared-memory operands with 32-, 64- and 128-byte swizzles (a tile's base is
+// 1024-aligned), and ldmatrix reads them as well.
 llvm::Value* GpuLowering::mma_smem_offset(const SmemTile& tile, llvm::Value* row, llvm::Value* col) {
   SmemTile t = tile;
   if (t.col_major) {  // the row-major tile of the transpose
     std::swap(row, col);
     std::swap(t.rows, t.cols);
   }
+  const int64_t slab_cols = 128 / t.eb, chunk_elems = 16 / t.eb;
   llvm::Value* slab_base = t.base;
-  if (t.cols * 2 > 128) {
-    llvm::Value* slab = b_.CreateLShr(col, 6);
+  if (t.cols > slab_cols) {
+    llvm::Value* slab = b_.CreateLShr(col, log2i(slab_cols));
     slab_base = b_.CreateAdd(t.base, b_.CreateMul(slab, b_.getInt32(static_cast<uint32_t>(t.rows * 128))));
-    col = b_.CreateAnd(col, b_.getInt32(63));
-    t.cols = 64;
+    col = b_.CreateAnd(col, b_.getInt32(static_cast<uint32_t>(slab_cols - 1)));
+    t.cols = slab_cols;
   }
-  const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
+  const int64_t row_bytes = t.cols * t.eb, chunks = row_bytes / 16;
   const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
   const int64_t phases = std::min<int64_t>(chunks, 8);
-  llvm::Value* chunk = b_.CreateLShr(col, 3);
+  const int cb = log2i(chunk_elems);
+  llvm::Value* chunk = b_.CreateLShr(col, cb);
   llvm::Value* x = b_.CreateURem(b_.CreateUDiv(row, b_.getInt32(static_cast<uint32_t>(rows_per_line))),
                                  b_.getInt32(static_cast<uint32_t>(phases)));
-  llvm::Value* phys = b_.CreateOr(b_.CreateShl(b_.CreateXor(chunk, x), 3), b_.CreateAnd(col, b_.getInt32(7)));
+  llvm::Value* phys =
+      b_.CreateOr(b_.CreateShl(b_.CreateXor(chunk, x), cb), b_.CreateAnd(col, b_.getInt32(static_cast<uint32_t>(chunk_elems - 1))));
   llvm::Value* elem = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(t.cols))), phys);
-  return b_.CreateAdd(slab_base, b_.CreateShl(elem, 1));
+  return b_.CreateAdd(slab_base, b_.CreateShl(elem, log2i(t.eb)));
 }
 
 int64_t GpuLowering::mma_smem_offset_of(const SmemTile& tile, int64_t row, int64_t col) {
@@ -215,17 +233,18 @@ int64_t GpuLowering::mma_smem_offset_of(const SmemTile& tile, int64_t row, int64
     std::swap(row, col);
     std::swap(t.rows, t.cols);
   }
+  const int64_t slab_cols = 128 / t.eb, chunk_elems = 16 / t.eb;
   int64_t slab_base = 0;
-  if (t.cols * 2 > 128) {
-    slab_base = (col >> 6) * t.rows * 128;
-    col &= 63;
-    t.cols = 64;
+  if (t.cols > slab_cols) {
+    slab_base = (col / slab_cols) * t.rows * 128;
+    col %= slab_cols;
+    t.cols = slab_cols;
   }
-  const int64_t row_bytes = t.cols * 2, chunks = row_bytes / 16;
+  const int64_t row_bytes = t.cols * t.eb, chunks = row_bytes / 16;
   const int64_t rows_per_line = std::max<int64_t>(1, 128 / row_bytes);
   const int64_t phases = std::min<int64_t>(chunks, 8);
-  const int64_t phys = (((col >> 3) ^ ((row / rows_per_line) % phases)) << 3) | (col & 7);
-  return slab_base + ((row * t.cols + phys) << 1);
+  const int64_t phys = (((col / chunk_elems) ^ ((row / rows_per_line) % phases)) * chunk_elems) | (col % chunk_elems);
+  return slab_base + (row * t.cols + phys) * t.eb;
 }
 
 std::vector<llvm::Value*> GpuLowering::mma_smem_addresses(const SmemTile& t, const Layout& l) {
@@ -265,21 +284,22 @@ void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
   Val d = as_dist(v);
   const Layout& l = d.lay;
   int vec = 1;
-  for (size_t i = 0; i < l.reg.size() && vec < 8; ++i) {
+  for (size_t i = 0; i < l.reg.size() && vec < 16 / t.eb; ++i) {
     const Basis unit = t.col_major ? Basis{int64_t(1) << i, 0} : Basis{0, int64_t(1) << i};
     if (l.reg[i] != unit) break;
     vec *= 2;
   }
   const uint64_t dup = replicated_reg_mask(l);
-  llvm::Type* vt = llvm::FixedVectorType::get(b_.getInt16Ty(), static_cast<unsigned>(vec));
+  llvm::Type* it = b_.getIntNTy(static_cast<unsigned>(8 * t.eb));
+  llvm::Type* vt = llvm::FixedVectorType::get(it, static_cast<unsigned>(vec));
   emit_if(owner(l), [&] {
     for (int64_t r = 0; r < l.nregs(); r += vec) {
       if (r & dup) continue;
       Coord c = coords(l, r);
       llvm::Value* x = llvm::PoisonValue::get(vt);
-      for (int i = 0; i < vec; ++i) x = b_.CreateInsertElement(x, b_.CreateBitCast(d.regs[r + i], b_.getInt16Ty()), i);
+      for (int i = 0; i < vec; ++i) x = b_.CreateInsertElement(x, b_.CreateBitCast(to_mem(d.regs[r + i], d.et), it), i);
       b_.CreateAlignedStore(vec == 1 ? b_.CreateExtractElement(x, uint64_t(0)) : x, smem_ptr(mma_smem_offset(t, c[0], c[1])),
-                            llvm::Align(2 * vec));
+                            llvm::Align(static_cast<uint64_t>(t.eb * vec)));
     }
   });
   // These generic-proxy writes become visible to wgmma (the async proxy) after this fence and
@@ -289,10 +309,17 @@ void GpuLowering::mma_store_operand(const Val& v, const SmemTile& t) {
   if (wgmma_used_) inline_asm("fence.proxy.async.shared::cta;", "~{memory}", b_.getVoidTy(), {});
 }
 
-bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
+bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape, int* need_col_major) {
   int uses_here = 0;
   MmaLayouts ml;
   const std::vector<OpId>& ops = f_->block(body).ops;
+  // The storage K-major operands ask for (-1: any), and whether two uses disagree.
+  int need = -1;
+  bool conflict = false;
+  auto require = [&](bool col_major) {
+    if (need >= 0 && need != int(col_major)) conflict = true;
+    need = col_major;
+  };
   // A dot operand here, directly or through a transpose (Triton's `k.T`) whose every use is one.
   auto dot_operand = [&](OpId o, size_t k) { return f_->op(o).code == Opcode::Dot && k <= 1 && mma_layouts(*f_, o, &ml); };
   auto transposed_for_dots = [&](OpId o) {
@@ -305,6 +332,7 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
       for (size_t k = 0; k < uop.operands.size(); ++k) {
         if (uop.operands[k] != t) continue;
         if (!dot_operand(u, k)) return false;
+        if (ml.eb != 2) require(k == 0);  // the transpose reads the tile the other way round
         ++seen;
       }
     }
@@ -315,15 +343,21 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape) {
     for (size_t k = 0; k < op.operands.size(); ++k) {
       if (op.operands[k] != arg) continue;
       const bool passed_on = o == ops.back();  // the yield: lower_control.cpp checks where to
-      if (!passed_on && !dot_operand(o, k) && !transposed_for_dots(o)) return false;
+      if (passed_on) {
+      } else if (dot_operand(o, k)) {
+        if (ml.eb != 2) require(k == 1);
+      } else if (!transposed_for_dots(o)) {
+        return false;
+      }
       ++uses_here;
     }
   }
   // Every use is one of those (none in nested regions).
-  if (uses_here == 0 || uses_here != uses(arg)) return false;
+  if (uses_here == 0 || uses_here != uses(arg) || conflict) return false;
   const EType e = etype(f_->type_of(arg));
-  if (e.ptr || elem_bytes(e) != 2 || this->shape(f_->type_of(arg)).size() != 2) return false;
+  if (e.ptr || e.s == Scalar::I1 || elem_bytes(e) > 4 || this->shape(f_->type_of(arg)).size() != 2) return false;
   *shape = this->shape(f_->type_of(arg));
+  if (need_col_major) *need_col_major = need;
   return true;
 }
 
@@ -348,14 +382,18 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     Val x = val(v);
     auto it = smem_hoisted_.find(v);
     if (x.kind != Val::Kind::Smem && it != smem_hoisted_.end()) {
-      x.smem_col_major = prefers_col_major(x);
+      x.smem_col_major = operand_col_major(l, v == op.operands[0] ? 0 : 1, x);
       x.kind = Val::Kind::Smem;
       x.smem_base = it->second;
     }
     return x;
   };
-  const Val av = in_smem(op.operands[0]);
-  const Val bv = in_smem(op.operands[1]);
+  Val av = in_smem(op.operands[0]);
+  Val bv = in_smem(op.operands[1]);
+  // A K-major operand (l.eb != 2) in shared memory the other way round goes through registers
+  // to the scratch, stored K-major.
+  if (av.kind == Val::Kind::Smem && av.smem_col_major != operand_col_major(l, 0, av)) av = as_dist(av);
+  if (bv.kind == Val::Kind::Smem && bv.smem_col_major != operand_col_major(l, 1, bv)) bv = as_dist(bv);
   const Val& cv = val(op.operands[2]);
   const bool bf16 = av.et.s == Scalar::BF16;
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = l.a.shape[1];
@@ -363,16 +401,16 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   std::vector<llvm::Value*> acc = regs_in(cv, l.c);
   // Both operands in shared memory: a loop-carried tile is there already (lower_control.cpp);
   // the others are written to the scratch, A [M x K] at 0 and B [K x N] after it.
-  SmemTile ta{av.smem_base, M, K, prefers_col_major(av)}, tb{bv.smem_base, K, N, prefers_col_major(bv)};
+  SmemTile ta{av.smem_base, M, K, operand_col_major(l, 0, av), l.eb}, tb{bv.smem_base, K, N, operand_col_major(l, 1, bv), l.eb};
   // wgmma can take A from registers holding it the way a wgmma accumulator of the same rows
   // does (attention's P, computed from the first dot's result): then it skips shared memory.
   std::vector<llvm::Value*> a_regs;
-  if (l.wgmma && l.wgn == 1 && av.kind == Val::Kind::Dist && K % 16 == 0 &&
+  if (l.wgmma && l.eb == 2 && l.wgn == 1 && av.kind == Val::Kind::Dist && K % 16 == 0 &&
       av.lay == wgmma_c_layout(M, K, l.wgm, 1))
     a_regs = av.regs;
   if ((av.kind != Val::Kind::Smem && a_regs.empty()) || bv.kind != Val::Kind::Smem) {
-    const uint64_t b_at = (static_cast<uint64_t>(M * K) * 2 + 1023) / 1024 * 1024;  // 1024-aligned for wgmma
-    need_smem(b_at + static_cast<uint64_t>(K * N) * 2);
+    const uint64_t b_at = (static_cast<uint64_t>(M * K * l.eb) + 1023) / 1024 * 1024;  // 1024-aligned for wgmma
+    need_smem(b_at + static_cast<uint64_t>(K * N * l.eb));
     barrier();  // earlier readers of the scratch are done
     if (av.kind != Val::Kind::Smem && a_regs.empty()) {
       ta.base = b_.getInt32(0);
@@ -482,8 +520,9 @@ llvm::Value* GpuLowering::wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* 
   const int64_t k_extent = is_a ? t.cols : t.rows;
   const int64_t row_elems = k_major ? k_extent : mn_extent;
   const int64_t stored_rows = k_major ? mn_extent : k_extent;
-  const bool slabs = row_elems * 2 > 128;
-  const int64_t row_bytes = slabs ? 128 : row_elems * 2;
+  const int64_t slab_cols = 128 / t.eb;
+  const bool slabs = row_elems > slab_cols;
+  const int64_t row_bytes = slabs ? 128 : row_elems * t.eb;
   const uint64_t mode = row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : 3;
   // The start address is a part that varies (the tile's buffer, the warpgroup's rows or slab)
   // plus a constant (k0's offset); both are multiples of 16, and the whole is below 2^18 (the
@@ -494,9 +533,9 @@ llvm::Value* GpuLowering::wgmma_desc(const SmemTile& t, bool is_a, llvm::Value* 
   uint64_t lbo = 1, sbo = static_cast<uint64_t>(8 * row_bytes);
   if (k_major) {
     // Row mn0 of the slab holding k0.
-    const int64_t slab = slabs ? k0 / 64 : 0, kin = slabs ? k0 % 64 : k0;
+    const int64_t slab = slabs ? k0 / slab_cols : 0, kin = slabs ? k0 % slab_cols : k0;
     var = b_.CreateAdd(var, b_.CreateMul(mn0, b_.getInt32(static_cast<uint32_t>(row_bytes))));
-    koff = static_cast<uint64_t>(slab * stored_rows * 128 + kin * 2);
+    koff = static_cast<uint64_t>(slab * stored_rows * 128 + kin * t.eb);
   } else {
     // Row k0 of the slab holding mn0 (mn0 starts a slab: mma_layouts' warpgroup columns).
     if (slabs) var = b_.CreateAdd(var, b_.CreateMul(b_.CreateLShr(mn0, 6), b_.getInt32(static_cast<uint32_t>(stored_rows * 128))));
@@ -527,14 +566,16 @@ std::vector<llvm::Value*> GpuLowering::wgmma_wait(int pending, std::vector<llvm:
 Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile& ta, const SmemTile& tb,
                                     std::vector<llvm::Value*> acc, const std::vector<llvm::Value*>& a_regs) {
   const ir::OpData& op = f_->op(o);
-  const bool bf16 = val(op.operands[0]).et.s == Scalar::BF16;
+  const Scalar st = val(op.operands[0]).et.s;
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = ta.cols;  // logical shapes: A is M x K
   const int64_t nw = N / l.wgn, mrep = M / (64 * l.wgm);
   const int64_t n_inst = nw > 256 ? 256 : nw;  // columns per instruction
+  const int64_t kstep = 32 / l.eb;              // k per instruction: 32 bytes of each row
   llvm::Value* wg = b_.CreateLShr(warp_, 2);
   llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
   llvm::Value* gn = b_.CreateLShr(wg, log2i(l.wgm));
-  const std::string ty = bf16 ? "bf16" : "f16";
+  const std::string ty = st == Scalar::BF16 ? "bf16" : st == Scalar::F16 ? "f16" : st == Scalar::F8E4M3 ? "e4m3"
+                         : st == Scalar::F8E5M2 ? "e5m2" : "tf32";
   const int regs = static_cast<int>(n_inst / 2);  // f32 accumulator registers per instruction
   std::string dlist;
   for (int i = 0; i < regs; ++i) dlist += (i ? ", $" : "$") + std::to_string(i);
@@ -549,9 +590,11 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
     a_text = "{$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) + ", $" + std::to_string(regs + 2) + ", $" +
              std::to_string(regs + 3) + "}";
   const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(flag_at) +
-                           ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n_inst) + "k16.f32." + ty + "." +
-                           ty + " {" + dlist + "}, " + a_text + ", $" + std::to_string(b_at) + ", p, 1, 1, " +
-                           (a_in_regs ? std::string() : std::to_string(ta_imm) + ", ") + std::to_string(tb_imm) +
+                           ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n_inst) + "k" + std::to_string(kstep) +
+                           ".f32." + ty + "." + ty + " {" + dlist + "}, " + a_text + ", $" + std::to_string(b_at) + ", p, 1, 1" +
+                           // Only 16-bit operands may be MN-major (the transpose immediates).
+                           (l.eb != 2 ? std::string()
+                                      : ", " + (a_in_regs ? std::string() : std::to_string(ta_imm) + ", ") + std::to_string(tb_imm)) +
                            ";\n}";
   std::string cons;
   for (int i = 0; i < regs; ++i) cons += "=f,";
@@ -580,7 +623,7 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   // a warpgroup.arrive before each one).
   std::vector<llvm::Value*> held;  // A's registers: wgmma reads them until its group completes
   if (a_in_regs)
-    for (int64_t ki = 0; ki < K / 16; ++ki)
+    for (int64_t ki = 0; ki < K / kstep; ++ki)
       for (int64_t mi = 0; mi < mrep; ++mi) {
         std::vector<llvm::Value*> f = a_frag(mi, ki);
         held.insert(held.end(), f.begin(), f.end());
@@ -593,7 +636,7 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
     for (size_t i = 0; i < held.size(); ++i) cons += "r,";
     inline_asm("wgmma.fence.sync.aligned;", cons + "~{memory}", b_.getVoidTy(), held);
   }
-  for (int64_t ki = 0; ki < K / 16; ++ki)
+  for (int64_t ki = 0; ki < K / kstep; ++ki)
     for (int64_t mi = 0; mi < mrep; ++mi) {
       llvm::Value* m0 = b_.CreateAdd(b_.CreateShl(gm, 6), b_.getInt32(static_cast<uint32_t>(64 * l.wgm * mi)));
       std::vector<llvm::Value*> a_ops_v;
@@ -601,12 +644,12 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
         const size_t at = static_cast<size_t>(4 * (ki * mrep + mi));
         a_ops_v.assign(held.begin() + static_cast<std::ptrdiff_t>(at), held.begin() + static_cast<std::ptrdiff_t>(at + 4));
       } else {
-        a_ops_v = {wgmma_desc(ta, true, m0, 16 * ki)};
+        a_ops_v = {wgmma_desc(ta, true, m0, kstep * ki)};
       }
       for (int64_t nc = 0; nc < nw; nc += n_inst) {
         llvm::Value* n0 = b_.CreateAdd(b_.CreateMul(gn, b_.getInt32(static_cast<uint32_t>(nw))),
                                        b_.getInt32(static_cast<uint32_t>(nc)));
-        llvm::Value* db = wgmma_desc(tb, false, n0, 16 * ki);
+        llvm::Value* db = wgmma_desc(tb, false, n0, kstep * ki);
         // The registers of this instruction: rows mi, columns nc .. nc + n_inst (4 per 8 columns).
         const size_t base = static_cast<size_t>(mi * (nw / 8) * 4 + (nc / 8) * 4);
         std::vector<llvm::Value*> args = a_ops_v;

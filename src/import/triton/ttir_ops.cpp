@@ -570,6 +570,12 @@ void Reader::op_dot(const std::string&) {
     AttrVal v = parse_attr_value();
     if (k == "inputPrecision") precision = v.kind == AttrVal::Kind::Word ? v.s : "?";
   }
+  int64_t imprecise = 0;  // maxNumImpreciseAcc: how many products f8 wgmma may sum imprecisely
+  if (c_.peek() == '{') {
+    const AttrDict d = parse_dict();
+    auto it = d.find("maxNumImpreciseAcc");
+    if (it != d.end() && it->second.kind == AttrVal::Kind::Int) imprecise = it->second.i;
+  }
   skip_trailing_attrs();
   c_.expect(':', "':' before the types");
   TypeId ta = parse_type();
@@ -583,6 +589,14 @@ void Reader::op_dot(const std::string&) {
   Scalar sa;
   bool f32_inputs = m_->types.elem_scalar(ta, &sa) && sa == Scalar::F32;
   std::string p = f32_inputs && precision == "tf32" ? "tf32" : "ieee";
+  // f8 inputs that Triton lets accumulate imprecisely over at least the block's K (no promotion
+  // to a separate f32 sum inside the dot: its default, 2^30) are Tri's precision=fast, which
+  // allows the same (sm_90's f8 wgmma); a smaller bound is read as ieee.
+  const ir::TypeData& tad = m_->types.get(ta);
+  const bool f8_inputs = m_->types.elem_scalar(ta, &sa) && (sa == Scalar::F8E4M3 || sa == Scalar::F8E5M2);
+  if (f8_inputs && tad.kind == ir::TypeKind::Block && !tad.dims.empty() && !tad.dims.back().symbolic &&
+      imprecise >= tad.dims.back().value)
+    p = "fast";
   if (precision != "tf32" && precision != "ieee" && precision != "tf32x3" && precision != "bf16x3" &&
       precision != "bf16x6")
     unsupported("tt.dot with inputPrecision = " + precision + " is not imported");
