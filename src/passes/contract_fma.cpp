@@ -1,5 +1,5 @@
 // contract_fma: rewrites each qualifying add/sub in place into an fma (a neg, when the pattern
-// needs one, is inserted just before it); the mul it absorbed becomes unused.
+// needs one, is inserted just before it); the mul it absorbed stays for its other uses, if any.
 #include "passes/contract_fma.h"
 
 #include <algorithm>
@@ -33,10 +33,10 @@ class Contractor {
     return m_.types.elem_scalar(f_.type_of(v), &s) && (s == ir::Scalar::F32 || s == ir::Scalar::F64);
   }
 
-  // The mul defining v when this op (in block b) is its only use, else kNoOp.
-  ir::OpId single_use_mul(ValueId v, ir::BlockId b) const {
+  // The mul defining v when it sits in block b (where this op is), else kNoOp.
+  ir::OpId mul_in_block(ValueId v, ir::BlockId b) const {
     const ir::OpId d = f_.value(v).def_op;
-    if (d == ir::kNoOp || f_.op(d).code != Opcode::Mul || f_.op(d).parent != b || uses_[v] != 1) return ir::kNoOp;
+    if (d == ir::kNoOp || f_.op(d).code != Opcode::Mul || f_.op(d).parent != b) return ir::kNoOp;
     return d;
   }
 
@@ -61,10 +61,13 @@ class Contractor {
     const ValueId x = op.operands[0], y = op.operands[1];
     if (!is_f32_or_f64(op.results[0])) return false;
     const bool sub = op.code == Opcode::Sub;
-    ir::OpId m = single_use_mul(x, op.parent);
-    bool mul_first = m != ir::kNoOp;
-    if (!mul_first) m = single_use_mul(y, op.parent);
-    if (m == ir::kNoOp) return false;
+    // NVPTX fuses aggressively (LLVM's enableAggressiveFMAFusion): a mul with other uses is
+    // contracted too, and stays for them; of two muls, the one with fewer uses is taken (the
+    // first on a tie).
+    const ir::OpId mx = mul_in_block(x, op.parent), my = mul_in_block(y, op.parent);
+    if (mx == ir::kNoOp && my == ir::kNoOp) return false;
+    const bool mul_first = mx != ir::kNoOp && (my == ir::kNoOp || uses_[x] <= uses_[y]);
+    const ir::OpId m = mul_first ? mx : my;
     ValueId a = f_.op(m).operands[0], b = f_.op(m).operands[1];
     ValueId c = mul_first ? y : x;
     if (sub && mul_first) c = neg_before(c, o);   // a*b - c = fma(a, b, -c)
@@ -73,7 +76,9 @@ class Contractor {
     op2.code = Opcode::Fma;
     op2.operands = {a, b, c};
     op2.attrs.clear();
-    uses_[f_.op(m).results[0]] = 0;
+    uses_[f_.op(m).results[0]] -= 1;
+    uses_[a] += 1;
+    uses_[b] += 1;
     return true;
   }
 

@@ -11,11 +11,11 @@
 namespace tri::passes {
 
 // In every region of f, for f32 and f64 values (scalars and blocks), the way LLVM's DAG combiner
-// contracts under fp-contract=fast: add(mul(a, b), c) and add(c, mul(a, b)) -> fma(a, b, c);
-// sub(mul(a, b), c) -> fma(a, b, neg(c)); sub(c, mul(a, b)) -> fma(neg(a), b, c); each only
-// when that add or sub is the mul's one use and both sit in the same block (a mul used twice
-// stays, so its rounded value is computed once). The dead muls are left for dce. Returns true
-// when it changed something.
+// contracts for NVPTX under fp-contract=fast: add(mul(a, b), c) and add(c, mul(a, b)) -> fma(a,
+// b, c); sub(mul(a, b), c) -> fma(a, b, neg(c)); sub(c, mul(a, b)) -> fma(neg(a), b, c); when
+// the mul sits in the add's block, whatever its other uses (NVPTX's aggressive fusion: a mul
+// used twice is fused into each add and stays for its other uses); of two muls, the one with
+// fewer uses. The dead muls are left for dce. Returns true when it changed something.
 bool contract_fma(ir::Module& m, ir::Function& f);
 
 }  // namespace tri::passes

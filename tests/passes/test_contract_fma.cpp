@@ -92,15 +92,46 @@ kernel @k(%xs: f32, %ys: f32, %zs: f32, %p: ptr<f32>) {
          true);
 }
 
-// A mul used twice keeps its rounded value; integers, f16 and a mul from another block are left.
-void what_stays(void**) {
-  const char* text = R"(
-kernel @k(%a: f32, %b: f32, %i: i32, %h: f16, %p: ptr<f32>, %q: ptr<i32>, %r: ptr<f16>, %n: i32) {
+// A mul used twice is fused into both adds (NVPTX's aggressive fusion, which Triton's code gets)
+// and stays for a use that is no add; of two muls the one with fewer uses is fused (the other
+// keeps its rounded value for its other use).
+void mul_used_twice_fuses_into_each_add(void**) {
+  expect(R"(
+kernel @k(%a: f32, %b: f32, %c: f32, %p: ptr<f32>) {
   %m = mul %a, %b : f32
   %s = add %m, %a : f32
   %t = add %m, %b : f32
   %u = add %s, %t : f32
   store %p, %u
+  store %p, %m
+  %x = mul %a, %c : f32
+  %y = mul %b, %c : f32
+  %z = add %x, %y : f32
+  store %p, %z
+  store %p, %x
+  return
+})",
+         R"(
+kernel @k(%a: f32, %b: f32, %c: f32, %p: ptr<f32>) {
+  %m = mul %a, %b : f32
+  %s = fma %a, %b, %a : f32
+  %t = fma %a, %b, %b : f32
+  %u = add %s, %t : f32
+  store %p, %u
+  store %p, %m
+  %x = mul %a, %c : f32
+  %z = fma %b, %c, %x : f32
+  store %p, %z
+  store %p, %x
+  return
+})",
+         true);
+}
+
+// Integers, f16 and a mul from another block are left.
+void what_stays(void**) {
+  const char* text = R"(
+kernel @k(%a: f32, %b: f32, %i: i32, %h: f16, %p: ptr<f32>, %q: ptr<i32>, %r: ptr<f16>, %n: i32) {
   %mi = mul %i, %i : i32
   %si = add %mi, %i : i32
   store %q, %si
@@ -127,6 +158,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(add_of_mul_becomes_fma),
       cmocka_unit_test(sub_of_mul_negates_the_other_side),
+      cmocka_unit_test(mul_used_twice_fuses_into_each_add),
       cmocka_unit_test(what_stays),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
