@@ -567,6 +567,7 @@ kernel @k(%a: ptr<f16> {align=16}, %b: ptr<f16> {align=16}, %o: ptr<f32> {align=
   %c0 = const[value=0] : i32
   %c64s = const[value=64] : i32
   %Ks = splat %K : <64 x 64 x i32>
+  %zi = const[value=0] : <64 x 64 x i32>
   %zero = const[value=0.0] : <64 x 64 x f16>
   %acc = for %c0, %K, %c64s, %acc0 {
   ^(%k: i32, %c: <64 x 64 x f32>):
@@ -598,6 +599,31 @@ kernel @k(%a: ptr<f16> {align=16}, %b: ptr<f16> {align=16}, %o: ptr<f32> {align=
   assert_true(count(ptx, "], 16, %r") >= 4);
   assert_true(count(ptx, "ld.global.b16") > 0);  // the ragged branch
   assert_int_equal(count(ptx, "ld.global.v4"), 0);            // no tile through registers
+  // A descriptor's mask, `0 <= k < K` and `row < M` (an `and` of factors each constant over a
+  // run or true on a prefix or suffix of it): a run's whole-or-none test reads each factor at the
+  // run's two ends, not every element (grouped_matmul_tma: the K loop's SASS 2078 -> 1013
+  // instructions). A factor of no such shape (`k % 3 == 0`) keeps the per-element test.
+  auto with_mask = [&](const std::string& mask) {
+    std::string v = t;
+    const std::string m = "%m = cmp[pred=slt] %kc, %Ks : <64 x 64 x i1>";
+    v.replace(v.find(m), m.size(), mask);
+    return compile(v, 4, {}, 3, true);
+  };
+  auto desc_mask = [](const std::string& lo_pred) {
+    return "%lo = cmp[pred=" + lo_pred + "] %kc, %zi : <64 x 64 x i1>\n    %hi = cmp[pred=slt] %kc, %Ks : <64 x 64 x i1>\n" +
+           "    %rowb = broadcast %re : <64 x 64 x i32>\n    %rw = cmp[pred=slt] %rowb, %Ks : <64 x 64 x i1>\n" +
+           "    %m0 = and %lo, %hi : <64 x 64 x i1>\n    %m = and %m0, %rw : <64 x 64 x i1>";
+  };
+  const std::string desc = with_mask(desc_mask("sge"));
+  const std::string odd = with_mask(desc_mask("ne"));  // k != 0: true on no prefix or suffix
+  assert_true(count(desc, "], 16, %r") >= 4);
+  assert_true(count(odd, "], 16, %r") >= 4);
+  // The same instructions but for the runs' tests: per element, each of the thread's 4 runs of 8
+  // ands and ors its 8 masks; by factors, 2 ands a factor.
+  const int by_factors = count(desc, "and.pred") + count(desc, "or.pred");
+  const int per_element = count(odd, "and.pred") + count(odd, "or.pred");
+  std::printf("predicate ands and ors: by factors %d, per element %d\n", by_factors, per_element);
+  assert_true(by_factors + 40 <= per_element);
 }
 
 // A K loop of `ty` tiles (Triton's fp8 matmul: A row-major, B given k-contiguous and read as its
@@ -666,6 +692,15 @@ void f8_and_tf32_dots_take_wgmma_from_kmajor_rings(void**) {
   assert_int_equal(count(ieee, "wgmma.mma_async"), 0);
 }
 
+// a @ b.T with both tiles from the loop's ring (the grouped GEMM tutorial's descriptor loads):
+// the wgmma group stays in flight into the next iteration (wait_group 1), as with an untransposed
+// B; the transpose hid the ring slot and every iteration waited for its group (wait_group 0).
+void transposed_ring_b_keeps_the_group_in_flight(void**) {
+  const std::string ptx = compile(kmajor_matmul("f16", ""), 4, {}, 3, true);
+  assert_true(count(ptx, "wgmma.mma_async") > 0);
+  assert_true(count(ptx, "wgmma.wait_group.sync.aligned 1;") >= 1);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ragged_mask_keeps_whole_copies),
@@ -683,6 +718,7 @@ int main() {
       cmocka_unit_test(transposed_ring_tile_and_broadcast_arithmetic),
       cmocka_unit_test(sequential_loops_share_their_rings),
       cmocka_unit_test(f8_and_tf32_dots_take_wgmma_from_kmajor_rings),
+      cmocka_unit_test(transposed_ring_b_keeps_the_group_in_flight),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

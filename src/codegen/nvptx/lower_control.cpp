@@ -358,7 +358,11 @@ Status GpuLowering::lower_for(OpId o) {
   std::set<size_t> async_read;    // ring slots their groups read
   std::vector<ValueId> pending;   // carried accumulators read before their dot
   if (ring.any() && !ring.dest.empty()) {
+    // The ring slot whose tile v is, directly or as its transpose (`k.T`, a view of the same
+    // buffer: lower.cpp's permute of a shared-memory tile).
     auto ring_slot = [&](ValueId v) {
+      const OpId d = f_->value(v).def_op;
+      if (d != ir::kNoOp && f_->op(d).code == Opcode::Permute && f_->op(d).parent == op.regions[0]) v = f_->op(d).operands[0];
       for (size_t j = 0; j < slots.size(); ++j)
         if (ring.slot[j] && body_block.args[j + 1] == v) return static_cast<int>(j);
       return -1;
@@ -374,6 +378,11 @@ Status GpuLowering::lower_for(OpId o) {
       const bool a_made_here = av.def_op != ir::kNoOp && f_->op(av.def_op).parent == op.regions[0] &&
                                uses(d.operands[0]) == 1 && ml.wgn == 1;
       if ((ring_slot(d.operands[0]) < 0 && !a_made_here) || ring_slot(d.operands[1]) < 0) continue;
+      // A from registers next to a transposed B (attention backward's dsT @ qT) stays in its
+      // iteration: its held registers across the boundary spilled (attn_bwd_d128: 1724 -> 2568
+      // bytes); with A from the ring too (a grouped GEMM's a @ b.T) the group stays in flight.
+      const OpId bdef = f_->value(d.operands[1]).def_op;
+      if (ring_slot(d.operands[0]) < 0 && bdef != ir::kNoOp && f_->op(bdef).code == Opcode::Permute) continue;
       for (size_t j = 0; j < slots.size(); ++j) {
         const ValueId arg = body_block.args[j + 1];
         if (f_->op(yield).operands[j] != d.results[0] || uses(d.results[0]) != 1 || uses(arg) != 1) continue;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "codegen/nvptx/lower_impl.h"
 #include "codegen/scalar_ops.h"
@@ -112,6 +113,68 @@ std::vector<llvm::Value*> unpack(llvm::IRBuilder<>& b, const std::vector<llvm::V
   return out;
 }
 
+// How a factor of a load's mask varies along dimension d within the aligned runs of `vec`
+// elements that a copy moves: the same over the run (Const), true on a prefix of it (Upper: an
+// increasing index below a bound, `offs < n`), true on a suffix (Lower: `offs >= 0`), or not known.
+// A run's mask is then all true when every factor is at the run's far end (its last element for
+// Upper, first for Lower) and possibly partly true only when every factor is at its near end.
+enum class RunMask { Const, Upper, Lower, Unknown };
+
+RunMask run_mask(const ir::Function& f, const passes::AxisInfoAnalysis& ax, const std::function<Shape(ValueId)>& shape_of,
+                 ValueId v, int d, int vec, int depth = 0) {
+  const passes::AxisInfo& a = ax.get(v);
+  if (d < 0 || d >= a.rank()) return RunMask::Unknown;
+  // Runs start at multiples of vec; contiguity and constancy hold over aligned groups of their
+  // size, so a multiple of vec covers each run.
+  auto covers = [&](int64_t n) { return n >= vec && n % vec == 0; };
+  if (covers(a.constancy[d])) return RunMask::Const;
+  const ir::OpId o = f.value(v).def_op;
+  if (o == ir::kNoOp || depth > 16) return RunMask::Unknown;
+  const ir::OpData& op = f.op(o);
+  auto next = [&](ValueId x, int dx) { return run_mask(f, ax, shape_of, x, dx, vec, depth + 1); };
+  switch (op.code) {
+    case Opcode::Broadcast:
+      return static_cast<int>(shape_of(op.operands[0]).size()) == a.rank() ? next(op.operands[0], d) : RunMask::Unknown;
+    case Opcode::Reshape:
+    case Opcode::ExpandDims: {
+      // Only dimensions of extent 1 come or go: d maps to the source dimension with the same
+      // place among the others.
+      const Shape rs = shape_of(v), ss = shape_of(op.operands[0]);
+      std::vector<int> rd, sd;
+      for (int i = 0; i < static_cast<int>(rs.size()); ++i)
+        if (rs[i] != 1) rd.push_back(i);
+      for (int i = 0; i < static_cast<int>(ss.size()); ++i)
+        if (ss[i] != 1) sd.push_back(i);
+      if (rd.size() != sd.size()) return RunMask::Unknown;
+      for (size_t k = 0; k < rd.size(); ++k) {
+        if (rs[rd[k]] != ss[sd[k]]) return RunMask::Unknown;
+        if (rd[k] == d) return next(op.operands[0], sd[k]);
+      }
+      return RunMask::Unknown;
+    }
+    case Opcode::And: {
+      const RunMask x = next(op.operands[0], d);
+      const RunMask y = next(op.operands[1], d);
+      if (x == RunMask::Const) return y;
+      if (y == RunMask::Const || x == y) return x;
+      return RunMask::Unknown;
+    }
+    case Opcode::Cmp: {
+      const int64_t p = enum_attr(f, o, "pred");  // eq ne slt sle sgt sge ult ule ugt uge
+      const bool lt = p == 2 || p == 3, gt = p == 4 || p == 5;
+      if (!lt && !gt) return RunMask::Unknown;
+      const passes::AxisInfo& l = ax.get(op.operands[0]);
+      const passes::AxisInfo& r = ax.get(op.operands[1]);
+      if (d >= l.rank() || d >= r.rank()) return RunMask::Unknown;
+      if (covers(l.contiguity[d]) && covers(r.constancy[d])) return lt ? RunMask::Upper : RunMask::Lower;
+      if (covers(l.constancy[d]) && covers(r.contiguity[d])) return lt ? RunMask::Lower : RunMask::Upper;
+      return RunMask::Unknown;
+    }
+    default:
+      return RunMask::Unknown;
+  }
+}
+
 std::string operand_list(int first, int n) {
   std::string s = n > 1 ? "{" : "";
   for (int i = 0; i < n; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
@@ -169,7 +232,42 @@ bool GpuLowering::lower_load_async(OpId o) {
   vec = std::min(vec, 16 / eb);
   if (dim != want || vec * eb < 4) return false;
   const std::vector<llvm::Value*> ptrs = regs_in(ptr, l);
-  const std::vector<llvm::Value*> masks = mv != ir::kNoValue ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  const bool masked = mv != ir::kNoValue;
+  // A mask that may change inside a run: each copy goes whole when every lane of its run is in
+  // (or zero-fills when none is); a run with some lanes in and some out (a ragged edge) is
+  // copied element by element through registers instead, which never happens where the bound
+  // is a multiple of the run.
+  const bool split = masked && mem_vec(pv, mv, dim, eb) < vec;
+  // Where the mask is an `and` of factors each constant over a run or true on a prefix or a
+  // suffix of it (run_mask: a descriptor's `0 <= offs < shape`), a run's whole-or-none test
+  // reads each factor at the run's ends only, not every element's mask.
+  std::vector<std::pair<ValueId, RunMask>> factors;
+  bool factored = false;
+  if (split && axis()) {
+    std::vector<ValueId> work{mv};
+    factored = true;
+    auto shape_of = [&](ValueId x) { return this->shape(f_->type_of(x)); };
+    while (!work.empty() && factored) {
+      const ValueId x = work.back();
+      work.pop_back();
+      const ir::OpId d = f_->value(x).def_op;
+      if (d != ir::kNoOp && f_->op(d).code == Opcode::And && factors.size() + work.size() < 8) {
+        work.push_back(f_->op(d).operands[0]);
+        work.push_back(f_->op(d).operands[1]);
+        continue;
+      }
+      const RunMask k = run_mask(*f_, *axis(), shape_of, x, dim, vec);
+      factors.push_back({x, k});
+      if (k == RunMask::Unknown) factored = false;
+    }
+  }
+  // Every element's mask, for the ragged branch (the optimizer sinks what only it uses); the
+  // factors' registers for the runs' tests. Both made here, where every thread runs (a layout
+  // conversion may take a barrier).
+  const std::vector<llvm::Value*> masks = masked ? regs_in(val(mv), l) : std::vector<llvm::Value*>();
+  std::vector<std::vector<llvm::Value*>> fregs;
+  if (factored)
+    for (const auto& fk : factors) fregs.push_back(regs_in(val(fk.first), l));
   const uint64_t dup = replicated_reg_mask(l);
   const int bytes = eb * vec;
   const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
@@ -179,14 +277,9 @@ bool GpuLowering::lower_load_async(OpId o) {
   // becomes the copy's own predicate: LLVM's intrinsic takes a source size instead, and the
   // selects that compute it from a mask made of several conditions (the tile's edges, the
   // pipelined iteration's) cost a chain of dependent instructions per copy in the loop.
-  const bool ignore_src = !masks.empty() && opt_.ptx_version >= 75;
+  const bool ignore_src = masked && opt_.ptx_version >= 75;
   const std::string cp_text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
                               std::to_string(bytes) + ", $2;";
-  // A mask that may change inside a run: each copy goes whole when every lane of its run is in
-  // (or zero-fills when none is); a run with some lanes in and some out (a ragged edge) is
-  // copied element by element through registers instead, which never happens where the bound
-  // is a multiple of the run.
-  const bool split = !masks.empty() && mem_vec(pv, mv, dim, eb) < vec;
   smem_war_barrier();  // every warp is done reading the buffer this tile replaces
   emit_if(owner(l), [&] {
     // Where the swizzle allows, one address per thread and a constant per copy (folded into
@@ -200,11 +293,26 @@ bool GpuLowering::lower_load_async(OpId o) {
       llvm::Value* ragged = b_.getFalse();
       for (int64_t r = 0; r < l.nregs(); r += vec) {
         if (r & dup) continue;
-        llvm::Value* all = masks[r];
-        llvm::Value* any = masks[r];
-        for (int i = 1; i < vec; ++i) {
-          all = b_.CreateAnd(all, masks[r + i]);
-          any = b_.CreateOr(any, masks[r + i]);
+        llvm::Value* all = nullptr;
+        llvm::Value* any = nullptr;
+        if (factored) {
+          // any over-approximates (an `and` of factors each partly true may be all false),
+          // which only sends a run to the element-wise copy.
+          for (size_t k = 0; k < factors.size(); ++k) {
+            const RunMask m = factors[k].second;
+            llvm::Value* first = fregs[k][r];
+            llvm::Value* last = fregs[k][r + vec - 1];
+            llvm::Value* far = m == RunMask::Upper ? last : first;
+            llvm::Value* near = m == RunMask::Lower ? last : first;
+            all = all ? b_.CreateAnd(all, far) : far;
+            any = any ? b_.CreateAnd(any, near) : near;
+          }
+        } else {
+          all = any = masks[r];
+          for (int i = 1; i < vec; ++i) {
+            all = b_.CreateAnd(all, masks[r + i]);
+            any = b_.CreateOr(any, masks[r + i]);
+          }
         }
         alls[static_cast<size_t>(r)] = all;
         ragged = b_.CreateOr(ragged, b_.CreateAnd(any, b_.CreateNot(all)));
