@@ -701,6 +701,28 @@ void transposed_ring_b_keeps_the_group_in_flight(void**) {
   assert_true(count(ptx, "wgmma.wait_group.sync.aligned 1;") >= 1);
 }
 
+// Below wgmma (2 warps, or no sm_90a), tf32, f8 and i8 dots read their K-major tiles from the
+// loop's shared-memory ring with ldmatrix, as f16 does, and run mma.sync on them (k 8 for tf32,
+// 32 for 8-bit types); they converted both operands through shared memory every iteration and
+// took no cp.async ring (fla's tf32 kkt_solve kernel: 4440 -> 2848 SASS instructions, Triton's
+// 2408).
+void narrow_and_wide_types_take_mma_sync_from_rings(void**) {
+  struct Case {
+    const char* ty;
+    const char* attr;
+    const char* mma;
+  };
+  for (const Case& c : {Case{"f32", "[precision=tf32]", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"},
+                        Case{"f8e4m3", "", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}}) {
+    const std::string ptx = compile(kmajor_matmul(c.ty, c.attr), 2, {}, 3, true);
+    assert_true(count(ptx, c.mma) > 0);
+    assert_true(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0);
+    assert_int_equal(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"), 0);  // K-major: never transposed
+    assert_true(count(ptx, "cp.async.cg.shared.global") >= 4);
+    assert_int_equal(count(ptx, "wgmma"), 0);
+  }
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ragged_mask_keeps_whole_copies),
@@ -719,6 +741,7 @@ int main() {
       cmocka_unit_test(sequential_loops_share_their_rings),
       cmocka_unit_test(f8_and_tf32_dots_take_wgmma_from_kmajor_rings),
       cmocka_unit_test(transposed_ring_b_keeps_the_group_in_flight),
+      cmocka_unit_test(narrow_and_wide_types_take_mma_sync_from_rings),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -138,18 +138,23 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   };
   if (opt_.sm < 80) return no("tensor cores need sm_80 or newer");
   if (sa.size() != 2) return no("batched (3-D) dot is not on tensor cores yet");
-  // f8 and tf32 operands run here on wgmma only (below); elsewhere on mma.sync from registers
-  // (mma_reg_layouts). f8 only with precision=fast: sm_90's f8 wgmma keeps about 14 significant
-  // bits in its accumulator (docs/ir.md), which an ieee dot does not allow.
-  const bool f8 = (ta == Scalar::F8E4M3 || ta == Scalar::F8E5M2) && enum_attr(fn, o, "precision") == 2;
-  const bool tf32 = ta == Scalar::F32 && enum_attr(fn, o, "precision") == 1;
-  const int eb = f8 ? 1 : tf32 ? 4 : 2;
-  if (ta != tb || (ta != Scalar::F16 && ta != Scalar::BF16 && !f8 && !tf32) || tc != Scalar::F32)
+  // 8- and 32-bit operands (f8, i8, f32 as tf32) take their tiles from shared memory too, read
+  // K-major (MmaLayouts::eb). f8 runs on wgmma only with precision=fast: sm_90's f8 wgmma keeps
+  // about 14 significant bits in its accumulator (docs/ir.md), which an ieee dot does not allow;
+  // mma.sync's f8 sum is exact enough for it.
+  const int64_t prec = enum_attr(fn, o, "precision");
+  const bool f8 = ta == Scalar::F8E4M3 || ta == Scalar::F8E5M2;
+  const bool tf32 = ta == Scalar::F32 && prec == 1;
+  const bool i8 = ta == Scalar::I8 && tc == Scalar::I32;
+  const int eb = f8 || i8 ? 1 : tf32 ? 4 : 2;
+  const bool float_in = ta == Scalar::F16 || ta == Scalar::BF16 || f8 || tf32;
+  if (ta != tb || !((float_in && tc == Scalar::F32) || i8))
     return no("operands " + std::string(ir::scalar_name(ta)) + "/" + ir::scalar_name(tb) + " into " +
-              ir::scalar_name(tc) + ": only f16 or bf16 into f32 is on tensor cores yet");
+              ir::scalar_name(tc) + (ta == Scalar::F32 ? " without precision=tf32" : "") + " are not on tensor cores");
   const int64_t M = sa[0], K = sa[1], N = sb[1];
-  if (M < 16 || N < 8 || K < 16) return no("the block is smaller than one m16n8k16 tile");
-  if (eb != 2 && K % (32 / eb) != 0) return no("K is not a multiple of one wgmma k step");
+  const int64_t kstep = 32 / eb;  // k of one instruction: 32 bytes of each row
+  if (M < 16 || N < 8 || K < kstep) return no("the block is smaller than one m16n8k" + std::to_string(kstep) + " tile");
+  if (K % kstep != 0) return no("K is not a multiple of one instruction's k (" + std::to_string(kstep) + ")");
   // Warps: split the larger remaining extent (in instruction tiles) first; but a dot that shares
   // its block with another dot (attention's two) puts all warps along M first, so that every
   // dot of the block gives a row to the same warp and the row statistics between them (max,
@@ -159,7 +164,7 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
     if (x != o && fn.op(x).code == Opcode::Dot) chained = true;
   MmaLayouts l;
   split_warps(M, N, opt_.num_warps, chained, &l.wm, &l.wn);
-  mma_sync_layouts(false, 1, M, N, K, 2, l.wm, l.wn, opt_.num_warps, &l.a, &l.b, &l.c);
+  mma_sync_layouts(false, 1, M, N, K, 4 / eb, l.wm, l.wn, opt_.num_warps, &l.a, &l.b, &l.c);
   // Hopper: warpgroups of 4 consecutive warps, each warp 16 rows of its warpgroup's 64-row
   // slices; warpgroups along M first (every one keeps at least 64 rows), then along N, where
   // each takes a contiguous range of columns (a multiple of 64, so that it starts on a slab of
@@ -167,7 +172,8 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
   // 16 x 8 fragments as mma.sync's, one per 8 columns, so the layout below is the mma layout
   // with the warps placed that way.
   const int nwg = opt_.num_warps / 4;
-  if (opt_.wgmma && opt_.sm >= 90 && opt_.sm_a && opt_.num_warps % 4 == 0 && M % 64 == 0 && N % 8 == 0) {
+  if (opt_.wgmma && opt_.sm >= 90 && opt_.sm_a && opt_.num_warps % 4 == 0 && M % 64 == 0 && N % 8 == 0 &&
+      (!f8 || prec == 2) && !i8) {
     int wgm = 1;
     while (wgm * 2 <= nwg && M / (64 * wgm * 2) >= 1) wgm *= 2;
     const int wgn = nwg / wgm;
@@ -183,7 +189,9 @@ bool GpuLowering::mma_layouts(const ir::Function& fn, OpId o, MmaLayouts* out, s
       l.c = wgmma_c_layout(M, N, wgm, wgn);
     }
   }
-  if (eb != 2 && !l.wgmma) return no(std::string(f8 ? "f8" : "tf32") + " operands take wgmma from shared memory here");
+  if (f8 && !l.wgmma && (opt_.sm < 89 || opt_.ptx_version_max < 84))
+    return no("f8 on tensor cores needs sm_89 and PTX ISA 8.4 (the driver accepts " +
+              std::to_string(opt_.ptx_version_max / 10) + "." + std::to_string(opt_.ptx_version_max % 10) + ")");
   l.eb = eb;
   *out = std::move(l);
   return true;
@@ -397,7 +405,8 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   const Val& cv = val(op.operands[2]);
   const bool bf16 = av.et.s == Scalar::BF16;
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = l.a.shape[1];
-  const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / 16;
+  const int64_t kstep = 32 / l.eb, chunk = 16 / l.eb;  // k per instruction, elements per 16 bytes
+  const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / kstep;
   std::vector<llvm::Value*> acc = regs_in(cv, l.c);
   // Both operands in shared memory: a loop-carried tile is there already (lower_control.cpp);
   // the others are written to the scratch, A [M x K] at 0 and B [K x N] after it.
@@ -453,7 +462,8 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
     for (int64_t ki = 0; ki < kr; ++ki) {
       llvm::Value* r0 = b_.CreateAdd(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(mi * 16 * l.wm)), b_.CreateShl(warp_m, 4)),
                                      b_.CreateShl(j_lo, 3));
-      llvm::Value* c0 = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateShl(j_hi, 3));
+      llvm::Value* c0 = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * kstep)),
+                                     b_.CreateMul(j_hi, b_.getInt32(static_cast<uint32_t>(chunk))));
       a[mi + mr * ki] = ldm(ta.col_major ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
                                          : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16,
                             lane_addr(ta, r0, c0), 4);
@@ -467,7 +477,8 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   };
   for (int64_t ki = 0; ki < kr; ++ki)
     for (int64_t nj = 0; nj < nr; nj += 2) {
-      llvm::Value* r0 = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * 16)), b_.CreateShl(j_lo, 3));
+      llvm::Value* r0 = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(ki * kstep)),
+                                     b_.CreateMul(j_lo, b_.getInt32(static_cast<uint32_t>(chunk))));
       const bool tr = !tb.col_major;
       if (nj + 1 < nr) {
         llvm::Value* c0 = b_.CreateSelect(b_.CreateICmpNE(j_hi, b_.getInt32(0)), n_base(nj + 1), n_base(nj));
@@ -483,21 +494,45 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
                                lane_addr(tb, r0, n_base(nj)), 2);
       }
     }
-  llvm::Function* mma = llvm::Intrinsic::getDeclaration(
-      mod_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
-  llvm::FunctionType* ft = mma->getFunctionType();
+  // f16 and bf16 through LLVM's intrinsics; the other types' instructions as inline asm (their
+  // fragments are the same registers: 4 of A, 2 of B, 4 accumulators).
+  const Scalar st = av.et.s;
+  const bool int_acc = st == Scalar::I8;
+  std::string asm_text;
+  if (l.eb != 2) {
+    const std::string t = st == Scalar::F32 ? "tf32" : st == Scalar::F8E4M3 ? "e4m3" : st == Scalar::F8E5M2 ? "e5m2" : "s8";
+    if (st == Scalar::F8E4M3 || st == Scalar::F8E5M2) min_ptx_version_ = std::max(min_ptx_version_, 84);
+    asm_text = "mma.sync.aligned.m16n8k" + std::to_string(kstep) + ".row.col." + (int_acc ? "s32" : "f32") + "." + t + "." +
+               t + "." + (int_acc ? "s32" : "f32") + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  }
+  llvm::Function* mma = l.eb != 2 ? nullptr
+                                  : llvm::Intrinsic::getDeclaration(mod_, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                                               : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+  llvm::Type* acc_ty = int_acc ? b_.getInt32Ty() : b_.getFloatTy();
+  const std::string cc = int_acc ? "r" : "f";
+  const std::string cons = "=" + cc + ",=" + cc + ",=" + cc + ",=" + cc + ",r,r,r,r,r,r," + cc + "," + cc + "," + cc + "," + cc;
+  llvm::Type* ret = llvm::StructType::get(c_, {acc_ty, acc_ty, acc_ty, acc_ty});
   for (int64_t ki = 0; ki < kr; ++ki)
     for (int64_t mi = 0; mi < mr; ++mi)
       for (int64_t nj = 0; nj < nr; ++nj) {
         llvm::Value** d = &acc[4 * (nj + nr * mi)];
         std::vector<llvm::Value*> args;
-        for (llvm::Value* x : a[mi + mr * ki]) args.push_back(b_.CreateBitCast(x, ft->getParamType(args.size())));
-        for (llvm::Value* y : bb[nj + nr * ki]) args.push_back(b_.CreateBitCast(y, ft->getParamType(args.size())));
-        for (int i = 0; i < 4; ++i) args.push_back(d[i]);
-        llvm::Value* r = b_.CreateCall(mma, args);
+        llvm::Value* r = nullptr;
+        if (mma) {
+          llvm::FunctionType* ft = mma->getFunctionType();
+          for (llvm::Value* x : a[mi + mr * ki]) args.push_back(b_.CreateBitCast(x, ft->getParamType(args.size())));
+          for (llvm::Value* y : bb[nj + nr * ki]) args.push_back(b_.CreateBitCast(y, ft->getParamType(args.size())));
+          for (int i = 0; i < 4; ++i) args.push_back(d[i]);
+          r = b_.CreateCall(mma, args);
+        } else {
+          for (llvm::Value* x : a[mi + mr * ki]) args.push_back(b_.CreateBitCast(x, b_.getInt32Ty()));
+          for (llvm::Value* y : bb[nj + nr * ki]) args.push_back(b_.CreateBitCast(y, b_.getInt32Ty()));
+          for (int i = 0; i < 4; ++i) args.push_back(d[i]);
+          r = inline_asm(asm_text, cons, ret, args, /*pure=*/true);
+        }
         for (int i = 0; i < 4; ++i) d[i] = b_.CreateExtractValue(r, {static_cast<unsigned>(i)});
       }
-  set(op.results[0], dist(EType{false, Scalar::F32}, l.c, std::move(acc)));
+  set(op.results[0], dist(EType{false, int_acc ? Scalar::I32 : Scalar::F32}, l.c, std::move(acc)));
   return Status::ok();
 }
 
