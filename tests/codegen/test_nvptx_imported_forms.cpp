@@ -258,7 +258,8 @@ kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}) {
 // fla's chunked state update: per iteration a bf16 tile and an f32 tile of one shape, loaded one
 // iteration ahead (two stages) and multiplied. Loaded at their own widest vectors (8 bf16, 4
 // f32 to a thread) they meet in two layouts and one goes through shared memory at every
-// iteration; both load 4 to a thread instead (the bf16 tile 8 bytes at a time).
+// iteration; both take 4 to a thread instead (the bf16 tile waits in the loop's shared-memory
+// ring, copied there by cp.async, and is read back 8 bytes at a time in that layout).
 void tiles_that_meet_load_in_one_layout(void**) {
   const std::string ptx = compile(R"(
 kernel @k(%kp: ptr<bf16> {align=16}, %gp: ptr<f32> {align=16}, %vp: ptr<bf16> {align=16}, %o: ptr<f32> {align=16}, %n: i32) {
@@ -321,7 +322,8 @@ kernel @k(%kp: ptr<bf16> {align=16}, %gp: ptr<f32> {align=16}, %vp: ptr<bf16> {a
 )", 1, {}, 2);
   assert_int_equal(count(ptx, "st.shared.v4.f32"), 0);
   assert_int_equal(count(ptx, "ld.shared.v4.f32"), 0);
-  assert_true(count(ptx, "ld.global.v2.b32") > 0);  // the bf16 tile, 4 elements per access
+  assert_true(count(ptx, "cp.async") > 0);          // the bf16 tile into the ring
+  assert_true(count(ptx, "ld.shared.v4.u16") > 0);  // read back 4 elements per access
   assert_true(count(ptx, "ld.global.v4.b32") > 0);  // the f32 tile
   // One warp: its shared-memory exchanges (the dot's operands and accumulator) synchronize with
   // warp barriers, not the CTA barrier.
@@ -723,6 +725,26 @@ void narrow_and_wide_types_take_mma_sync_from_rings(void**) {
   }
 }
 
+// A tile that the K loop scales before its dot (fla's chunk kernels: `b_q * scale` in f32, back
+// to bf16) is prefetched into the loop's shared-memory ring by cp.async like the dot's direct
+// operands and read back with 16-byte loads where it is used, as Triton's pipeliner does; it was
+// loaded a stage ahead into registers and held there across the iteration (chunk_bwd_kernel_dh
+// at 1 warp: 182 registers, Triton's 104; 144 now).
+void scaled_tile_waits_in_shared_memory(void**) {
+  std::string t = kmajor_matmul("bf16", "");
+  const std::string x = "%x = load %aq : <64 x 64 x bf16>";
+  t.replace(t.find(x), x.size(),
+            "%x0 = load %aq : <64 x 64 x bf16>\n    %xf = fpext %x0 : <64 x 64 x f32>\n"
+            "    %sc = const[value=0.125] : <64 x 64 x f32>\n    %xs = mul %xf, %sc : <64 x 64 x f32>\n"
+            "    %x = fptrunc %xs : <64 x 64 x bf16>");
+  const std::string ptx = compile(t, 1, {}, 2, false);
+  assert_true(count(ptx, "mma.sync.aligned.m16n8k16") > 0);
+  // Both tiles by cp.async: 64 x 64 x 2 bytes over 32 threads is 16 copies of 16 bytes each.
+  assert_true(count(ptx, "cp.async.cg.shared.global") >= 32);
+  assert_int_equal(count(ptx, "ld.global"), 0);
+  assert_true(count(ptx, "ld.shared.v4") >= 16);  // the scaled tile read back, 16 bytes at a time
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ragged_mask_keeps_whole_copies),
@@ -742,6 +764,7 @@ int main() {
       cmocka_unit_test(f8_and_tf32_dots_take_wgmma_from_kmajor_rings),
       cmocka_unit_test(transposed_ring_b_keeps_the_group_in_flight),
       cmocka_unit_test(narrow_and_wide_types_take_mma_sync_from_rings),
+      cmocka_unit_test(scaled_tile_waits_in_shared_memory),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -509,16 +509,29 @@ std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
       if (v.lay == l) return v.regs;
       return convert(v, l, std::vector<bool>(l.rank(), false));
     case Val::Kind::Smem: {
-      // Element by element from the swizzled tile (lower_mma.cpp); dots read it with ldmatrix.
+      // From the swizzled tile (lower_mma.cpp; dots read it with ldmatrix): each run of the
+      // layout's registers along the stored rows, up to 16 bytes, as one load (a run starts on a
+      // multiple of its length, so it stays inside one swizzled 16-byte chunk).
       const int eb = elem_bytes(v.et);
       const SmemTile t{v.smem_base, v.shape[0], v.shape[1], v.smem_col_major, eb};
       llvm::Type* mt = mem_type(c_, v.et.s);
+      llvm::Type* it = b_.getIntNTy(static_cast<unsigned>(8 * eb));
+      const size_t along = v.smem_col_major ? 0 : 1;
+      int vec = 1;
+      for (size_t i = 0; i < l.reg.size() && vec < 16 / eb; ++i) {
+        Basis unit(2, 0);
+        unit[along] = int64_t(1) << i;
+        if (l.reg[i] != unit) break;
+        vec *= 2;
+      }
+      llvm::Type* vt = vec == 1 ? it : static_cast<llvm::Type*>(llvm::FixedVectorType::get(it, static_cast<unsigned>(vec)));
       std::vector<llvm::Value*> out;
-      for (int64_t r = 0; r < l.nregs(); ++r) {
+      for (int64_t r = 0; r < l.nregs(); r += vec) {
         Coord c = coords(l, r);
-        llvm::Value* x = b_.CreateAlignedLoad(b_.getIntNTy(static_cast<unsigned>(8 * eb)),
-                                              smem_ptr(mma_smem_offset(t, c[0], c[1])), llvm::Align(static_cast<uint64_t>(eb)));
-        out.push_back(from_mem(b_.CreateBitCast(x, mt), v.et));
+        llvm::Value* x = b_.CreateAlignedLoad(vt, smem_ptr(mma_smem_offset(t, c[0], c[1])),
+                                              llvm::Align(static_cast<uint64_t>(eb * vec)));
+        for (int i = 0; i < vec; ++i)
+          out.push_back(from_mem(b_.CreateBitCast(vec == 1 ? x : b_.CreateExtractElement(x, uint64_t(i)), mt), v.et));
       }
       return out;
     }
@@ -529,7 +542,9 @@ std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
 
 Val GpuLowering::as_dist(const Val& v) {
   if (v.kind == Val::Kind::Dist) return v;
-  Layout l = default_layout(v.shape, v.et);
+  // A tile in shared memory in the order it is stored in, so that its runs are vector loads.
+  Layout l = v.kind == Val::Kind::Smem && v.smem_col_major ? default_layout(v.shape, v.et, {0, 1})
+                                                            : default_layout(v.shape, v.et);
   return dist(v.et, l, regs_in(v, l));
 }
 
@@ -760,6 +775,15 @@ Status GpuLowering::lower_elementwise(OpId o) {
     if (v != ir::kNoValue) ins.push_back(v);
   std::vector<EType> ets;
   for (ValueId v : ins) ets.push_back(val(v).et);
+  // A loop's ring tile read by elementwise ops (smem_carried) comes into registers here, before
+  // anything else of the iteration can overwrite its buffer, in the layout its load would have
+  // given it (the one that meets the loop's other tiles; runs along the stored rows are vector
+  // loads), else in its storage order.
+  for (ValueId v : ins)
+    if (val(v).kind == Val::Kind::Smem) {
+      const Val x = val(v);
+      set(v, x.smem_read && x.smem_read->shape == x.shape ? dist(x.et, *x.smem_read, regs_in(x, *x.smem_read)) : as_dist(x));
+    }
   bool bad = false;
   const ir::Function* fn = f_;
   // One element; a lazy result calls it later, when `bad` is gone: the probe below has checked

@@ -93,6 +93,7 @@ static Val slot_val(GpuLowering& g, llvm::IRBuilder<>& b, const Slot& s, std::ve
     v.shape = s.shape;
     v.smem_base = regs[0];
     v.smem_col_major = s.col_major;
+    if (s.lay.rank() == 2) v.smem_read = std::make_shared<const Layout>(s.lay);
     return v;
   }
   if (s.is_scalar) return g.scalar(regs[0], s.et);

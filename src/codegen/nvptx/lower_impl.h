@@ -57,6 +57,9 @@ struct Val {
   std::vector<llvm::Value*> regs; // Dist: one per register of lay
   llvm::Value* smem_base = nullptr; // Smem: byte offset (i32) of the tile in shared memory
   bool smem_col_major = false;      // Smem: the tile is column-major (SmemTile)
+  // Smem: the layout its load would have given it in registers, which elementwise ops read it
+  // in (lower_elementwise); none (rank 0) for the storage order.
+  std::shared_ptr<const Layout> smem_read;
   // Dist values made by `broadcast` from registers: the source and its broadcast dimensions. A
   // conversion to another layout takes the source's registers when that layout's threads hold
   // the source's elements (a reduction's result broadcast back over an mma accumulator).

@@ -328,6 +328,12 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape, int* nee
     if (need >= 0 && need != int(col_major)) conflict = true;
     need = col_major;
   };
+  bool yielded = false, read_elementwise = false;
+  // An op lower_elementwise lowers.
+  auto elementwise = [&](OpId o) {
+    const ir::OpRule r = ir::op_info(f_->op(o).code).rule;
+    return r == ir::OpRule::EwNum || r == ir::OpRule::EwInt || r == ir::OpRule::EwFloat || r == ir::OpRule::Cast;
+  };
   // A dot operand here, directly or through a transpose (Triton's `k.T`) whose every use is one.
   auto dot_operand = [&](OpId o, size_t k) { return f_->op(o).code == Opcode::Dot && k <= 1 && mma_layouts(*f_, o, &ml); };
   auto transposed_for_dots = [&](OpId o) {
@@ -352,8 +358,14 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape, int* nee
       if (op.operands[k] != arg) continue;
       const bool passed_on = o == ops.back();  // the yield: lower_control.cpp checks where to
       if (passed_on) {
+        yielded = true;
       } else if (dot_operand(o, k)) {
         if (ml.eb != 2) require(k == 1);
+      } else if (elementwise(o)) {
+        // Read into registers where it is used (lower_elementwise), as Triton's pipeliner keeps
+        // a prefetched tile in shared memory until its use: not held in registers across the
+        // iteration (fla's chunk kernels scale their q tile before the dot).
+        read_elementwise = true;
       } else if (!transposed_for_dots(o)) {
         return false;
       }
@@ -362,6 +374,9 @@ bool GpuLowering::smem_carried(BlockId body, ValueId arg, Shape* shape, int* nee
   }
   // Every use is one of those (none in nested regions).
   if (uses_here == 0 || uses_here != uses(arg) || conflict) return false;
+  // A tile read by elementwise ops is brought into registers there (lower_elementwise), so it
+  // must not be passed on too; 16-bit tiles only (other sizes are K-major dot operands).
+  if (read_elementwise && (yielded || elem_bytes(etype(f_->type_of(arg))) != 2)) return false;
   const EType e = etype(f_->type_of(arg));
   if (e.ptr || e.s == Scalar::I1 || elem_bytes(e) > 4 || this->shape(f_->type_of(arg)).size() != 2) return false;
   *shape = this->shape(f_->type_of(arg));
