@@ -425,22 +425,33 @@ def _grouped_matmul_tma(size):
 MM9 = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8)
 
 
-def _matmul9(size, persistent, b_transposed=False, extra=None):
+def _matmul9(size, persistent, b_transposed=False, c_block_n=None):
+    # With c_block_n, the TMA kernels' host-side descriptors: A (M x K), B transposed (N x K, as
+    # their launch makes it), C (M x N) stored in blocks of 128 x c_block_n (halves of BLOCK_N
+    # with EPILOGUE_SUBTILE), blocks as the tutorial's pre-hook sets them. At the test size every
+    # edge is out of bounds somewhere: the K loop's last step reads zeros past K, the last
+    # tiles' stores drop past M and N.
     M, N, K = T(size, (144, 272, 80), (4096, 4096, 4096))
     a = uniform(70, M * K, -1, 1, "f16")
     b = uniform(71, K * N, -1, 1, "f16")
     c = out(M * N, "f16")
     tiles = cdiv(M, 128) * cdiv(N, 256)
+    b_transposed = b_transposed or c_block_n is not None
+    c_name = "c_desc" if c_block_n else "c_ptr"
 
     def ref():
         b64 = b.values().reshape(N, K).T if b_transposed else b.values().reshape(K, N)
-        return {"c_ptr": expect(c, a.values().reshape(M, K) @ b64)}
+        return {c_name: expect(c, a.values().reshape(M, K) @ b64)}
 
-    args = dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M, N=N, K=K)
+    if c_block_n:
+        args = dict(a_desc=Desc(a, (M, K), (K, 1), (128, 64)), b_desc=Desc(b, (N, K), (K, 1), (256, 64)),
+                    c_desc=Desc(c, (M, N), (N, 1), (128, c_block_n)), M=M, N=N, K=K)
+    else:
+        args = dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M, N=N, K=K)
     if not b_transposed:
         args.update(stride_am=K, stride_ak=1, stride_bk=N, stride_bn=1, stride_cm=N, stride_cn=1)
     return case(f"{M}x{N}x{K} f16", min(H100_SMS, tiles) if persistent else tiles, args,
-                {"c_ptr": close(2e-3, 1e-3, ulp=1)}, T(size, ref, None))
+                {c_name: close(2e-3, 1e-3, ulp=1)}, T(size, ref, None))
 
 
 @export("matmul_09", "matmul_kernel", "09-persistent-matmul.py", MM9, num_warps=8, num_stages=3,
@@ -462,38 +473,18 @@ def _matmul_descriptor_persistent(size):
     return _matmul9(size, True, b_transposed=True)
 
 
-def _matmul_tma(size, persistent, c_bn):
-    # The tutorial's host-side descriptors: A (M x K), B passed transposed (N x K, as its TMA
-    # path makes it), C (M x N), blocks as its pre-hook sets them (C in halves of BLOCK_N with
-    # EPILOGUE_SUBTILE). At the test size every edge of every block is out of bounds somewhere:
-    # the K loop's last step reads zeros past K, the last tiles' stores drop past M and N.
-    M, N, K = T(size, (144, 272, 80), (4096, 4096, 4096))
-    a = uniform(72, M * K, -1, 1, "f16")
-    b = uniform(73, N * K, -1, 1, "f16")
-    c = out(M * N, "f16")
-    tiles = cdiv(M, 128) * cdiv(N, 256)
-
-    def ref():
-        return {"c_desc": expect(c, a.values().reshape(M, K) @ b.values().reshape(N, K).T)}
-
-    return case(f"{M}x{N}x{K} f16", min(H100_SMS, tiles) if persistent else tiles,
-                dict(a_desc=Desc(a, (M, K), (K, 1), (128, 64)), b_desc=Desc(b, (N, K), (K, 1), (256, 64)),
-                     c_desc=Desc(c, (M, N), (N, 1), (128, c_bn)), M=M, N=N, K=K),
-                {"c_desc": close(2e-3, 1e-3, ulp=1)}, T(size, ref, None))
-
-
 @export("matmul_tma", "matmul_kernel_tma", "09-persistent-matmul.py",
         dict(MM9, FP8_OUTPUT=False, WARP_SPECIALIZE=False), num_warps=8, num_stages=3,
         what="matmul on host-side TensorDescriptor arguments, B transposed")
-def _matmul_tma_one(size):
-    return _matmul_tma(size, False, 256)
+def _matmul_tma(size):
+    return _matmul9(size, False, c_block_n=256)
 
 
 @export("matmul_tma_persistent", "matmul_kernel_tma_persistent", "09-persistent-matmul.py",
         dict(MM9, FP8_OUTPUT=False, EPILOGUE_SUBTILE=True, NUM_SMS=H100_SMS, WARP_SPECIALIZE=False), num_warps=8,
         num_stages=3, what="persistent matmul on host-side TensorDescriptor arguments, split epilogue")
 def _matmul_tma_persistent(size):
-    return _matmul_tma(size, True, 128)
+    return _matmul9(size, True, c_block_n=128)
 
 
 # ---------------------------------------------------------------- 10 block-scaled matmul
