@@ -8,3 +8,8 @@ foreach(corpus tutorials flaggems)
   set_tests_properties(corpus/${corpus} PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"
                        LABELS corpus TIMEOUT 900)
 endforeach()
+# corpus/descriptors: host-side TensorDescriptor arguments as bench/gpu/triton_corpus.py passes them to
+# Tri and to Triton (tests/corpus/test_descriptors.py); its Triton part is skipped without Triton.
+add_test(NAME corpus/descriptors COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/triton/run.sh descriptors)
+set_tests_properties(corpus/descriptors PROPERTIES ENVIRONMENT "${TRI_TEST_ENV};TRI_LIB=$<TARGET_FILE:tri>"
+                     LABELS corpus TIMEOUT 300 SKIP_REGULAR_EXPRESSION "skipped: triton not installed")

@@ -9,14 +9,21 @@ function of the installed package (flag-gems, the version tests/corpus/flaggems/
 launched with the export's constexprs so Triton's own launcher specializes it; where FlagGems
 cannot be imported, Triton compiling the fixture instead (the row says so).
 
+A host-side TensorDescriptor argument (a Desc in the case) is one tensor on the device for both
+sides: Triton's launch gets a triton.tools.tensor_descriptor.TensorDescriptor on it (shape,
+strides, block shape from the case), Tri's the tensor's base, shape and strides (docs/import.md);
+for a fixture compiled by Triton, launcher_signature gives Triton's launcher the signature the
+@triton.jit function would have had.
+
 A fixture Tri fails to import exactly as tests/corpus/expected_failures.json says is an expected
 failure (XFAIL, Triton still timed), not an error. With device "cpu" the Tri side runs alone on
 the cpu target against NumPy (tests/corpus/runner.py)."""
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -24,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from corpus import common, runner  # noqa: E402
-from corpus.common import Addrs, Arr, Mismatch, compare  # noqa: E402
+from corpus.common import Addrs, Arr, Desc, Mismatch, compare, launch_args, tensor_of  # noqa: E402
 
 CORPORA = ("tutorials", "flaggems")
 WARMUP_MS, REP_MS = 10, 50
@@ -73,6 +80,62 @@ def known_exports() -> Dict[str, Any]:
     return {e.key: e for r in registries().values() for e in r.exports.values()}
 
 
+def triton_arguments(args: Dict[str, Any], values: Dict[str, Any]) -> Dict[str, Any]:
+    """Triton's arguments by parameter name: `values` (what materialize made of the case's
+    `args`: tensors and scalars by name), each Desc argument made a TensorDescriptor on its
+    tensor with the case's shape, strides and block shape (as the kernel's authors make it:
+    TensorDescriptor(x, shape, strides, block_shape), the block shape their pre-hook sets)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    out = dict(values)
+    for name, v in args.items():
+        if isinstance(v, Desc):
+            out[name] = TensorDescriptor(values[name], list(v.shape), list(v.strides), list(v.block_shape))
+    return out
+
+
+def tri_arguments(params: Sequence[str], args: Dict[str, Any], values: Dict[str, Any]) -> List[Any]:
+    """Tri's arguments in the order of the kernel's parameters (names): each Desc its tensor
+    (values[name]: the base address), then its shape and strides (launch_args)."""
+    return launch_args(params, args, lambda name, v: values[name])
+
+
+# MLIR's element types in a TTIR file -> Triton's names in a launcher signature.
+_TRITON_ELEMENT = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "f8E5M2": "fp8e5",
+                   "f8E4M3FN": "fp8e4nv", "i1": "u1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
+
+
+def launcher_signature(signature: Dict[int, str]) -> Dict[int, str]:
+    """The signature Triton's launcher needs for a kernel Triton compiled from a TTIR file
+    (triton.compile(path): IRSource) that takes host-side TensorDescriptor arguments. From a
+    file, Triton 3.6 reads each parameter's MLIR type: a descriptor is
+    '!tt.tensordesc<tensor<128x64xf16>>' followed by its shape (i32 each) and strides (i64
+    each) as parameters of their own; its launcher knows neither the MLIR type (it fails on it)
+    nor those extra parameters (it appends the shape and strides itself, after the CUtensorMap
+    it makes from a TensorDescriptor). So each descriptor becomes 'tensordesc<fp16[128, 64]>'
+    and the 2 x rank parameters after it are dropped: the compiled kernel then takes a
+    TensorDescriptor where the @triton.jit function did, and nothing else changes."""
+    out: Dict[int, str] = {}
+    items = list(signature.values())
+    i = 0
+    while i < len(items):
+        ty = items[i]
+        m = re.fullmatch(r"!tt\.tensordesc<tensor<((?:\d+x)+)([^,>]+)(?:,[^>]*)?>>", ty) if isinstance(ty, str) \
+            else None
+        if m is None:
+            out[len(out)] = ty
+            i += 1
+            continue
+        dims = m.group(1).rstrip("x").split("x")
+        if m.group(2) not in _TRITON_ELEMENT:
+            raise ValueError(f"a tensor descriptor of {m.group(2)}: no Triton element type known for it")
+        follow = items[i + 1:i + 1 + 2 * len(dims)]
+        if follow != ["i32"] * len(dims) + ["i64"] * len(dims):
+            raise ValueError(f"parameter {i} ({ty}) is not followed by its shape (i32) and strides (i64): {follow}")
+        out[len(out)] = f"tensordesc<{_TRITON_ELEMENT[m.group(2)]}[{', '.join(dims)}]>"
+        i += 1 + 2 * len(dims)
+    return out
+
+
 _TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64", "f8e5m2": "float8_e5m2",
                  "f8e4m3": "float8_e4m3fn", "i64": "int64", "i32": "int32", "u32": "uint32", "i16": "int16",
                  "i8": "int8", "u8": "uint8", "i1": "bool"}
@@ -110,15 +173,17 @@ class Gpu:
         return Arr(raw.view(like.data.dtype), like.dtype)
 
     def materialize(self, c) -> Dict[str, Any]:
-        """Every argument on the device: outputs fresh from their initial contents; an output
-        passed twice stays one tensor; Addrs become int64 tensors of device addresses."""
+        """Every argument on the device: outputs fresh from their initial contents; an array
+        passed twice stays one tensor; a Desc is its tensor (triton_arguments and tri_arguments
+        make each side's arguments of it); Addrs become int64 tensors of device addresses."""
         made: Dict[int, Any] = {}
         values: Dict[str, Any] = {}
         for name, v in c.args.items():
-            if isinstance(v, Arr):
-                if id(v) not in made:
-                    made[id(v)] = self.to_device(v)
-                values[name] = made[id(v)]
+            if isinstance(v, (Arr, Desc)):
+                t = tensor_of(v)
+                if id(t) not in made:
+                    made[id(t)] = self.to_device(t)
+                values[name] = made[id(t)]
             elif not isinstance(v, Addrs):
                 values[name] = v
         for name, v in c.args.items():
@@ -151,6 +216,7 @@ class Gpu:
         if made is None:
             ck = self.triton.compile(str(self.fx.path(e)), options=dict(num_warps=e.num_warps,
                                                                           num_stages=e.num_stages))
+            ck.src.signature = launcher_signature(ck.src.signature)  # before the first launch makes the launcher
             order = list(entry["signature"])
 
             def launch_ttir(grid, values, ck=ck, order=order):
@@ -169,7 +235,7 @@ class Gpu:
         c = e.case(job.size)
         job.label = c.label
         if not c.outs:
-            res.status = "import only (host-side tensor descriptors)"
+            res.status = "import only"
         entry = self.fx.entry(e)
         if entry is None:
             return Result(status=f"FAIL (no fixture: run tests/corpus/{e.corpus}/make_fixtures.py)", failed=True)
@@ -178,13 +244,14 @@ class Gpu:
             return Result(status="FAIL (arguments: " + "; ".join(problems) + ")", failed=True)
         grid = c.grid
         # Triton first: it is the reference.
-        tt_vals, tt_err = None, None
+        tt_vals, tt_args, tt_err = None, None, None
         try:
             launch, note = self.triton_side(e)
             res.notes.append(note)
             if c.outs:
                 tt_vals = self.materialize(c)
-                launch(grid, tt_vals)
+                tt_args = triton_arguments(c.args, tt_vals)
+                launch(grid, tt_args)
                 torch.cuda.synchronize()
         except Exception as x:  # noqa: BLE001
             tt_err = f"{type(x).__name__}: {str(x).strip().splitlines()[0] if str(x).strip() else ''}"
@@ -201,7 +268,7 @@ class Gpu:
             res.status, res.failed = "FAIL (import-only fixture imports now: give it a case that launches it)", True
         if res.status.startswith(("XFAIL", "FAIL")) or not c.outs:
             if tt_err is None and tt_vals is not None:
-                res.triton_ms = self.do_bench(lambda: launch(grid, tt_vals), warmup=WARMUP_MS, rep=REP_MS,
+                res.triton_ms = self.do_bench(lambda: launch(grid, tt_args), warmup=WARMUP_MS, rep=REP_MS,
                                               return_mode="median")
             elif tt_err:
                 res.notes.append(f"Triton failed: {tt_err}")
@@ -210,7 +277,7 @@ class Gpu:
             k = self.fx.kernel(e, "cuda", num_warps=e.num_warps, num_stages=e.num_stages)
             tri_vals = self.materialize(c)
             stream = torch.cuda.current_stream()
-            args = [tri_vals[p.name] for p in k.params]
+            args = tri_arguments([p.name for p in k.params], c.args, tri_vals)
             k.launch(grid, *args, stream=stream)
             torch.cuda.synchronize()
         except Exception as x:  # noqa: BLE001
@@ -222,15 +289,16 @@ class Gpu:
             with np.errstate(all="ignore"):
                 want = c.ref() if c.ref else None
         for name, tol in c.outs.items():
-            got = self.to_host(tri_vals[name], c.args[name])
+            like = tensor_of(c.args[name])
+            got = self.to_host(tri_vals[name], like)
             if tt_err is None:
-                other = self.to_host(tt_vals[name], c.args[name]).values()
+                other = self.to_host(tt_vals[name], like).values()
             elif want is not None and name in want:
                 other = want[name]
             else:
                 continue
             try:
-                err = max(err, compare(name, got.values(), other, tol, c.args[name].values(), got.dtype))
+                err = max(err, compare(name, got.values(), other, tol, like.values(), got.dtype))
             except Mismatch as m:
                 # Off Triton's output: where the case has a reference at this size, the exact
                 # one decides (Hopper's f8 wgmma, Triton's, sums with fewer bits than f32).
@@ -240,7 +308,7 @@ class Gpu:
                             want = c.ref()
                     if name in want:
                         try:
-                            compare(name, got.values(), want[name], tol, c.args[name].values(), got.dtype)
+                            compare(name, got.values(), want[name], tol, like.values(), got.dtype)
                             res.notes.append(f"{name}: Tri matches NumPy, Triton is off it ({m})")
                             continue
                         except Mismatch as m2:
@@ -256,7 +324,7 @@ class Gpu:
         res.tri_ms = self.do_bench(plan.launch, warmup=WARMUP_MS, rep=REP_MS, return_mode="median")
         plan.close()
         if tt_err is None:
-            res.triton_ms = self.do_bench(lambda: launch(grid, tt_vals), warmup=WARMUP_MS, rep=REP_MS,
+            res.triton_ms = self.do_bench(lambda: launch(grid, tt_args), warmup=WARMUP_MS, rep=REP_MS,
                                           return_mode="median")
         if problems:
             res.status, res.failed = "FAIL (" + "; ".join(problems) + ")", True

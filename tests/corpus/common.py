@@ -151,15 +151,74 @@ class Addrs:
     names: Tuple[str, ...]
 
 
-@dataclass(frozen=True)
 class Desc:
-    """A host-side TensorDescriptor argument (Triton's TMA descriptors): its element type,
-    shape, strides and block shape. Only its type matters so far (the fixtures that take one
-    are not yet imported: no case launches them)."""
-    dtype: str
-    shape: Tuple[int, ...]
-    strides: Tuple[int, ...]
-    block_shape: Tuple[int, ...]
+    """A host-side TensorDescriptor argument (Triton's TMA descriptors): `tensor` holds the
+    elements (an input the case fills, or an output with its initial contents; a case's `outs`
+    names the descriptor's parameter), viewed as `shape` with `strides` (in elements, the last 1)
+    and accessed in blocks of `block_shape`. Triton's launch gets a TensorDescriptor on the
+    tensor; Tri's gets what docs/import.md ("Tensor descriptors") says: the tensor's base address
+    in the descriptor's parameter, then its shape (i32 each) and strides (i64 each) in the
+    parameters that follow (launch_args)."""
+
+    __slots__ = ("tensor", "shape", "strides", "block_shape")
+
+    def __init__(self, tensor: Arr, shape: Sequence[int], strides: Sequence[int], block_shape: Sequence[int]):
+        self.tensor = tensor
+        self.shape, self.strides, self.block_shape = (tuple(int(x) for x in t) for t in (shape, strides,
+                                                                                          block_shape))
+        rank = len(self.shape)
+        assert rank and len(self.strides) == rank and len(self.block_shape) == rank, self
+        assert self.strides[-1] == 1, f"{self}: the last stride must be 1 (TMA's innermost dimension is contiguous)"
+        reach = sum((n - 1) * s for n, s in zip(self.shape, self.strides)) + 1
+        assert reach <= tensor.size, f"{self}: the view reaches element {reach - 1} of {tensor.size}"
+
+    @property
+    def dtype(self) -> str:
+        return self.tensor.dtype
+
+    def type_name(self) -> str:
+        """Triton's signature type of the argument: tensordesc<fp16[128, 64]>."""
+        return f"tensordesc<{DTYPES[self.dtype][1]}[{', '.join(map(str, self.block_shape))}]>"
+
+    def with_tensor(self, tensor: Arr) -> "Desc":
+        return Desc(tensor, self.shape, self.strides, self.block_shape)
+
+    def __repr__(self):
+        return f"Desc({self.tensor!r}, shape {list(self.shape)}, strides {list(self.strides)}, " \
+               f"block {list(self.block_shape)})"
+
+
+def tensor_of(v: Any) -> Any:
+    """The array behind an argument: a Desc's tensor, or the argument itself."""
+    return v.tensor if isinstance(v, Desc) else v
+
+
+def launch_args(params: Sequence[str], args: Dict[str, Any],
+                value: Callable[[str, Any], Any] = lambda name, v: v) -> List[Any]:
+    """The values of a kernel's parameters (`params`, their names in order) from a case's
+    arguments by name, as docs/import.md passes a TensorDescriptor: value(name, the Desc) (its
+    base, made by the caller) where the descriptor's parameter is, then its shape and its
+    strides in the 2 x rank parameters that follow, whatever Triton named those (NAME_0, ...
+    in 3.6; NAME.shape.0, ... in 3.9: each starts with NAME). value(name, v) makes every other
+    argument too."""
+    out: List[Any] = []
+    i = 0
+    while i < len(params):
+        name = params[i]
+        if name not in args:
+            raise TypeError(f"no argument for parameter '{name}'")
+        v = args[name]
+        out.append(value(name, v))
+        i += 1
+        if isinstance(v, Desc):
+            extra = list(v.shape) + list(v.strides)
+            follow = list(params[i:i + len(extra)])
+            if len(follow) < len(extra) or not all(p.startswith(name) and p not in args for p in follow):
+                raise TypeError(f"descriptor '{name}' of rank {len(v.shape)} needs its shape and strides in the "
+                                f"{len(extra)} parameters after it; the kernel has {follow}")
+            out += extra
+            i += len(extra)
+    return out
 
 
 def arr(values, dtype: str) -> Arr:
@@ -177,8 +236,12 @@ def _n(shape) -> int:
     return int(np.prod(shape)) if isinstance(shape, (tuple, list)) else int(shape)
 
 
-def _lazy(shape, dtype) -> Arr:
+def zeros(shape, dtype: str) -> Arr:
+    """An Arr of zeros (calloc: no memory touched until written)."""
     return Arr(np.zeros(_n(shape), DTYPES[dtype][0]), dtype)
+
+
+_lazy = zeros
 
 
 def rng(seed: int) -> np.random.Generator:
@@ -472,8 +535,13 @@ def check_specialization(entry: Dict[str, Any], c: Case) -> List[str]:
             if not ok:
                 problems.append(f"'{name}' takes {t}, got {v!r}")
         elif t.startswith("tensordesc"):
-            if not isinstance(v, Desc):
+            if not isinstance(v, Desc) or v.type_name() != t:
                 problems.append(f"'{name}' takes a {t}, got {v!r}")
+            else:
+                elem = np.dtype(DTYPES[v.dtype][0]).itemsize
+                if any(s * elem % 16 for s in v.strides[:-1]):
+                    problems.append(f"'{name}' has strides {list(v.strides)}: TensorDescriptor needs 16-byte "
+                                    "multiples (but the last)")
         elif name in div and isinstance(v, int) and v % div[name]:
             problems.append(f"'{name}' = {v} is not divisible by {div[name]}, as the fixture states")
     return problems

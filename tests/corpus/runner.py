@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpus import common  # noqa: E402
-from corpus.common import ROOT, Addrs, Arr, Case, Desc, Export, Mismatch, compare  # noqa: E402
+from corpus.common import ROOT, Addrs, Arr, Case, Desc, Export, Mismatch, compare, launch_args, tensor_of  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bindings" / "python" / "src"))
 
@@ -74,7 +74,9 @@ class Fixtures:
 
 
 def host_value(v: Any, buffers: Dict[str, Any], keep: List[Any]):
-    """What the host targets take for a case argument."""
+    """What the host targets take for a case argument (a Desc: its tensor's base address; the
+    shape and strides that follow it are launch_args')."""
+    v = tensor_of(v)
     if isinstance(v, Arr):
         if v.data.dtype in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64) or \
                 (v.dtype == "u8"):
@@ -82,12 +84,28 @@ def host_value(v: Any, buffers: Dict[str, Any], keep: List[Any]):
         keep.append(v.data)
         return tri.Buffer(v.data.ctypes.data, v.data.nbytes, getattr(tri.DType, common.DTYPES[v.dtype][2]))
     if isinstance(v, Addrs):
-        table = np.array([buffers[n].data.ctypes.data for n in v.names], np.int64)
+        table = np.array([tensor_of(buffers[n]).data.ctypes.data for n in v.names], np.int64)
         keep.append(table)
         return table
-    if isinstance(v, Desc):
-        raise TypeError("a host-side tensor descriptor cannot be passed to Tri")
     return v
+
+
+def fresh_outputs(c: Case) -> Dict[str, Any]:
+    """c's arguments with every output's array copied from its initial contents (an array
+    passed twice, as two arguments or behind a descriptor, stays one copy)."""
+    copies: Dict[int, Arr] = {}
+    for n in c.outs:
+        t = tensor_of(c.args[n])
+        if id(t) not in copies:
+            copies[id(t)] = t.copy()
+
+    def fresh(v):
+        t = copies.get(id(tensor_of(v)))
+        if t is None:
+            return v
+        return v.with_tensor(t) if isinstance(v, Desc) else t
+
+    return {n: fresh(v) for n, v in c.args.items()}
 
 
 def run_host(fx: Fixtures, e: Export, c: Case, target: str) -> Outcome:
@@ -108,12 +126,11 @@ def run_host(fx: Fixtures, e: Export, c: Case, target: str) -> Outcome:
     problems = common.check_specialization(entry, c)
     if problems:
         return Outcome("arguments", "; ".join(problems))
-    copies = {id(c.args[n]): c.args[n].copy() for n in c.outs}  # an output passed twice stays one buffer
-    bufs = {n: copies.get(id(v), v) for n, v in c.args.items()}
+    bufs = fresh_outputs(c)
     keep: List[Any] = []
     try:
-        values = {n: host_value(v, bufs, keep) for n, v in bufs.items()}
-        k.launch(c.grid, *[values[p.name] for p in k.params])
+        values = launch_args([p.name for p in k.params], bufs, lambda n, v: host_value(v, bufs, keep))
+        k.launch(c.grid, *values)
     except (tri.TriError, TypeError) as x:
         return Outcome("launch", first_line(x))
     with np.errstate(all="ignore"):
@@ -121,10 +138,10 @@ def run_host(fx: Fixtures, e: Export, c: Case, target: str) -> Outcome:
     result = Outcome()
     problems = []
     for name, tol in c.outs.items():
-        got = bufs[name]
+        got = tensor_of(bufs[name])
         try:
             result.max_error = max(result.max_error, compare(name, got.values(), want.get(name), tol,
-                                                             c.args[name].values(), got.dtype))
+                                                             tensor_of(c.args[name]).values(), got.dtype))
         except Mismatch as m:
             problems.append(str(m))
     if problems:

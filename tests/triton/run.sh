@@ -16,11 +16,13 @@
 #   tutorials, flaggems
 #           tests/corpus/test_corpus.py for one corpus of kernels written elsewhere (Triton's
 #           tutorials, FlagGems' operators; tests/corpus.cmake): NumPy and pytest, never Triton.
+#   descriptors  tests/corpus/test_descriptors.py: host-side TensorDescriptor arguments as the GPU
+#           benchmark passes them to Tri and to Triton. Its Triton tests are skipped like tool's.
 # Environment: TRI_SOURCE_DIR, TRI_BUILD_DIR (set by CTest); TRI_LIB (default
 # $TRI_BUILD_DIR/src/libtri.so); PYTHON, a python3 to use before the ones found on PATH.
 set -euo pipefail
 
-what=${1:?usage: run.sh corpus|tool|replay|capture|capture_gpu|tutorials|flaggems}
+what=${1:?usage: run.sh corpus|tool|replay|capture|capture_gpu|tutorials|flaggems|descriptors}
 src=${TRI_SOURCE_DIR:?TRI_SOURCE_DIR must name the source tree}
 lib=${TRI_LIB:-${TRI_BUILD_DIR:?TRI_BUILD_DIR must name the build tree}/src/libtri.so}
 fail() { echo "triton/$what: $*" >&2; exit 1; }
@@ -42,14 +44,15 @@ case $what in
   corpus | replay | capture | capture_gpu) files=(tests/triton/test_$what.py) ;;
   tool) files=(tests/triton/test_tool.py tests/triton/test_tool_exports.py) ;;
   tutorials | flaggems) files=(tests/corpus/test_corpus.py) && export TRI_CORPUS=$what ;;
-  *) fail "unknown part '$what' (corpus, tool, replay, capture, capture_gpu, tutorials or flaggems)" ;;
+  descriptors) files=(tests/corpus/test_descriptors.py) ;;
+  *) fail "unknown part '$what' (corpus, tool, replay, capture, capture_gpu, tutorials, flaggems or descriptors)" ;;
 esac
 py=$(python_with "numpy, pytest") ||
   fail "no python3 with numpy and pytest: install Debian's python3-numpy and python3-pytest" \
     "(bash scripts/install-deps.sh)"
 if [[ $what == capture_gpu ]]; then
   py=$(python_with "numpy, pytest, triton, torch") || py=$(python_with "numpy, pytest")
-elif [[ $what == tool || $what == capture ]]; then
+elif [[ $what == tool || $what == capture || $what == descriptors ]]; then
   py=$(python_with "numpy, pytest, triton") || py=$(python_with "numpy, pytest")
 fi
 echo "triton/$what: $("$py" --version), numpy $("$py" -c 'import numpy; print(numpy.__version__)')," \

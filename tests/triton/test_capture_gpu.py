@@ -2,8 +2,9 @@
 capture_program.py and a bf16 RMS norm on CUDA tensors) under `python3 -m tri.triton.capture`,
 each kind of launch replayed through Triton and Tri (cuda) on its captured inputs, compared and
 timed, the JSON in PERF.md's shape, the saved capture replayed again on cpu and cuda by
-`python3 -m tri.triton.replay` against Triton's outputs; the context manager in-process; and a
-kernel Tri cannot import as a failed row with the importer's message while the others go on.
+`python3 -m tri.triton.replay` against Triton's outputs; the context manager in-process; a launch
+on host-side TensorDescriptors replayed next to Triton; and a kernel Tri cannot import as a failed
+row with the importer's message while the others go on.
 Needs PyTorch with a CUDA device and Triton; otherwise every test prints "skipped: no CUDA
 device"."""
 
@@ -108,6 +109,41 @@ def test_the_context_manager_in_process():
     print(report.table())
     assert [r.status for r in report.rows] == ["ok (exact)", "ok (exact)"]
     assert all(r.speed and r.compile_ms for r in report.rows)
+
+
+def test_tensor_descriptor_arguments_next_to_triton():
+    """A launch on host-side TensorDescriptors (TMA on Triton's side): captured as descriptors,
+    replayed through Triton (TensorDescriptors on the replay's copies) and Tri (base, shape,
+    strides), compared bit for bit, stores past the edges dropped on both."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    import tri.triton
+
+    @triton.jit
+    def affine_kernel(x_desc, y_desc, a, BM: tl.constexpr, BN: tl.constexpr):
+        m = tl.program_id(0) * BM
+        n = tl.program_id(1) * BN
+        y_desc.store([m, n], x_desc.load([m, n]) * a + 1)
+
+    M, N = 200, 244  # not multiples of the 8 x 16 blocks
+    x = torch.randn(M * N, device="cuda")
+    y = torch.full((M * N + 8,), -1.0, device="cuda")
+    with tri.triton.capture() as rec:
+        affine_kernel[(triton.cdiv(M, 8), triton.cdiv(N, 16))](
+            TensorDescriptor(x, [M, N], [N, 1], [8, 16]), TensorDescriptor.from_tensor(y[:M * N].view(M, N), [8, 16]),
+            2.0, BM=8, BN=16)
+    torch.cuda.synchronize()
+    assert torch.equal(y[:M * N], x * 2 + 1) and bool((y[M * N:] == -1).all())
+    (launch,) = rec.launches
+    assert [a.kind for a in launch.args[:2]] == ["descriptor", "descriptor"]
+    assert launch.args[1].block_shape == (8, 16) and launch.args[1].shape == (M, N)
+    report = rec.replay(warmup=5, rep=20)
+    print(report.table())
+    assert [r.status for r in report.rows] == ["ok (exact)"]
+    assert report.rows[0].speed and report.rows[0].triton_ms
 
 
 def test_a_kernel_tri_cannot_import_is_a_row_and_the_others_go_on(tmp_path):

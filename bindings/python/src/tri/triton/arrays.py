@@ -12,10 +12,32 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 
+class DTypeName(str):
+    """An element type's name as Triton reads a tensor's dtype ("float32", "bfloat16"), which
+    also says its size and kind as torch's dtype does (Triton's TensorDescriptor checks them)."""
+
+    def __new__(cls, name: str, itemsize: int, floating: Optional[bool] = None):
+        self = super().__new__(cls, name)
+        self.itemsize = itemsize
+        self.is_floating_point = name.startswith(("float", "bfloat")) if floating is None else floating
+        return self
+
+
+class Address:
+    """An address as a tensor-like object with data_ptr() and dtype: what a replay next to
+    Triton gives Triton's TensorDescriptor as its base (the replay's copy of a storage)."""
+
+    def __init__(self, address: int, dtype: DTypeName):
+        self.address, self.dtype = address, dtype
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
 class HostTensor:
     """A NumPy array that Triton's launcher takes as a tensor argument: data_ptr(), dtype (a
     name Triton knows: "float32", "int32", "bfloat16", ...), shape, stride(), storage_offset()
-    and element_size(), like a torch tensor. Its storage is the array that owns the memory, so
+    and element_size(), like a torch tensor; also the base of a Triton TensorDescriptor. Its storage is the array that owns the memory, so
     views of one array (HostTensor(a[8:]), HostTensor(a.T)) alias as torch views do. bf16 has no
     NumPy type: pass a uint16 array of the bit patterns with dtype="bfloat16"."""
 
@@ -23,7 +45,7 @@ class HostTensor:
         if not isinstance(array, np.ndarray):
             raise TypeError(f"HostTensor takes a NumPy array, not {type(array).__name__}")
         self.array = array
-        self.dtype = dtype or array.dtype.name
+        self.dtype = DTypeName(dtype or array.dtype.name, array.itemsize)
         if dtype == "bfloat16" and array.dtype.itemsize != 2:
             raise TypeError(f"a bfloat16 HostTensor takes an array of 2-byte elements, not {array.dtype}")
         self.shape = tuple(array.shape)

@@ -12,7 +12,8 @@ line, the TTIR Triton compiled, its specialization (parameter types, the constex
 those an autotuner or heuristics chose, the divisibility-by-16 facts and the runtime parameters
 Triton fixed because they were 1 or None), num_warps, num_stages and num_ctas, the grid, and
 each argument by parameter name: tensors as views of storages (type, shape, strides, offset; two
-arguments on one storage alias) and scalars by value. Launches alike (same compiled kernel,
+arguments on one storage alias), host-side TensorDescriptors as their base's view plus their own
+shape, strides, block shape and padding, and scalars by value. Launches alike (same compiled kernel,
 grid, tensor types, shapes, strides and aliasing) are counted once; for the first of each, the
 bytes of every storage its tensors view are copied before the launch (and after it with
 `keep_outputs`), so a replay starts from the values the program's launch saw.
@@ -43,8 +44,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .arrays import NotATensor, View, snapshot, synchronize, view_of
-from .launches import CONSTEXPR, SCALAR, SPECIALIZED, TENSOR, TRITON_DTYPES, UNSUPPORTED, Arg, Launch, Storage, \
-    itemsize, pointee
+from .launches import CONSTEXPR, DESCRIPTOR, SCALAR, SPECIALIZED, TENSOR, TRITON_DTYPES, UNSUPPORTED, Arg, Launch, \
+    Storage, descriptor_dtype, itemsize, pointee
 
 PROG = "python3 -m tri.triton.capture"
 _OPTIONS_KEPT = ("maxnreg", "enable_fp_fusion", "debug", "launch_cooperative_grid", "launch_pdl", "shared")
@@ -119,6 +120,23 @@ def _tensor_arg(name: str, ttype: str, view: View, storage: int, value: Any) -> 
                byte_offset=view.byte_offset, storage=storage, framework_dtype=view.framework_dtype, raw=value)
 
 
+def _descriptor_arg(name: str, ttype: str, view: View, storage: int, value: Any) -> Arg:
+    """A host-side TensorDescriptor argument: its base's place in the storage, its own shape,
+    strides (elements), block shape and padding."""
+    dtype = descriptor_dtype(ttype)
+    note = ""
+    if dtype not in TRITON_DTYPES:
+        note = f"a tensor descriptor of {dtype}"
+    elif view.elem_bytes != itemsize(dtype):
+        note = f"a tensor descriptor of {dtype} on a tensor of {view.elem_bytes}-byte elements"
+    if note:
+        return Arg(name, UNSUPPORTED, ttype, dtype=dtype, note=note, framework_dtype=view.framework_dtype, raw=value)
+    return Arg(name, DESCRIPTOR, ttype, dtype=dtype, shape=tuple(int(x) for x in value.shape),
+               strides=tuple(int(x) for x in value.strides), byte_offset=view.byte_offset, storage=storage,
+               block_shape=tuple(int(x) for x in value.block_shape), padding=str(getattr(value, "padding", "zero")),
+               framework_dtype=view.framework_dtype, raw=value)
+
+
 def describe(compiled: Any, call: Sequence[Any], relative_to: Optional[str] = None) -> Tuple[Launch, List[View]]:
     """The Launch a call of `compiled`'s launcher makes, and the View of each of its storages.
     `call` is what the launcher got: the grid's three counts, the stream, the function and
@@ -142,23 +160,25 @@ def describe(compiled: Any, call: Sequence[Any], relative_to: Optional[str] = No
             v = constants.get((i,), value)
             kind = CONSTEXPR if fn.params[i].is_constexpr else SPECIALIZED
             args.append(Arg(name, kind, "constexpr", value=plain(v), raw=value))
-        elif isinstance(t, str) and t.startswith("*"):
+        elif isinstance(t, str) and t.startswith(("*", "tensordesc")):
+            desc = t.startswith("tensordesc")
             try:
-                v = view_of(value)
+                v = view_of(value.base if desc else value)
             except NotATensor as e:
-                args.append(Arg(name, UNSUPPORTED, t, dtype=pointee(t), note=str(e), raw=value))
+                args.append(Arg(name, UNSUPPORTED, t, dtype=descriptor_dtype(t) if desc else pointee(t),
+                                note=f"a tensor descriptor on {e}" if desc else str(e), raw=value))
                 continue
             k = (v.device, v.base)
             if k not in where:
                 where[k] = len(storages)
                 storages.append(Storage(v.nbytes, v.device))
                 views.append(v)
-            args.append(_tensor_arg(name, t, v, where[k], value))
+            args.append((_descriptor_arg if desc else _tensor_arg)(name, t, v, where[k], value))
         elif isinstance(t, str) and t in TRITON_DTYPES:
             args.append(Arg(name, SCALAR, t, value=plain(value), raw=value))
         else:
-            args.append(Arg(name, UNSUPPORTED, str(t), note=f"a parameter of Triton type {t} (tuples and tensor "
-                                                            "descriptors are not captured yet)", raw=value))
+            args.append(Arg(name, UNSUPPORTED, str(t), note=f"a parameter of Triton type {t} (tuples are not "
+                                                            "captured yet)", raw=value))
     md = compiled.metadata
     divisibility = [names[k[0]] for k, v in attrs.items()
                     if len(k) == 1 and any(a and a[0] == "tt.divisibility" for a in v)]

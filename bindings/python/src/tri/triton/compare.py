@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .launches import TENSOR, Arg, itemsize
+from .launches import VIEWS, Arg, itemsize
 
 # Per floating type (Triton's names): (atol, rtol). Tri's exp, division and sqrt are correctly
 # rounded or nearly, where Triton uses the hardware's approximations, and reduction orders
@@ -157,7 +157,7 @@ def compare(args: Sequence[Arg], before: Sequence[np.ndarray], want: Sequence[np
     """Compares Tri's storages after its launch (`got`) with the reference's (`want`), given
     both started from `before`; all are uint8 arrays, one per storage of the launch."""
     out = Outcome()
-    tensors = [a for a in args if a.kind == TENSOR]
+    tensors = [a for a in args if a.kind in VIEWS]  # tensors, and the views descriptors make of theirs
     for a in tensors:
         b = elements(before[a.storage], a)
         w = elements(want[a.storage], a)

@@ -29,6 +29,8 @@ TRITON_DTYPES: Dict[str, Tuple[int, Optional[str]]] = {
 
 # Launch kinds of parameters.
 TENSOR, SCALAR, CONSTEXPR, SPECIALIZED, UNSUPPORTED = "tensor", "scalar", "constexpr", "specialized", "unsupported"
+DESCRIPTOR = "descriptor"
+VIEWS = (TENSOR, DESCRIPTOR)  # the kinds that view a storage
 
 
 def pointee(triton_type: str) -> str:
@@ -41,6 +43,11 @@ def itemsize(dtype: str) -> int:
     return TRITON_DTYPES[dtype][0] if dtype in TRITON_DTYPES else 1
 
 
+def descriptor_dtype(triton_type: str) -> str:
+    """The element type of a Triton descriptor type: "tensordesc<fp16[128, 64]>" -> "fp16"."""
+    return triton_type[len("tensordesc<"):].split("[", 1)[0]
+
+
 def tri_dtype(dtype: str) -> Optional[str]:
     """Tri's name of a Triton element type ("fp32" -> "f32"), None if Tri has none."""
     return TRITON_DTYPES[dtype][1] if dtype in TRITON_DTYPES else None
@@ -50,9 +57,12 @@ def tri_dtype(dtype: str) -> Optional[str]:
 class Arg:
     """One parameter of the Triton kernel at one launch. kind: TENSOR (a view of storage
     `storage`: shape and strides in elements of `dtype`, the first element at `byte_offset`),
-    SCALAR (`value`), CONSTEXPR (a tl.constexpr parameter: `value`), SPECIALIZED (a runtime
-    parameter Triton compiled as a constant, such as an int equal to 1 or None: `value`) or
-    UNSUPPORTED (`note` says why). `type` is Triton's ("*fp32", "i32", "fp32", "constexpr")."""
+    DESCRIPTOR (a host-side TensorDescriptor: its base is a view of `storage` at `byte_offset`,
+    its `shape`, `strides`, `block_shape` and `padding` are the descriptor's; Tri takes it as
+    the base pointer, then the shape and strides, docs/import.md), SCALAR (`value`), CONSTEXPR (a
+    tl.constexpr parameter: `value`), SPECIALIZED (a runtime parameter Triton compiled as a
+    constant, such as an int equal to 1 or None: `value`) or UNSUPPORTED (`note` says why).
+    `type` is Triton's ("*fp32", "tensordesc<fp16[128, 64]>", "i32", "fp32", "constexpr")."""
     name: str
     kind: str
     type: str
@@ -62,6 +72,8 @@ class Arg:
     strides: Tuple[int, ...] = ()
     byte_offset: int = 0
     storage: int = -1
+    block_shape: Tuple[int, ...] = ()
+    padding: str = "zero"
     framework_dtype: str = ""  # what the program passed, e.g. "torch.bfloat16"
     note: str = ""
     raw: Any = None  # the live value (in-process only), for launching Triton again
@@ -69,7 +81,7 @@ class Arg:
     @property
     def is_runtime(self) -> bool:
         """Whether the TTIR (and so Tri's kernel) has this parameter."""
-        return self.kind in (TENSOR, SCALAR, UNSUPPORTED)
+        return self.kind in (TENSOR, DESCRIPTOR, SCALAR, UNSUPPORTED)
 
     @property
     def storage_offset(self) -> int:
@@ -78,6 +90,8 @@ class Arg:
     def describe(self) -> str:
         if self.kind == TENSOR:
             return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        if self.kind == DESCRIPTOR:
+            return f"{self.dtype}[{','.join(map(str, self.shape))}]/[{','.join(map(str, self.block_shape))}]"
         return f"{self.name}={self.value!r}"
 
 
@@ -139,17 +153,17 @@ class Launch:
         the scalars when there is no tensor."""
         seen: List[str] = []
         for a in self.args:
-            if a.kind == TENSOR and a.describe() not in seen:
+            if a.kind in VIEWS and a.describe() not in seen:
                 seen.append(a.describe())
         if not seen:
             seen = [a.describe() for a in self.args if a.kind == SCALAR]
         return " ".join(seen) or "-"
 
     def key(self) -> Tuple:
-        """What makes two launches alike: the compiled kernel, the grid, each tensor's type,
-        shape, strides, storage (aliasing) and 16-byte alignment."""
-        tensors = tuple((a.name, a.dtype, a.shape, a.strides, a.storage, a.byte_offset % 16)
-                        for a in self.args if a.kind == TENSOR)
+        """What makes two launches alike: the compiled kernel, the grid, each tensor's (and
+        descriptor's) type, shape, strides, storage (aliasing) and 16-byte alignment."""
+        tensors = tuple((a.name, a.dtype, a.shape, a.strides, a.storage, a.byte_offset % 16, a.block_shape)
+                        for a in self.args if a.kind in VIEWS)
         consts = tuple((a.name, repr(a.value)) for a in self.args if a.kind in (CONSTEXPR, SPECIALIZED))
         return (self.kernel, self.source, self.ir_digest(), self.grid, tensors, consts, self.num_warps,
                 self.num_stages, self.num_ctas)
@@ -213,27 +227,52 @@ def compile_kernel(module: Module, launch: Launch, target: str) -> Kernel:
     return kernel
 
 
+def tri_slots(launch: Launch) -> List[Tuple[Arg, Optional[Tuple[str, int]]]]:
+    """Tri's parameters for the launch's runtime parameters, in order: (arg, None) for each, and
+    after a DESCRIPTOR (arg, ("shape", d)) and (arg, ("stride", d)) for each dimension d, the
+    parameters its shape and strides are passed in (docs/import.md, "Tensor descriptors")."""
+    out: List[Tuple[Arg, Optional[Tuple[str, int]]]] = []
+    for a in launch.runtime_args:
+        out.append((a, None))
+        if a.kind == DESCRIPTOR:
+            out += [(a, ("shape", d)) for d in range(len(a.shape))] + [(a, ("stride", d)) for d in range(len(a.shape))]
+    return out
+
+
+def slot_value(a: Arg, part: Optional[Tuple[str, int]]) -> int:
+    """A descriptor's shape or stride that Tri takes in the slot `part` of tri_slots."""
+    return (a.shape if part[0] == "shape" else a.strides)[part[1]]
+
+
 def check_parameters(kernel: Kernel, launch: Launch) -> None:
-    """Tri's kernel takes the launch's runtime parameters, by name and in order."""
+    """Tri's kernel takes the launch's runtime parameters, by name and in order (a descriptor's
+    shape and strides in the parameters after it, whose names Triton derives from its own)."""
     have = [p.name for p in kernel.params]
-    want = [a.name for a in launch.runtime_args]
-    if have != want:
+    slots = tri_slots(launch)
+    ok = len(have) == len(slots) and all(h == a.name if part is None else h.startswith(a.name)
+                                         for h, (a, part) in zip(have, slots))
+    if not ok:
+        want = [a.name if part is None else f"{a.name}.{part[0]}.{part[1]}" for a, part in slots]
         raise Failure("compile", f"Tri's kernel @{kernel.name} takes ({', '.join(have)}); the launch's runtime "
                                  f"parameters are ({', '.join(want)})")
 
 
 def tri_arguments(kernel: Kernel, launch: Launch, bases: Sequence[int], device: bool) -> List[Any]:
     """What kernel.launch takes for the launch, with storage i at address bases[i]: each pointer
-    as a tri.Buffer (host) or tri.DevicePtr (device) of the parameter's type, its extent the
-    rest of its storage; each scalar as its value."""
+    (a tensor, or a descriptor's base) as a tri.Buffer (host) or tri.DevicePtr (device) of the
+    parameter's type, its extent the rest of its storage; each scalar as its value; a
+    descriptor's shape and strides after its base."""
     out: List[Any] = []
-    args = launch.by_name()
-    for p in kernel.params:
-        a = args[p.name]
+    for p, (a, part) in zip(kernel.params, tri_slots(launch)):
         if a.kind == UNSUPPORTED:
             raise Failure("arguments", f"%{p.name}: {a.note}")
-        if p.type_kind == TypeKind.POINTER:
-            if a.kind != TENSOR:
+        if part is not None:
+            if p.type_kind == TypeKind.POINTER:
+                raise Failure("arguments", f"%{p.name} is {p.type_text} in Tri's kernel, but the launch passes the "
+                                           f"{part[0]} {part[1]} of descriptor '{a.name}' there")
+            out.append(slot_value(a, part))
+        elif p.type_kind == TypeKind.POINTER:
+            if a.kind not in VIEWS:
                 raise Failure("arguments", f"%{p.name} is {p.type_text} in Tri's kernel, but the launch passed "
                                            f"{a.type} {a.value!r}")
             s = launch.storages[a.storage]

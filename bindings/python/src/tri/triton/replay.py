@@ -37,7 +37,8 @@ import numpy as np
 from .. import Context, LogLevel, TriError
 from .. import version as tri_version
 from .compare import Outcome, Tolerance, compare
-from .launches import TENSOR, Failure, Launch, aligned_copy, compile_kernel, host_bytes, tri_arguments, tri_module
+from .launches import DESCRIPTOR, TENSOR, Arg, Failure, Launch, aligned_copy, compile_kernel, host_bytes, itemsize, \
+    tri_arguments, tri_module
 
 PROG = "python3 -m tri.triton.replay"
 _STAGE = re.compile(r"\b(passes|lower|opt\+ptx|driver jit) ([0-9.]+) ms")
@@ -287,6 +288,24 @@ def _stage(name: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         raise Failure(name, f"{type(e).__name__}: {e}") from None
 
 
+def triton_arguments(launch: Launch, bases: Sequence[int]) -> List[Any]:
+    """What Triton's compiled kernel takes for the launch with storage i at address bases[i]:
+    each tensor as its address, each descriptor as a TensorDescriptor (its shape, strides,
+    block shape and padding as captured) on its address, the rest as the program passed it."""
+    def value(a: Arg) -> Any:
+        if a.kind == TENSOR:
+            return bases[a.storage] + a.byte_offset
+        if a.kind == DESCRIPTOR:
+            from triton.tools.tensor_descriptor import TensorDescriptor
+
+            from .arrays import Address, DTypeName
+            base = Address(bases[a.storage] + a.byte_offset,
+                           DTypeName(a.dtype, itemsize(a.dtype), floating=a.dtype.startswith(("fp", "bf"))))
+            return TensorDescriptor(base, list(a.shape), list(a.strides), list(a.block_shape), a.padding)
+        return a.raw
+    return [value(a) for a in launch.args]
+
+
 def replay_launch(launch: Launch, target: str, mem: Any, tol: Tolerance, against_triton: bool, row: Row) -> None:
     """Runs one launch on `target` into `row`; raises Failure for what failed."""
     if launch.error:
@@ -312,7 +331,7 @@ def replay_launch(launch: Launch, target: str, mem: Any, tol: Tolerance, against
         if against_triton:
             if launch.compiled is None:
                 raise Failure("triton", "no compiled Triton kernel to launch (only a capture in this process has one)")
-            triton_args = [bases[a.storage] + a.byte_offset if a.kind == TENSOR else a.raw for a in launch.args]
+            triton_args = triton_arguments(launch, bases)
             triton_launch = lambda: launch.compiled[launch.grid](*triton_args)  # noqa: E731
             restore()
             _stage("triton", triton_launch)

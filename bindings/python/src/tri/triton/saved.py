@@ -24,8 +24,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import Context, TriError
-from .launches import CONSTEXPR, SCALAR, SPECIALIZED, TENSOR, UNSUPPORTED, Arg, Launch, Storage, host_bytes, \
-    itemsize, tri_dtype
+from .launches import CONSTEXPR, DESCRIPTOR, SCALAR, SPECIALIZED, TENSOR, UNSUPPORTED, Arg, Launch, Storage, \
+    descriptor_dtype, host_bytes, itemsize, slot_value, tri_dtype, tri_slots
 
 FORMAT = "tri-triton-capture"
 VERSION = 1
@@ -57,15 +57,43 @@ def _stem(kernel: str, taken: set) -> str:
 
 
 def _arg_entry(a: Arg, storages: Sequence[Storage]) -> Dict[str, Any]:
-    if a.kind == TENSOR:
-        return {"name": a.name, "kind": "tensor", "dtype": tri_dtype(a.dtype), "triton_type": a.type,
-                "shape": list(a.shape), "strides": list(a.strides), "storage": a.storage,
-                "storage_offset": a.storage_offset, "byte_offset": a.byte_offset,
-                "extent_bytes": storages[a.storage].nbytes - a.byte_offset}
+    if a.kind in (TENSOR, DESCRIPTOR):
+        entry = {"name": a.name, "kind": a.kind, "dtype": tri_dtype(a.dtype), "triton_type": a.type,
+                 "shape": list(a.shape), "strides": list(a.strides), "storage": a.storage,
+                 "storage_offset": a.storage_offset, "byte_offset": a.byte_offset,
+                 "extent_bytes": storages[a.storage].nbytes - a.byte_offset}
+        if a.kind == DESCRIPTOR:
+            entry.update(block_shape=list(a.block_shape), padding=a.padding)
+        return entry
     if a.kind == SCALAR:
         return {"name": a.name, "kind": "scalar", "dtype": tri_dtype(a.type), "triton_type": a.type,
                 "value": _json_number(a.value)}
     return {"name": a.name, "kind": "unsupported", "triton_type": a.type, "note": a.note}
+
+
+def _arg_entries(launch: Launch, names: Optional[List[str]]) -> List[Dict[str, Any]]:
+    """The manifest's `args`: one entry per parameter of Tri's kernel, in order; a descriptor's
+    entry is followed by its shape (i32) and strides (i64) as scalars named as Tri's kernel
+    names them (`names`, its runtime parameters; NAME.shape.D, NAME.stride.D where the kernel
+    could not be imported), each with "descriptor": NAME."""
+    slots = tri_slots(launch)
+    if names is not None and len(names) != len(slots):
+        names = None
+    out = []
+    for i, (a, part) in enumerate(slots):
+        if part is None:
+            out.append(_arg_entry(a, launch.storages))
+            continue
+        ty = "i32" if part[0] == "shape" else "i64"
+        out.append({"name": names[i] if names else f"{a.name}.{part[0]}.{part[1]}", "kind": "scalar", "dtype": ty,
+                    "triton_type": ty, "value": slot_value(a, part), "descriptor": a.name})
+    return out
+
+
+def _runtime_names(module: Any, kernel: str) -> Optional[List[str]]:
+    kernels = [f for f in module.functions if f.kind.name == "KERNEL"]
+    chosen = [f for f in kernels if f.name == kernel] or (kernels if len(kernels) == 1 else [])
+    return [p.name for p in chosen[0].runtime_params] if chosen else None
 
 
 def _header(launch: Launch) -> str:
@@ -88,12 +116,14 @@ def save(launches: Sequence[Launch], folder: str, data: bool = False, relative_t
     triton = sys.modules.get("triton")
     triton_dir = os.path.dirname(os.path.abspath(triton.__file__)) if triton is not None else None
     root = relative_to if relative_to is not None else os.getcwd()
-    files: Dict[str, Tuple[str, Optional[str]]] = {}  # TTIR digest -> (file, import error)
+    files: Dict[str, Tuple[str, Optional[str], Optional[List[str]]]] = {}  # TTIR digest -> (file, import error,
+    # the kernel's runtime parameters)
     taken: set = set()
     entries = []
     with Context(cache_dir="") as ctx:
         for i, launch in enumerate(launches):
             entry: Dict[str, Any] = {"kernel": launch.kernel, "source": launch.source, "count": launch.count}
+            names = None
             if launch.ttir is not None:
                 digest = launch.ir_digest()
                 if digest not in files:
@@ -103,11 +133,11 @@ def save(launches: Sequence[Launch], folder: str, data: bool = False, relative_t
                     try:
                         with ctx.module(text, ttir_name) as module:
                             (out / f"kernels/{stem}.tri").write_text(_header(launch) + module.to_text())
-                        files[digest] = (f"kernels/{stem}.tri", None)
+                            files[digest] = (f"kernels/{stem}.tri", None, _runtime_names(module, launch.kernel))
                     except TriError as e:
                         (out / ttir_name).write_text(text)
-                        files[digest] = (ttir_name, e.message)
-                path, import_error = files[digest]
+                        files[digest] = (ttir_name, e.message, None)
+                path, import_error, names = files[digest]
                 entry["tri" if import_error is None else "ttir"] = path
                 if import_error is not None:
                     entry["import_error"] = import_error
@@ -116,7 +146,7 @@ def save(launches: Sequence[Launch], folder: str, data: bool = False, relative_t
                 "num_ctas": launch.num_ctas, "constexprs": _json_number(launch.constexprs),
                 "specialized": _json_number(launch.specialized), "divisibility": launch.divisibility,
                 "signature": {a.name: a.type for a in launch.args},
-                "args": [_arg_entry(a, launch.storages) for a in launch.runtime_args],
+                "args": _arg_entries(launch, names),
                 "storages": [],
                 "outputs_from": launch.outputs_from if data else None,
                 "options": launch.options, "target": launch.target, "triton": launch.triton_version,
@@ -166,7 +196,8 @@ def load(folder: str) -> List[Launch]:
         where = f"{path}: launch {i}"
         signature: Dict[str, str] = _need(e, "signature", where)
         constexprs, specialized = e.get("constexprs", {}), e.get("specialized", {})
-        runtime = {a["name"]: a for a in _need(e, "args", where)}
+        runtime = {a["name"]: a for a in _need(e, "args", where) if "descriptor" not in a}  # not a descriptor's
+        # shape or strides (its own entry has them)
         storages = []
         for s in _need(e, "storages", where):
             storages.append(Storage(int(s["nbytes"]), s.get("device", "cpu"),
@@ -181,14 +212,19 @@ def load(folder: str) -> List[Launch]:
             a = runtime.get(name)
             if a is None:
                 raise ManifestError(f"{where}: parameter '{name}' is in the signature and not in 'args'")
-            if a["kind"] == "tensor":
-                dtype = ttype[1:][1:] if ttype.startswith("*k") else ttype[1:]
+            if a["kind"] in ("tensor", "descriptor"):
+                if a["kind"] == "descriptor":
+                    dtype = descriptor_dtype(ttype)
+                else:
+                    dtype = ttype[1:][1:] if ttype.startswith("*k") else ttype[1:]
                 byte_offset = int(a.get("byte_offset", a["storage_offset"] * itemsize(dtype)))
                 if not 0 <= a["storage"] < len(storages):
                     raise ManifestError(f"{where}: argument '{name}' names storage {a['storage']}, and there are "
                                         f"{len(storages)}")
-                args.append(Arg(name, TENSOR, ttype, dtype=dtype, shape=tuple(a["shape"]), strides=tuple(a["strides"]),
-                                byte_offset=byte_offset, storage=int(a["storage"])))
+                args.append(Arg(name, TENSOR if a["kind"] == "tensor" else DESCRIPTOR, ttype, dtype=dtype,
+                                shape=tuple(a["shape"]), strides=tuple(a["strides"]), byte_offset=byte_offset,
+                                storage=int(a["storage"]), block_shape=tuple(a.get("block_shape", ())),
+                                padding=a.get("padding", "zero")))
             elif a["kind"] == "scalar":
                 args.append(Arg(name, SCALAR, ttype, value=_from_json_number(a["value"], ttype)))
             else:
