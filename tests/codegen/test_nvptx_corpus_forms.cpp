@@ -5,7 +5,9 @@
 // bitonic sort meets its operand in registers (topk, sort); a histogram's one-hot compare added
 // into a loop-carried accumulator is computed in the accumulator's layout (sort_histogram); a
 // masked load whose mask has no known constancy keeps the pointer's elements per thread, so a
-// scan over it runs its lane steps once per run, not once per element (cummax).
+// scan over it runs its lane steps once per run, not once per element (cummax); a reduce with an
+// associative, not commutative region keeps a layout that repeats its warps along the axis
+// (var_mean, cummax).
 #include <memory>
 #include <string>
 
@@ -193,6 +195,52 @@ kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}, %n: i32) {
   assert_true(count(ptx, "shfl.sync.up") <= 12);
 }
 
+// A reduce whose region is associative and not commutative (FlagGems' var_mean: a Welford
+// combine; here the composition of affine maps) over a loop-carried block of 2048 columns, 8
+// warps: each thread holds 4 consecutive elements, then the lanes, then the warps, and a
+// register bit above the warps (2 repetitions). Reduced in that layout: the lanes halve the
+// repetitions between them (a halving step, then the usual butterflies: 5 shuffles per
+// operand), and every repetition's warp partials go through shared memory in one exchange
+// (2 barriers, one store per operand: each lane writes the repetition it kept). The operands went to the ordered layout through
+// shared memory first (one exchange each, 6 barriers in all); lane steps per repetition would
+// take 10 shuffles per operand.
+void ordered_reduce_keeps_repetitions_above_the_warps(void**) {
+  const std::string ptx = ptx_of(R"(
+kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}, %n: i32) {
+  %c0 = const[value=0] : i32
+  %c2048 = const[value=2048] : i32
+  %one = const[value=1.0] : <2048 x f32>
+  %zero = const[value=0.0] : <2048 x f32>
+  %cols = arange[start=0, end=2048] : <2048 x i32>
+  %a, %b = for %c0, %n, %c2048, %one, %zero {
+  ^(%i: i32, %pa: <2048 x f32>, %pb: <2048 x f32>):
+    %ib = splat %i : <2048 x i32>
+    %o = add %ib, %cols : <2048 x i32>
+    %xb = splat %x : <2048 x ptr<f32>>
+    %xp = addptr %xb, %o : <2048 x ptr<f32>>
+    %v = load %xp : <2048 x f32>
+    %na = mul %pa, %v : <2048 x f32>
+    %nb = add %pb, %v : <2048 x f32>
+    yield %na, %nb
+  } : <2048 x f32>, <2048 x f32>
+  %ra, %rb = reduce[axis=0] %a, %b {
+  ^(%a1: f32, %b1: f32, %a2: f32, %b2: f32):
+    %m = mul %a1, %a2 : f32
+    %t = mul %b1, %a2 : f32
+    %s = add %t, %b2 : f32
+    yield %m, %s
+  } : f32, f32
+  %r = add %ra, %rb : f32
+  store %out, %r
+  return
+}
+)",
+                                 8);
+  assert_int_equal(count(ptx, "bar.sync") + count(ptx, "barrier.sync"), 2);
+  assert_int_equal(count(ptx, "shfl.sync.bfly"), 10);
+  assert_int_equal(count(ptx, "st.shared"), 2);
+}
+
 }  // namespace
 
 int main() {
@@ -201,6 +249,7 @@ int main() {
       cmocka_unit_test(bitonic_step_meets_its_operand_in_registers),
       cmocka_unit_test(histogram_compare_is_computed_in_the_accumulator_layout),
       cmocka_unit_test(masked_load_keeps_the_pointer_layout_for_a_scan),
+      cmocka_unit_test(ordered_reduce_keeps_repetitions_above_the_warps),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

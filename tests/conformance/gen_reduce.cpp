@@ -1,5 +1,6 @@
-// Reductions and scans: every builtin kind, user combine regions (a plain sum and a
-// (value, index) tuple that picks the first maximum), reverse scans, on each axis of 1-D, 2-D and
+// Reductions and scans: every builtin kind, user combine regions (a plain sum, a (value, index)
+// tuple that picks the first maximum, and on long blocks a composition of affine maps, which is
+// associative and not commutative), reverse scans, on each axis of 1-D, 2-D and
 // 3-D tiles with partial extents (masked-off lanes load the kind's identity). Integer results are
 // exact. Float sums and products may combine in any order (docs/ir.md), so they are compared
 // within n * eps * sum|x| (products: relative to the product of |x|); max/min are exact, with
@@ -82,7 +83,7 @@ struct RedOp {
   std::string label;
   bool scan = false;
   std::string kind;      // builtin kind, or "" for a region
-  std::string region;    // "sum" or "argmax_tuple"
+  std::string region;    // "sum", "tuple" or "affine"
   bool reverse = false;
   std::string input;     // "x", "m", "q", "g"
   // 1-D scans only: a reduce with the same kind of the same loaded block follows the scan (the
@@ -165,6 +166,15 @@ void emit_region(Builder& b, const std::string& region, int32_t dt) {
     b.stmt("yield " + b.op("add " + a + ", " + c, T));
     return;
   }
+  if (region == "affine") {
+    // (a, ab) then (c, cb) as maps x -> a*x + ab: their composition, c*(a*x + ab) + cb.
+    std::string a = b.fresh("a"), ab = b.fresh("ab"), c = b.fresh("b"), cb = b.fresh("bb");
+    b.stmt("^(" + a + ": " + T + ", " + ab + ": " + T + ", " + c + ": " + T + ", " + cb + ": " + T + "):");
+    std::string p = b.op("mul " + a + ", " + c, T);
+    std::string q = b.op("add " + b.op("mul " + ab + ", " + c, T) + ", " + cb, T);
+    b.stmt("yield " + p + ", " + q);
+    return;
+  }
   std::string a = b.fresh("a"), ai = b.fresh("ai"), c = b.fresh("b"), ci = b.fresh("bi");
   b.stmt("^(" + a + ": " + T + ", " + ai + ": i32, " + c + ": " + T + ", " + ci + ": i32):");
   std::string gt = b.op((f ? "fcmp[pred=ogt] " : "cmp[pred=sgt] ") + a + ", " + c, "i1");
@@ -231,6 +241,7 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
     Out o;
     o.v = b.out_buf("o" + std::to_string(k), idx_out ? TRI_DTYPE_I32 : dt, cnt);
     if (op.region == "tuple") o.i = b.out_buf("o" + std::to_string(k) + "_index", TRI_DTYPE_I32, cnt);
+    if (op.region == "affine") o.i = b.out_buf("o" + std::to_string(k) + "_index", dt, cnt);
     if (op.also_reduce) o.t = b.out_buf("o" + std::to_string(k) + "_total", dt, 1);
     outs.push_back(o);
   }
@@ -243,7 +254,8 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
   const std::string T = dtype_name(dt);
   for (size_t k = 0; k < ops.size(); ++k) {
     const RedOp& op = ops[k];
-    std::string pad_kind = op.region == "sum" ? "region_sum" : op.region == "tuple" ? "tuple" : op.kind;
+    std::string pad_kind =
+        op.region == "sum" || op.region == "affine" ? "region_sum" : op.region == "tuple" ? "tuple" : op.kind;
     std::string v = load_tile(b, t, in_params[in_index(op.input)], dt, identity(pad_kind, dt));
     bool idx_out = op.kind == "argmax" || op.kind == "argmin";
     std::vector<int64_t> odims = op.scan ? tile.dims : rdims;
@@ -261,6 +273,16 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
       b.open(rv + " = " + head + " " + v + " {");
       emit_region(b, "sum", dt);
       b.close("} : " + vt);
+    } else if (op.region == "affine") {
+      // Odd multipliers (v | 1; masked-off elements: 1 and 0, the identity map), so that the
+      // composition of thousands of maps does not wrap to 0: every element's place counts.
+      std::string one = b.op("splat " + b.op("const[value=1]", T), blk(tile.dims, dt));
+      std::string odd = b.op("or " + v + ", " + one, blk(tile.dims, dt));
+      rv = b.fresh("r");
+      ri = b.fresh("ri");
+      b.open(rv + ", " + ri + " = " + head + " " + odd + ", " + v + " {");
+      emit_region(b, "affine", dt);
+      b.close("} : " + vt + ", " + vt);
     } else {
       rv = b.fresh("r");
       ri = b.fresh("ri");
@@ -278,7 +300,7 @@ Group make_reduce(const std::string& title, uint64_t seed, const std::string& sa
       }
     };
     store(outs[k].v, rv, idx_out ? TRI_DTYPE_I32 : dt);
-    if (!ri.empty()) store(outs[k].i, ri, TRI_DTYPE_I32);
+    if (!ri.empty()) store(outs[k].i, ri, op.region == "affine" ? dt : TRI_DTYPE_I32);
 
     // Checks, with tolerances for float sums and products.
     const HostBuffer& src = b.g.bufs[b.buf_index(op.input)];
@@ -393,6 +415,20 @@ void gen_reduce(uint64_t seed, const GroupSink& sink) {
       std::vector<RedOp> ops = all_kinds || ci == 0 ? red_ops(dt) : core_red_ops(dt);
       if (rc.tile.dims.size() == 1)
         for (const RedOp& op : scan_reduce_ops(dt)) ops.push_back(op);
+      sink(reduce_group(title, seed, dt, rc, ops));
+    }
+  }
+  // Reductions whose region is associative but not commutative, on blocks longer than the
+  // threads cover (a GPU layout repeats its lanes and warps along the axis: each repetition is
+  // reduced over the lanes and warps, then the repetitions in order): the first maximum with its
+  // index, and the composition of affine maps x -> a*x + b in wrapping integers, where every
+  // element's place changes the result.
+  for (int32_t dt : {TRI_DTYPE_I32, TRI_DTYPE_I64, TRI_DTYPE_F32}) {
+    std::vector<RedOp> ops = {{"reduce with a (value, index) region", false, "", "tuple", false, "g"}};
+    if (!is_float_dt(dt)) ops.push_back({"reduce with an affine-map composition region", false, "", "affine", false, "m"});
+    for (const ReduceCase& rc : {ReduceCase{Tile{{2048}, {2000}, 1}, 0}, ReduceCase{Tile{{4, 1024}, {3, 1000}, 1}, 1}}) {
+      std::string title = std::string("ordered reduce ") + dtype_name(dt) + " " + rc.tile.name() + " axis " +
+                          std::to_string(rc.axis);
       sink(reduce_group(title, seed, dt, rc, ops));
     }
   }

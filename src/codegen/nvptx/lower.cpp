@@ -496,6 +496,23 @@ std::vector<llvm::Value*> GpuLowering::convert(const Val& v, const Layout& to, c
   return out;
 }
 
+// The cases of convert() before its shared-memory exchange, without emitting anything.
+bool GpuLowering::exchanges(const Val& v, const Layout& to) {
+  if (v.kind != Val::Kind::Dist || v.lay == to) return false;
+  const std::vector<bool> none(static_cast<size_t>(to.rank()), false);
+  std::vector<int64_t> map;
+  if (v.bcast_src) {
+    std::vector<bool> p = none;
+    for (size_t d = 0; d < p.size() && d < v.bcast_proj.size(); ++d) p[d] = v.bcast_proj[d];
+    if (register_map(v.bcast_src->lay, to, p, &map)) return false;
+    const Layout small = unbroadcast(to, p);
+    if (small.shape == v.bcast_src->shape && register_map(small, to, p, &map))
+      return !(small == v.bcast_src->lay) && exchanges(*v.bcast_src, small);
+  }
+  if (register_map(v.lay, to, none, &map)) return false;
+  return !(v.remat && v.epoch == mem_epoch_);
+}
+
 std::vector<llvm::Value*> GpuLowering::regs_in(const Val& v, const Layout& l) {
   switch (v.kind) {
     case Val::Kind::Scalar:

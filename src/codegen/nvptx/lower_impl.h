@@ -175,6 +175,9 @@ class GpuLowering {
   // A conversion of a Dist value to layout `to`; `proj[d]` reads source coordinate 0 along d
   // (broadcast). In registers when the layouts allow, else through shared memory.
   std::vector<llvm::Value*> convert(const Val& v, const Layout& to, const std::vector<bool>& proj);
+  // Whether regs_in(v, to) moves v through shared memory: not a register mapping, a
+  // recomputation or a reload (a reduce that may keep its operands' layout asks).
+  bool exchanges(const Val& v, const Layout& to);
   // Whether the calling thread holds an element of l that no other thread writes: only owners
   // store (replicated lanes and warps hold copies).
   llvm::Value* owner(const Layout& l);

@@ -4,8 +4,12 @@
 //    side first), then shared memory over the warps along it; the result lives in the slice
 //    layout (replicated over the threads that took part), so broadcasting it back costs nothing.
 //    A combine region need only be associative, and that order respects it whenever the warps
-//    hold the axis's highest bits (every blocked and tensor-core layout here); otherwise its
-//    operands first move to a layout where each thread holds a contiguous run along the axis.
+//    hold the axis's highest bits (every blocked and tensor-core layout here). Register bits
+//    above the warps (repetitions of the lane and warp pattern) are reduced apart: the lanes
+//    halve them between each other, and all their warp partials go through shared memory at
+//    once, combined in axis order. Otherwise, or where that would keep too many partials live
+//    and the operands can be reloaded, they first move to a layout where each thread holds a
+//    contiguous run along the axis.
 //  - scan: that same ordered layout; an in-thread scan, a Kogge-Stone scan of the thread totals
 //    over the lanes, the warps' totals through shared memory, then each element takes the
 //    prefixes before it.
@@ -71,6 +75,24 @@ static bool reduce_in_order(const Layout& l, int axis) {
   return true;
 }
 
+// Whether l is in order along `axis` (reduce_in_order) but for register bits above every lane
+// and warp bit along it: repetitions of the lane and warp pattern (a blocked layout of a block
+// longer than its threads cover). Those bits go to *reps, lowest coordinate first.
+static bool in_order_but_repetitions(const Layout& l, int axis, std::vector<int>* reps) {
+  int64_t top = 0;  // the highest coordinate bit a lane or warp holds along the axis
+  for (const Basis& b : l.lane) top = std::max(top, b[axis]);
+  for (const Basis& b : l.warp) top = std::max(top, b[axis]);
+  Layout rest = l;
+  rest.reg.clear();
+  reps->clear();
+  for (size_t i = 0; i < l.reg.size(); ++i) {
+    if (l.reg[i][axis] > top) reps->push_back(static_cast<int>(i));
+    else rest.reg.push_back(l.reg[i]);
+  }
+  std::sort(reps->begin(), reps->end(), [&](int x, int y) { return l.reg[x][axis] < l.reg[y][axis]; });
+  return !reps->empty() && reduce_in_order(rest, axis);
+}
+
 Status GpuLowering::lower_combine(BlockId region, const std::vector<llvm::Value*>& args, std::vector<llvm::Value*>* out) {
   const ir::BlockData& bd = f_->block(region);
   for (size_t i = 0; i < bd.args.size(); ++i) set(bd.args[i], scalar(args[i], etype(f_->type_of(bd.args[i]))));
@@ -128,13 +150,34 @@ Status GpuLowering::lower_reduce(OpId o) {
   // Operands in one layout: the first src's own. Any order of combination suits a builtin kind
   // or a commutative region; a region that is only associative combines in order along the
   // axis, which its layout allows or the ordered one does.
+  //
+  // A layout in order but for repetitions above the warps (in_order_but_repetitions) keeps its
+  // layout: each repetition is reduced in the thread, the lanes halve the repetitions between
+  // them as they combine, all the warp partials go through shared memory at once, and those are
+  // combined in their order along the axis (repetition by repetition, warps in order within
+  // each). Its price is a partial per repetition and operand live through the thread's part:
+  // with more than 8 of those it is kept only where the ordered layout would exchange an
+  // operand through shared memory, not where it reloads or recomputes them.
   const bool any_order = !region || passes::combine_is_commutative(*f_, op.regions[0]);
   Layout l;
+  std::vector<int> rep_bits;
   {
     const Val& v0 = val(srcs[0]);
     l = v0.kind == Val::Kind::Dist ? v0.lay : default_layout(s, v0.et);
-    if (!any_order && !reduce_in_order(l, a)) l = ordered_layout(s, a, opt_.num_warps);
+    if (!any_order && !reduce_in_order(l, a)) {
+      const Layout ord = ordered_layout(s, a, opt_.num_warps);
+      bool keep = in_order_but_repetitions(l, a, &rep_bits);
+      if (keep && (int64_t(1) << rep_bits.size()) * static_cast<int64_t>(srcs.size()) > 8) {
+        keep = false;
+        for (ValueId v : srcs) keep = keep || exchanges(val(v), ord);
+      }
+      if (!keep) {
+        rep_bits.clear();
+        l = ord;
+      }
+    }
   }
+  const int64_t nrep = int64_t(1) << rep_bits.size();
   std::vector<EType> ets;
   std::vector<std::vector<llvm::Value*>> in;
   for (ValueId v : srcs) {
@@ -183,13 +226,21 @@ Status GpuLowering::lower_reduce(OpId o) {
   // lowest coordinate bit up, so each combines neighbouring runs and an associative region sees
   // the elements in order (reduce_in_order checked that the warps come last).
   std::vector<std::pair<int64_t, int>> steps;  // (sort key, reg bit or ~lane bit)
-  for (int i : axis_bits) steps.push_back({any_order ? 0 : l.reg[i][a], i});
+  for (int i : axis_bits)
+    if (std::find(rep_bits.begin(), rep_bits.end(), i) == rep_bits.end())
+      steps.push_back({any_order ? 0 : l.reg[i][a], i});
   for (size_t i = 0; i < l.lane.size(); ++i)
     if (l.lane[i][a]) steps.push_back({any_order ? 1 : l.lane[i][a], ~static_cast<int>(i)});
   std::stable_sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<Tuple> part(static_cast<size_t>(l.nregs()));
   for (int64_t r = 0; r < l.nregs(); ++r) part[r] = tuple_at(r);
   int64_t done = 0;  // register bits already combined away
+  // Repetitions (rep_bits) are not combined over the lanes one by one: the first lane steps
+  // halve them instead (recursive halving: step s splits repetition bit s between the two
+  // lanes, which is lane bit halving_lanes[s] of the repetition a lane keeps), so the lanes
+  // combine nrep - 1 times for all repetitions together, not nrep times per step.
+  int halved = 0;
+  std::vector<int> halving_lanes;
   for (const auto& step : steps) {
     const int bit = step.second;
     if (bit >= 0) {
@@ -200,6 +251,29 @@ Status GpuLowering::lower_reduce(OpId o) {
     }
     const int i = ~bit;
     llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(lane_, 1u << i), b_.getInt32(0));
+    if (halved < static_cast<int>(rep_bits.size())) {
+      // Halving: of each pair of repetitions (the lowest repetition bit left) the lower lane
+      // keeps the first and the upper lane the second, each receiving its partner's part of it.
+      const int64_t rb = int64_t(1) << rep_bits[static_cast<size_t>(halved)];
+      for (int64_t r = 0; r < l.nregs(); ++r) {
+        if (r & (done | rb)) continue;
+        Tuple mine, other;
+        for (size_t j = 0; j < nt; ++j) {
+          mine.push_back(b_.CreateSelect(upper, part[r | rb][j], part[r][j]));
+          other.push_back(shfl_xor(b_.CreateSelect(upper, part[r][j], part[r | rb][j]), 1 << i));
+        }
+        Tuple lo, hi;
+        for (size_t j = 0; j < nt; ++j) {
+          lo.push_back(b_.CreateSelect(upper, other[j], mine[j]));
+          hi.push_back(b_.CreateSelect(upper, mine[j], other[j]));
+        }
+        part[r] = combine(lo, hi);
+      }
+      done |= rb;
+      halving_lanes.push_back(i);
+      ++halved;
+      continue;
+    }
     for (int64_t r = 0; r < l.nregs(); ++r) {
       if (r & done) continue;
       Tuple& t = part[r];
@@ -213,20 +287,37 @@ Status GpuLowering::lower_reduce(OpId o) {
       t = combine(lo, hi);
     }
   }
+  // part[] now holds, per result register and repetition the lane kept, the combination of that
+  // repetition's elements in this thread and its lanes: accq[rr][t] is repetition
+  // q = t << halved | h, h the lane's bits halving_lanes (bit s of h is lane bit
+  // halving_lanes[s]).
+  const int64_t nheld = nrep >> halved;
+  llvm::Value* h = b_.getInt32(0);
+  uint32_t hmask = 0;
+  for (int j = 0; j < halved; ++j) {
+    h = b_.CreateOr(h, b_.CreateShl(b_.CreateAnd(b_.CreateLShr(lane_, halving_lanes[j]), 1), j));
+    hmask |= 1u << halving_lanes[j];
+  }
+  std::vector<std::vector<Tuple>> accq(res.nregs());
+  for (int64_t rr = 0; rr < res.nregs(); ++rr)
+    for (int64_t t = 0; t < nheld; ++t)
+      accq[rr].push_back(part[deposit(rr, keep_bits) | deposit(t << halved, rep_bits)]);
   std::vector<Tuple> acc(res.nregs());
-  for (int64_t rr = 0; rr < res.nregs(); ++rr) acc[rr] = part[deposit(rr, keep_bits)];
-  // Over the warps along the axis: each warp's partials through shared memory, combined in
-  // warp order.
+  for (int64_t rr = 0; rr < res.nregs(); ++rr) acc[rr] = accq[rr][0];
+  // Over the warps along the axis: every warp's partials (of every repetition) through shared
+  // memory in one exchange, at position q * W + w of the result's P = nrep * W, which is their
+  // order along the axis; then combined in that order.
   std::vector<int> waxis, wkeep;
   split_bits(l.warp, a, &waxis, &wkeep);
   if (!waxis.empty()) {
     const int64_t W = int64_t(1) << waxis.size();
+    const int64_t P = nrep * W;
     const int64_t nres = numel(res.shape);
     std::vector<uint64_t> off(nt);
     uint64_t total = 0;
     for (size_t j = 0; j < nt; ++j) {
       off[j] = total;
-      total += static_cast<uint64_t>(nres * W * elem_bytes(ets[j]) + 15) / 16 * 16;
+      total += static_cast<uint64_t>(nres * P * elem_bytes(ets[j]) + 15) / 16 * 16;
     }
     need_smem(total);
     llvm::Value* wa = b_.getInt32(0);
@@ -235,33 +326,69 @@ Status GpuLowering::lower_reduce(OpId o) {
     uint32_t rep_lanes = replicated_lane_mask(res);
     uint32_t rep_warps = replicated_warp_mask(res);
     for (int w : waxis) rep_warps &= ~(1u << w);
-    llvm::Value* writer = b_.CreateAnd(b_.CreateICmpEQ(b_.CreateAnd(lane_, rep_lanes), b_.getInt32(0)),
+    llvm::Value* writer = b_.CreateAnd(b_.CreateICmpEQ(b_.CreateAnd(lane_, rep_lanes & ~hmask), b_.getInt32(0)),
                                        b_.CreateICmpEQ(b_.CreateAnd(warp_, rep_warps), b_.getInt32(0)));
     const uint64_t dup = replicated_reg_mask(res);
-    auto slot = [&](int64_t rr, llvm::Value* w, size_t j) {
+    auto slot = [&](int64_t rr, llvm::Value* p, size_t j) {
       llvm::Value* lin = res.rank() ? linear(coords(res, rr), res.shape) : b_.getInt32(0);
-      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(W))), w);
+      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(lin, b_.getInt32(static_cast<uint32_t>(P))), p);
       return smem_ptr(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(off[j])),
                                    b_.CreateMul(idx, b_.getInt32(elem_bytes(ets[j])))));
+    };
+    auto read = [&](int64_t rr, llvm::Value* p) {
+      Tuple x;
+      for (size_t j = 0; j < nt; ++j)
+        x.push_back(from_mem(b_.CreateAlignedLoad(mem_ty(ets[j]), slot(rr, p, j), llvm::Align(elem_bytes(ets[j]))),
+                             ets[j]));
+      return x;
     };
     barrier();
     emit_if(writer, [&] {
       for (int64_t rr = 0; rr < res.nregs(); ++rr) {
         if (rr & dup) continue;
-        for (size_t j = 0; j < nt; ++j)
-          b_.CreateAlignedStore(to_mem(acc[rr][j], ets[j]), slot(rr, wa, j), llvm::Align(elem_bytes(ets[j])));
+        for (int64_t t = 0; t < nheld; ++t) {
+          const int64_t q = t << halved;
+          llvm::Value* p = b_.CreateAdd(b_.CreateMul(b_.CreateOr(h, b_.getInt32(static_cast<uint32_t>(q))),
+                                                     b_.getInt32(static_cast<uint32_t>(W))),
+                                        wa);
+          for (size_t j = 0; j < nt; ++j)
+            b_.CreateAlignedStore(to_mem(accq[rr][t][j], ets[j]), slot(rr, p, j), llvm::Align(elem_bytes(ets[j])));
+        }
       }
     });
     barrier();
+    // The lanes that hold the same results (the result's replicated lane bits, lowest first)
+    // share the P partials: the g-th of G of them combines the run of k = P / G from g * k, then
+    // the runs combine over those lane bits from the lowest up, the lower side first (P < G:
+    // the lanes above P repeat the work of the ones below). Without such lanes, or with fewer than
+    // 64 values to read (P per operand and result register: the loads go out together, so a
+    // thread holds them all at once), every thread combines all P itself: no shuffles.
+    std::vector<int> glanes;
+    for (int i = 0; i < 5; ++i)
+      if (rep_lanes >> i & 1) glanes.push_back(i);
+    int nb = 0;
+    while (nb < static_cast<int>(glanes.size()) && (int64_t(2) << nb) <= P) ++nb;
+    if (P * static_cast<int64_t>(nt) * res.nregs() < 64) nb = 0;
+    const int64_t k = P >> nb;
+    llvm::Value* g = b_.getInt32(0);
+    for (int i = 0; i < nb; ++i)
+      g = b_.CreateOr(g, b_.CreateShl(b_.CreateAnd(b_.CreateLShr(lane_, glanes[i]), 1), i));
+    llvm::Value* first = b_.CreateMul(g, b_.getInt32(static_cast<uint32_t>(k)));
     for (int64_t rr = 0; rr < res.nregs(); ++rr) {
       Tuple t;
-      for (int64_t w = 0; w < W; ++w) {
-        Tuple x;
-        for (size_t j = 0; j < nt; ++j)
-          x.push_back(from_mem(b_.CreateAlignedLoad(mem_ty(ets[j]), slot(rr, b_.getInt32(static_cast<uint32_t>(w)), j),
-                                                    llvm::Align(elem_bytes(ets[j]))),
-                               ets[j]));
-        t = w == 0 ? x : combine(t, x);
+      for (int64_t p = 0; p < k; ++p) {
+        Tuple x = read(rr, b_.CreateAdd(first, b_.getInt32(static_cast<uint32_t>(p))));
+        t = p == 0 ? x : combine(t, x);
+      }
+      for (int i = 0; i < nb; ++i) {
+        llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(lane_, 1u << glanes[i]), b_.getInt32(0));
+        Tuple lo, hi;
+        for (size_t j = 0; j < nt; ++j) {
+          llvm::Value* other = shfl_xor(t[j], 1 << glanes[i]);
+          lo.push_back(b_.CreateSelect(upper, other, t[j]));
+          hi.push_back(b_.CreateSelect(upper, t[j], other));
+        }
+        t = combine(lo, hi);
       }
       acc[rr] = t;
     }
