@@ -241,6 +241,39 @@ kernel @k(%x: ptr<f32> {align=16}, %out: ptr<f32> {align=16}, %n: i32) {
   assert_int_equal(count(ptx, "st.shared"), 2);
 }
 
+// An argmax over bf16 data widened to f32 first (FlagGems' argmax: `inp.to(tl.float32)`, then
+// the (value, index) region's `>` and `==`): widening is exact, so sm_90 compares the bf16
+// values themselves (setp.bf16, which ptxas pairs into HSETP2.BF16_V2, as in Triton's code).
+// Every compare was on f32 (FSETP, one at a time).
+void widened_bf16_compares_in_bf16(void**) {
+  const std::string ptx = ptx_of(R"(
+kernel @k(%x: ptr<bf16> {align=16}, %out: ptr<i32> {align=16}) {
+  %r = arange[start=0, end=1024] : <1024 x i32>
+  %xb = splat %x : <1024 x ptr<bf16>>
+  %xp = addptr %xb, %r : <1024 x ptr<bf16>>
+  %v = load %xp : <1024 x bf16>
+  %w = fpext %v : <1024 x f32>
+  %m, %mi = reduce[axis=0] %w, %r {
+  ^(%a: f32, %ai: i32, %b: f32, %bi: i32):
+    %gt = fcmp[pred=ogt] %a, %b : i1
+    %eq = fcmp[pred=oeq] %a, %b : i1
+    %lt = cmp[pred=slt] %ai, %bi : i1
+    %tie = and %eq, %lt : i1
+    %take = or %gt, %tie : i1
+    %v2 = select %take, %a, %b : f32
+    %i2 = select %take, %ai, %bi : i32
+    yield %v2, %i2
+  } : f32, i32
+  store %out, %mi
+  return
+}
+)");
+  int bf16 = 0;
+  for (const char* p : {"gt", "ge", "lt", "le", "eq", "ne", "gtu", "geu", "ltu", "leu", "equ", "neu"})
+    bf16 += count(ptx, std::string("setp.") + p + ".bf16");
+  assert_true(bf16 >= 3);  // the combines of elements unpacked from their pairs
+}
+
 }  // namespace
 
 int main() {
@@ -250,6 +283,7 @@ int main() {
       cmocka_unit_test(histogram_compare_is_computed_in_the_accumulator_layout),
       cmocka_unit_test(masked_load_keeps_the_pointer_layout_for_a_scan),
       cmocka_unit_test(ordered_reduce_keeps_repetitions_above_the_warps),
+      cmocka_unit_test(widened_bf16_compares_in_bf16),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

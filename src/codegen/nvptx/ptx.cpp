@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "codegen/llvm_options.h"
 #include "codegen/nvptx/lower.h"
+#include "codegen/nvptx/narrow_compares.h"
 #include "codegen/nvptx/nvshmem_link.h"
 
 extern "C" {
@@ -84,6 +85,12 @@ Status emit_ptx(llvm::Module& mod, const GpuOptions& opt, std::string* ptx, std:
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
+    // sm_90 compares bf16 in the type (setp.bf16): widened bf16 compares narrow back to it,
+    // after each InstCombine (which moves selects of widened values below the widening).
+    if (opt.sm >= 90)
+      pb.registerPeepholeEPCallback([](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) {
+        fpm.addPass(NarrowBf16Compares());
+      });
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     mpm.run(mod, mam);
   }
