@@ -212,6 +212,16 @@ Status GpuLowering::lower_reduce(OpId o) {
     }
     return combine_pair(o, kind, ets[0], x, y, &st);
   };
+  // A lane step: this lane's `mine` and its partner's `other` combined lower lane first (the
+  // partner is lower where this lane is `upper`).
+  auto lane_pair = [&](llvm::Value* upper, const Tuple& mine, const Tuple& other) {
+    Tuple lo, hi;
+    for (size_t j = 0; j < nt; ++j) {
+      lo.push_back(b_.CreateSelect(upper, other[j], mine[j]));
+      hi.push_back(b_.CreateSelect(upper, mine[j], other[j]));
+    }
+    return combine(lo, hi);
+  };
   auto tuple_at = [&](int64_t r) {
     Tuple t;
     for (auto& v : in) t.push_back(v[r]);
@@ -262,12 +272,7 @@ Status GpuLowering::lower_reduce(OpId o) {
           mine.push_back(b_.CreateSelect(upper, part[r | rb][j], part[r][j]));
           other.push_back(shfl_xor(b_.CreateSelect(upper, part[r][j], part[r | rb][j]), 1 << i));
         }
-        Tuple lo, hi;
-        for (size_t j = 0; j < nt; ++j) {
-          lo.push_back(b_.CreateSelect(upper, other[j], mine[j]));
-          hi.push_back(b_.CreateSelect(upper, mine[j], other[j]));
-        }
-        part[r] = combine(lo, hi);
+        part[r] = lane_pair(upper, mine, other);
       }
       done |= rb;
       halving_lanes.push_back(i);
@@ -279,12 +284,7 @@ Status GpuLowering::lower_reduce(OpId o) {
       Tuple& t = part[r];
       Tuple other;
       for (llvm::Value* x : t) other.push_back(shfl_xor(x, 1 << i));
-      Tuple lo, hi;
-      for (size_t j = 0; j < nt; ++j) {
-        lo.push_back(b_.CreateSelect(upper, other[j], t[j]));
-        hi.push_back(b_.CreateSelect(upper, t[j], other[j]));
-      }
-      t = combine(lo, hi);
+      t = lane_pair(upper, t, other);
     }
   }
   // part[] now holds, per result register and repetition the lane kept, the combination of that
@@ -382,13 +382,9 @@ Status GpuLowering::lower_reduce(OpId o) {
       }
       for (int i = 0; i < nb; ++i) {
         llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(lane_, 1u << glanes[i]), b_.getInt32(0));
-        Tuple lo, hi;
-        for (size_t j = 0; j < nt; ++j) {
-          llvm::Value* other = shfl_xor(t[j], 1 << glanes[i]);
-          lo.push_back(b_.CreateSelect(upper, other, t[j]));
-          hi.push_back(b_.CreateSelect(upper, t[j], other));
-        }
-        t = combine(lo, hi);
+        Tuple other;
+        for (llvm::Value* x : t) other.push_back(shfl_xor(x, 1 << glanes[i]));
+        t = lane_pair(upper, t, other);
       }
       acc[rr] = t;
     }
