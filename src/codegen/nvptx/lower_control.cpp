@@ -440,8 +440,8 @@ Status GpuLowering::lower_for(OpId o) {
       // A K-major operand is stored for its position: not one that some dot also takes as the
       // other operand.
       bool both = false;
-      for (OpId y : body_block.ops)
-        if (ml.eb != 2 && f_->op(y).code == Opcode::Dot && f_->op(y).operands[1 - k] == v) both = true;
+      if (ml.eb != 2)
+        for (OpId y : body_block.ops) both = both || (f_->op(y).code == Opcode::Dot && f_->op(y).operands[1 - k] == v);
       if (both) continue;
       const Shape sh = this->shape(f_->type_of(v));
       const uint64_t bytes = static_cast<uint64_t>(sh[0] * sh[1] * ml.eb);

@@ -131,9 +131,12 @@ struct MmaLayouts {
   // computing an (M / wgm) x (N / wgn) block with m64nNk16 instructions from shared memory.
   bool wgmma = false;
   int wgm = 1, wgn = 1;
-  // Operand element bytes: 2 (f16, bf16), or on wgmma only 1 (f8e4m3, f8e5m2) and 4 (f32 as
-  // tf32), whose shared-memory operands must be K-major (A row-major, B column-major).
+  // Operand element bytes: 2 (f16, bf16), 1 (f8e4m3, f8e5m2, i8) or 4 (f32 as tf32); the
+  // shared-memory operands of the 1- and 4-byte types must be K-major (A row-major, B
+  // column-major).
   int eb = 2;
+  // k of one instruction: 32 bytes of each operand row.
+  int64_t kstep() const { return 32 / eb; }
 };
 
 class GpuLowering {

@@ -420,7 +420,7 @@ Status GpuLowering::lower_dot_mma(OpId o, const MmaLayouts& l) {
   const Val& cv = val(op.operands[2]);
   const bool bf16 = av.et.s == Scalar::BF16;
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = l.a.shape[1];
-  const int64_t kstep = 32 / l.eb, chunk = 16 / l.eb;  // k per instruction, elements per 16 bytes
+  const int64_t kstep = l.kstep(), chunk = 16 / l.eb;  // k per instruction, elements per 16 bytes
   const int64_t mr = M / (16 * l.wm), nr = N / (8 * l.wn), kr = K / kstep;
   std::vector<llvm::Value*> acc = regs_in(cv, l.c);
   // Both operands in shared memory: a loop-carried tile is there already (lower_control.cpp);
@@ -620,7 +620,7 @@ Status GpuLowering::lower_dot_wgmma(OpId o, const MmaLayouts& l, const SmemTile&
   const int64_t M = l.c.shape[0], N = l.c.shape[1], K = ta.cols;  // logical shapes: A is M x K
   const int64_t nw = N / l.wgn, mrep = M / (64 * l.wgm);
   const int64_t n_inst = nw > 256 ? 256 : nw;  // columns per instruction
-  const int64_t kstep = 32 / l.eb;              // k per instruction: 32 bytes of each row
+  const int64_t kstep = l.kstep();
   llvm::Value* wg = b_.CreateLShr(warp_, 2);
   llvm::Value* gm = b_.CreateAnd(wg, b_.getInt32(static_cast<uint32_t>(l.wgm - 1)));
   llvm::Value* gn = b_.CreateLShr(wg, log2i(l.wgm));

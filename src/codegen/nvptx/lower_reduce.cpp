@@ -648,7 +648,7 @@ Status GpuLowering::lower_dot(OpId o) {
   MmaLayouts ml;
   std::string why;
   if (mma_layouts(*f_, o, &ml, &why)) {
-    const std::string k = std::to_string(32 / ml.eb);  // one instruction's k: 32 bytes of a row
+    const std::string k = std::to_string(ml.kstep());
     note(o, ml.wgmma ? "on tensor cores (wgmma m64nNk" + k + ", " + std::to_string(ml.wgm) + "x" + std::to_string(ml.wgn) +
                            " warpgroups)"
                      : "on tensor cores (mma.sync m16n8k" + k + " from shared memory, " + std::to_string(ml.wm) + "x" +
